@@ -1,0 +1,92 @@
+import libcst as cst
+
+from scopelint.core import frameworks as F
+from scopelint.core.queries import backward_functions, names_escaping_block
+from scopelint.core.roles import is_model_call, matches_any
+from scopelint.core.state import Mode
+from scopelint.rule import Report, Rule
+
+
+class RecordingDuringInference(Rule):
+    code = "SL103"
+    name = "recording-during-inference"
+    severity = "warning"
+    frameworks = ("torch", "mxnet")
+    summary = "A forward pass in inference code runs with recording on."
+    help = "PyTorch: wrap the forward pass in `with torch.no_grad():` (or decorate the function with `@torch.inference_mode()`). MXNet: drop the `autograd.record()` around prediction."
+    why = """
+        Recording during prediction builds a graph that is never used: memory and time
+        are wasted, and outputs keep `grad_fn` references that hold activations alive.
+        In MXNet `autograd.record()` also sets `train_mode=True`, so Dropout and
+        BatchNorm behave as in training and the predictions themselves change.
+        PyTorch-Lightning's `validation_step`/`test_step`/`predict_step` already run
+        without grad and are not flagged.
+    """
+    bad = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+
+        def predict(batch):
+            model.eval()
+            return model(batch)
+    """
+    good = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+
+        @torch.no_grad()
+        def predict(batch):
+            model.eval()
+            return model(batch)
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if F.TORCH in facts.frameworks:
+            yield from self._torch(ctx)
+        if F.MXNET in facts.frameworks:
+            yield from self._mxnet(ctx)
+
+    def _torch(self, ctx):
+        facts = ctx.facts
+        trains = backward_functions(facts)
+        for func in facts.functions:
+            if id(func) in trains or func.opaque:
+                continue
+            lightning_hook = func.name in F.LIGHTNING_NO_GRAD_HOOKS and any(
+                b in F.LIGHTNING_MODULES for b in func.class_bases
+            )
+            by_name = matches_any(func.name, ctx.inference_functions) and not lightning_hook
+            for call in facts.calls_in(func):
+                sw = call.state.torch
+                default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
+                if not (sw.on or default_on) or not is_model_call(call):
+                    continue
+                if by_name or (call.callee in call.in_eval and not lightning_hook):
+                    why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
+                    yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it")
+                    break
+
+    def _mxnet(self, ctx):
+        facts = ctx.facts
+        trains = backward_functions(facts)
+        has_module_backward = any(b.func is None for b in facts.backwards)
+        for scope in facts.scopes:
+            if scope.api != "mxnet.autograd.record" or not scope.called:
+                continue
+            if (scope.func is None and has_module_backward) or (scope.func is not None and id(scope.func) in trains):
+                continue
+            inside = [c for c in facts.calls if c.state.mxnet.origin is not None and c.state.mxnet.origin.node is scope.item]
+            if not any(is_model_call(c) for c in inside):
+                continue
+            if names_escaping_block(scope.with_node, scope.func):
+                continue
+            yield Report(
+                scope.item.item,
+                "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",
+            )
+
+
+RULE = RecordingDuringInference

@@ -1,0 +1,56 @@
+from scopelint.core.frameworks import TORCH
+from scopelint.core.queries import spell, untracked_by
+from scopelint.rule import Report, Rule
+
+
+class NoGradDecoratorOnTrainingStep(Rule):
+    code = "SL105"
+    name = "no-grad-decorator-on-training-step"
+    severity = "error"
+    frameworks = ("torch",)
+    summary = "A function decorated with `@torch.no_grad()`/`@torch.inference_mode()` backpropagates values it computes."
+    help = "Remove the decorator from the training step; put `with torch.no_grad():` around only what must not record."
+    why = """
+        Everything the decorated function computes has no graph, so its backward call
+        raises `RuntimeError: element 0 of tensors does not require grad and does not
+        have a grad_fn`. The decorator usually came from copying an evaluation function.
+    """
+    bad = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.no_grad()
+        def train_step(x, y):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+    """
+    good = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def train_step(x, y):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+    """
+
+    def check(self, ctx):
+        for b in ctx.facts.backwards:
+            if TORCH not in b.frameworks:
+                continue
+            for value in b.values:
+                origin = untracked_by(value, b.frameworks)
+                if origin is not None and origin.kind == "decorator":
+                    yield Report(
+                        b.node,
+                        f"backward in a function decorated with `@{spell(origin.api)}`: the values it computes have no graph",
+                    )
+                    break
+
+
+RULE = NoGradDecoratorOnTrainingStep

@@ -1,0 +1,77 @@
+import libcst as cst
+
+from scopelint.core import frameworks as F
+from scopelint.core.syntax import block_path, finds, terminates
+from scopelint.rule import Report, Rule
+
+
+class GradModeSwitchedGlobally(Rule):
+    code = "SL106"
+    name = "grad-mode-switched-globally"
+    severity = "warning"
+    frameworks = ("torch", "mxnet")
+    summary = "A function switches the global recording/training state and does not restore it on all paths."
+    help = "Use the scoped form (`with torch.set_grad_enabled(...)`, `with autograd.record()/pause()`), or restore the previous state in a `finally:`."
+    why = """
+        `torch.set_grad_enabled(False)`, `autograd.set_recording(...)` and
+        `autograd.set_training(...)` called as statements change a process-wide flag.
+        Inside a function that does not restore it, the change leaks to every caller:
+        after `evaluate()` returns, the training loop silently runs without gradients
+        (or with Dropout in the wrong mode). An exception leaks it too, unless the
+        restore sits in a `finally:`.
+    """
+    bad = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+
+        def evaluate(x):
+            torch.set_grad_enabled(False)
+            return model(x).mean().item()
+    """
+    good = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+
+        def evaluate(x):
+            with torch.set_grad_enabled(False):
+                return model(x).mean().item()
+    """
+
+    def check(self, ctx):
+        for call in ctx.facts.calls:
+            if call.qname not in F.SETTERS or not call.statement or call.func is None:
+                continue
+            family = F.SETTERS[call.qname]
+            if not self._restored(call.node, call.func.node, family, ctx):
+                yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path")
+
+    def _restored(self, node, func_node, family, ctx) -> bool:
+        names = ctx.facts.names
+
+        def same_family(n: cst.CSTNode) -> bool:
+            if isinstance(n, cst.Call) and n is not node:
+                scope = names.scope_of(func_node, None)
+                q = names.qualify(n.func, scope)
+                return F.SETTERS.get(q) == family
+            return False
+
+        path = block_path(func_node.body, node)
+        for depth, (block, index) in enumerate(reversed(path)):
+            stmt = block[index]
+            if depth > 0 and isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.finalbody is not None:
+                if finds(stmt.finalbody, same_family):
+                    return True
+            if depth == 0:
+                for later in block[index + 1:]:
+                    if isinstance(later, (cst.Try, cst.TryStar)) and later.finalbody is not None and finds(later.finalbody, same_family):
+                        return True
+                    if terminates(later) or (not isinstance(later, cst.SimpleStatementLine) and finds(later, same_family)):
+                        break
+                    if finds(later, same_family):
+                        return True
+        return False
+
+
+RULE = GradModeSwitchedGlobally

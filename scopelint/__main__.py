@@ -1,0 +1,3 @@
+from scopelint.cli import main
+
+raise SystemExit(main())

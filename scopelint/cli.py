@@ -1,0 +1,167 @@
+"""Command line: ``scopelint check | rule | ...`` in ruff's style."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from scopelint import __version__
+from scopelint.config import ConfigError, Overrides, Resolver
+from scopelint.files import discover
+from scopelint.fix import apply_edits, unified_diff, write_atomic
+from scopelint.output import summary, write_json, write_statistics, write_text
+from scopelint.rules import ALL_RULES
+from scopelint.runner import FileResult, check_paths, check_stdin, display_name
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str) -> List[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scopelint", description="Find autograd scope misuse in PyTorch and MXNet code.")
+    parser.add_argument("--version", action="version", version=f"scopelint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check files and folders (default: .)")
+    check.add_argument("paths", nargs="*", default=None, metavar="PATH", help='files or folders; "-" reads stdin')
+    check.add_argument("--select", type=_codes, metavar="CODES", help="only these codes or prefixes (e.g. SL1,SL203)")
+    check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these codes or prefixes")
+    check.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="add codes to the selection")
+    check.add_argument("--output-format", choices=["text", "concise", "json"], default="text")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or offer) unsafe fixes")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument("--statistics", action="store_true", help="count findings per code")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--no-cache", action="store_true", help="accepted for ruff compatibility")
+    check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="parallel workers (default: all cores)")
+    check.add_argument("--config", type=Path, metavar="FILE", help="use this pyproject.toml / TOML file only")
+    check.add_argument("--stdin-filename", metavar="NAME", help="file name for input read from stdin")
+    check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+
+    rule = sub.add_parser("rule", help="show a rule's documentation")
+    rule.add_argument("code", nargs="?", help="e.g. SL101")
+    rule.add_argument("--all", action="store_true", help="every rule")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 0 for --help/--version, 2 for usage errors
+        return int(exc.code or 0)
+    try:
+        if args.command == "check":
+            return cmd_check(args)
+        if args.command == "rule":
+            return cmd_rule(args)
+        parser.print_help()
+        return EXIT_ERROR
+    except ConfigError as exc:
+        print(f"scopelint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def cmd_rule(args) -> int:
+    if args.all:
+        print("\n\n".join(rule.documentation() for rule in ALL_RULES.values()))
+        return EXIT_OK
+    code = (args.code or "").upper()
+    if code not in ALL_RULES:
+        print(f"scopelint: error: unknown rule `{args.code}` (known: {', '.join(ALL_RULES)})", file=sys.stderr)
+        return EXIT_ERROR
+    print(ALL_RULES[code].documentation())
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    if args.jobs < 1:
+        raise ConfigError("--jobs must be at least 1")
+    resolver = Resolver(Overrides(args.select, args.ignore, args.extend_select, args.config))
+    paths = args.paths or ["."]
+    fixing = args.fix or args.diff
+    results: List[FileResult] = []
+    if "-" in paths:
+        name = args.stdin_filename or "-"
+        settings = resolver.settings_for(Path(name) if args.stdin_filename else Path.cwd() / "stdin.py")
+        data = sys.stdin.buffer.read()
+        results.append(check_stdin(data, name, settings, keep_source=fixing))
+        paths = [p for p in paths if p != "-"]
+    if paths:
+        tasks = []
+        for path in discover(paths, resolver):
+            tasks.append((str(path), display_name(path), resolver.settings_for(path), fixing))
+        results.extend(check_paths(tasks, args.jobs))
+
+    fixed = 0
+    if fixing:
+        fixed = _apply_fixes(results, args, resolver)
+
+    errors = [e for r in results for e in r.errors]
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    out = sys.stdout
+    stdin_fix_output = args.fix and not args.diff and results and results[0].path is None and "-" in (args.paths or [])
+    if args.statistics:
+        write_statistics(results, out)
+    elif args.output_format == "json":
+        write_json(results, out)
+    elif not args.diff and not stdin_fix_output:
+        write_text(results, out, args.output_format == "concise", color)
+        unsafe_hidden = 0 if args.unsafe_fixes else sum(
+            1 for r in results for f in r.findings if f.fix is not None and f.fix.applicability == "unsafe"
+        )
+        print(summary(results, fixed, unsafe_hidden), file=out)
+    for e in errors:
+        print(f"scopelint: error: {e}", file=sys.stderr)
+    if errors:
+        return EXIT_ERROR
+    remaining = sum(len(r.findings) for r in results)
+    if args.diff:
+        return EXIT_FINDINGS if fixed and not args.exit_zero else EXIT_OK
+    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_OK
+
+
+def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
+    """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
+    from scopelint.files import decode
+    from scopelint.runner import check_source
+
+    total = 0
+    for i, res in enumerate(results):
+        if res.source is None or not any(f.fix for f in res.findings) or res.filename.endswith(".ipynb"):
+            continue
+        original = text = res.source
+        current = res
+        for _ in range(5):
+            text, n = apply_edits(text, current.findings, args.unsafe_fixes)
+            if n == 0:
+                break
+            total += n
+            settings = resolver.settings_for(Path(res.path) if res.path else Path.cwd() / "stdin.py")
+            current = check_source(decode(text.encode("utf-8"), res.filename), res.filename, res.path, settings, keep_source=True)
+        if text == original:
+            continue
+        if args.diff:
+            sys.stdout.write(unified_diff(original, text, res.filename))
+            continue
+        if res.path is None:
+            sys.stdout.write(text)
+        else:
+            try:
+                write_atomic(res.path, text)
+            except OSError as exc:
+                current.errors.append(f"{res.filename}: cannot write the fixed file: {exc.strerror or exc}")
+        results[i] = current
+    return total

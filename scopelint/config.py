@@ -1,0 +1,212 @@
+"""``[tool.scopelint]`` in pyproject.toml, command-line overrides, rule selection."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from scopelint.core.roles import DEFAULT_INFERENCE_FUNCTIONS
+from scopelint.engine import Settings
+from scopelint.finding import SEVERITIES
+from scopelint.rules import ALL_RULES
+
+KNOWN_KEYS = {
+    "select", "ignore", "extend-select", "per-file-ignores", "exclude",
+    "extend-exclude", "inference-functions", "severity",
+}
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist",
+    "site-packages", "__pycache__", ".scopelint_cache", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", "node_modules", ".eggs", "*.egg-info",
+)
+
+
+class ConfigError(Exception):
+    """A configuration or usage problem: reported in one line, exit code 2."""
+
+
+def expand_codes(codes: Iterable[str], where: str) -> List[str]:
+    """Codes and prefixes (``SL1``, ``SL20``, ``ALL``) -> rule codes; unknown is an error."""
+    out: List[str] = []
+    for raw in codes:
+        code = str(raw).strip().upper()
+        if not code:
+            continue
+        if code == "ALL":
+            matched = list(ALL_RULES)
+        else:
+            matched = [c for c in ALL_RULES if c.startswith(code)]
+        if not matched:
+            raise ConfigError(f"{where}: unknown rule code or prefix `{raw}` (known: {', '.join(ALL_RULES)})")
+        out.extend(matched)
+    return out
+
+
+def _str_list(value, key: str, where: str) -> List[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return value
+
+
+@dataclass
+class Config:
+    """One ``[tool.scopelint]`` table (or the defaults when there is none)."""
+
+    path: Optional[Path] = None
+    select: Optional[List[str]] = None
+    ignore: List[str] = field(default_factory=list)
+    extend_select: List[str] = field(default_factory=list)
+    per_file_ignores: Dict[str, List[str]] = field(default_factory=dict)
+    exclude: Optional[List[str]] = None
+    extend_exclude: List[str] = field(default_factory=list)
+    inference_functions: List[str] = field(default_factory=list)
+    severity: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+
+def read_table(path: Path) -> Optional[dict]:
+    """The ``[tool.scopelint]`` table of a TOML file; None when it has none."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        return data.get("tool", {}).get("scopelint")
+    return data.get("tool", {}).get("scopelint", data)
+
+
+def load_config(path: Path, table: Optional[dict] = None) -> Config:
+    where = str(path)
+    table = read_table(path) if table is None else table
+    if table is None:
+        return Config(path)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.scopelint] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key `{unknown[0]}` in [tool.scopelint] (known: {', '.join(sorted(KNOWN_KEYS))})")
+    cfg = Config(path)
+    if "select" in table:
+        cfg.select = expand_codes(_str_list(table["select"], "select", where), f"{where}: select")
+    cfg.ignore = expand_codes(_str_list(table.get("ignore", []), "ignore", where), f"{where}: ignore")
+    cfg.extend_select = expand_codes(_str_list(table.get("extend-select", []), "extend-select", where), f"{where}: extend-select")
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
+    for glob, codes in pfi.items():
+        cfg.per_file_ignores[glob] = expand_codes(_str_list(codes, f"per-file-ignores.{glob}", where), f"{where}: per-file-ignores")
+    if "exclude" in table:
+        cfg.exclude = _str_list(table["exclude"], "exclude", where)
+    cfg.extend_exclude = _str_list(table.get("extend-exclude", []), "extend-exclude", where)
+    cfg.inference_functions = _str_list(table.get("inference-functions", []), "inference-functions", where)
+    sev = table.get("severity", {})
+    if not isinstance(sev, dict):
+        raise ConfigError(f"{where}: `severity` must be a table of CODE = \"error\" | \"warning\" | \"info\"")
+    for code, level in sev.items():
+        if level not in SEVERITIES:
+            raise ConfigError(f"{where}: severity of `{code}` must be one of {', '.join(SEVERITIES)}, not `{level}`")
+        for c in expand_codes([code], f"{where}: severity"):
+            cfg.severity[c] = level
+    return cfg
+
+
+@dataclass
+class Overrides:
+    """Command-line options that take precedence over configuration files."""
+
+    select: Optional[List[str]] = None
+    ignore: List[str] = field(default_factory=list)
+    extend_select: List[str] = field(default_factory=list)
+    config_file: Optional[Path] = None
+
+
+def _matches(path: Path, root: Path, pattern: str) -> bool:
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    pattern = pattern.rstrip("/")
+    if "/" not in pattern:
+        return fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(rel, pattern)
+    return fnmatch.fnmatchcase(rel, pattern.lstrip("./")) or fnmatch.fnmatchcase(rel, pattern.lstrip("/"))
+
+
+class Resolver:
+    """Finds the configuration that applies to each file and the settings it yields."""
+
+    def __init__(self, overrides: Overrides = Overrides()):
+        self.overrides = overrides
+        self._by_dir: Dict[Path, Config] = {}
+        self._fixed: Optional[Config] = load_config(overrides.config_file) if overrides.config_file else None
+        # Validate command-line codes early: a typo is a usage error.
+        if overrides.select is not None:
+            expand_codes(overrides.select, "--select")
+        expand_codes(overrides.ignore, "--ignore")
+        expand_codes(overrides.extend_select, "--extend-select")
+
+    def config_for(self, path: Path) -> Config:
+        if self._fixed is not None:
+            return self._fixed
+        directory = path if path.is_dir() else path.parent
+        directory = Path(os.path.abspath(directory))
+        chain = []
+        cfg = None
+        d = directory
+        while True:
+            if d in self._by_dir:
+                cfg = self._by_dir[d]
+                break
+            chain.append(d)
+            candidate = d / "pyproject.toml"
+            if candidate.is_file():
+                table = read_table(candidate)
+                if table is not None:
+                    cfg = load_config(candidate, table)
+                    break
+            if d.parent == d:
+                cfg = Config()
+                break
+            d = d.parent
+        for c in chain:
+            self._by_dir[c] = cfg
+        return cfg
+
+    def settings_for(self, path: Path) -> Settings:
+        cfg = self.config_for(path)
+        ov = self.overrides
+        if ov.select is not None:
+            selected = expand_codes(ov.select, "--select")
+        elif cfg.select is not None:
+            selected = list(cfg.select)
+        else:
+            selected = list(ALL_RULES)
+        selected += cfg.extend_select + expand_codes(ov.extend_select, "--extend-select")
+        ignored = set(cfg.ignore) | set(expand_codes(ov.ignore, "--ignore"))
+        for glob, codes in cfg.per_file_ignores.items():
+            if _matches(path, cfg.root, glob):
+                ignored.update(codes)
+        select = tuple(c for c in ALL_RULES if c in selected and c not in ignored)
+        inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)
+        return Settings(select, inference, tuple(sorted(cfg.severity.items())))
+
+    def excluded(self, path: Path) -> bool:
+        cfg = self.config_for(path)
+        patterns: Sequence[str] = tuple(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + tuple(cfg.extend_exclude)
+        return any(_matches(path, cfg.root, p) for p in patterns)

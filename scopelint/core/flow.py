@@ -1,0 +1,725 @@
+"""Flow-sensitive analysis of one module: the recording state at every call, the
+state every local value was computed in, and the facts rules read.
+
+Each function is walked statement by statement (assignments, unpacking, ``if``,
+loops, ``try``, ``with``); a function's entry state comes from its call sites in the
+same file when they all agree, from its decorator, or is unknown.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from scopelint.core import frameworks as F
+from scopelint.core.names import Names, Scope, dotted
+from scopelint.core.syntax import child_blocks, statements
+from scopelint.core.state import (
+    UNKNOWN,
+    Mode,
+    Origin,
+    State,
+    Switch,
+    Value,
+    computed_value,
+    leaf_value,
+    module_state,
+    opaque_value,
+    unknown_entry_state,
+)
+
+# Decorators that do not change how or when the body runs.
+NEUTRAL_DECORATORS = {
+    "staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod",
+    "functools.wraps", "wraps", "override", "typing.override", "cached_property",
+    "functools.cached_property", "functools.lru_cache", "lru_cache", "functools.cache",
+}
+# Methods that take a value out of the graph (SL206's business; never "OFF" here).
+LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "asscalar", "cpu_numpy"}
+# Method calls on a receiver that run a model rather than tensor arithmetic.
+MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
+# Keywords that name the tensors of backward()/grad() functions.
+BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    name: str
+    cls: Optional[cst.ClassDef]
+    parent: Optional["FunctionInfo"]
+    scope: Scope
+    class_bases: Tuple[str, ...] = ()
+    # (canonical api, decorator node) of a recording-scope decorator, if any.
+    decorator: Optional[Tuple[str, cst.Decorator]] = None
+    opaque: bool = False  # unknown decorator: its entry state cannot be derived
+    children: Dict[str, "FunctionInfo"] = field(default_factory=dict)
+    entry: State = field(default_factory=unknown_entry_state)
+
+    @property
+    def qualname(self) -> str:
+        prefix = self.parent.qualname + "." if self.parent else ""
+        if self.cls is not None and self.parent is None:
+            prefix = self.cls.name.value + "."
+        return prefix + self.name
+
+
+@dataclass(eq=False)
+class CallFact:
+    node: cst.Call
+    qname: Optional[str]  # canonical name when the callee is an imported API
+    callee: Optional[str]  # dotted spelling of the callee (``self.model``)
+    method: Optional[str]  # attribute name for ``x.m(...)``
+    state: State
+    func: Optional[FunctionInfo]
+    receiver: Optional[Value]
+    args: Tuple[Value, ...]
+    statement: bool  # the whole statement is this call (possibly assigned)
+    in_eval: FrozenSet[str]  # names put in .eval() on every path to here
+
+
+@dataclass(eq=False)
+class BackwardFact:
+    node: cst.Call
+    api: str  # "backward" (method) or a canonical function name
+    values: Tuple[Value, ...]
+    state: State
+    func: Optional[FunctionInfo]
+    frameworks: FrozenSet[str]
+
+
+@dataclass(eq=False)
+class ScopeFact:
+    item: cst.WithItem
+    with_node: cst.With
+    api: str
+    called: bool
+    before: State
+    inside: State
+    func: Optional[FunctionInfo]
+
+
+@dataclass
+class Facts:
+    module: cst.Module
+    names: Names
+    frameworks: FrozenSet[str]
+    functions: List[FunctionInfo]
+    calls: List[CallFact]
+    backwards: List[BackwardFact]
+    scopes: List[ScopeFact]
+
+    def backwards_in(self, func: Optional[FunctionInfo]) -> List[BackwardFact]:
+        return [b for b in self.backwards if b.func is func]
+
+    def calls_in(self, func: Optional[FunctionInfo]) -> List[CallFact]:
+        return [c for c in self.calls if c.func is func]
+
+
+class _Env:
+    __slots__ = ("vals", "in_eval")
+
+    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset()):
+        self.vals: Dict[str, Value] = vals if vals is not None else {}
+        self.in_eval = in_eval
+
+    def copy(self) -> "_Env":
+        return _Env(dict(self.vals), self.in_eval)
+
+
+def _join_values(a: Value, b: Value) -> Value:
+    if a is b:
+        return a
+    rec = {fw: a.rec[fw].join(b.rec[fw]) for fw in F.FRAMEWORKS}
+    return Value(None, rec, (a, b), a.inference and b.inference, True, a.tags & b.tags)
+
+
+def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
+    if a is None:
+        return b.copy() if b is not None else None
+    if b is None:
+        return a.copy()
+    vals = dict(a.vals)
+    for k, v in b.vals.items():
+        vals[k] = _join_values(vals[k], v) if k in vals else v
+    return _Env(vals, a.in_eval & b.in_eval)
+
+
+class _Flow:
+    """Where the walk stands: values and recording state, or None when unreachable."""
+
+    __slots__ = ("env", "state")
+
+    def __init__(self, env: Optional[_Env], state: Optional[State]):
+        self.env = env
+        self.state = state
+
+    @staticmethod
+    def join(flows: Sequence["_Flow"]) -> "_Flow":
+        live = [f for f in flows if f.env is not None]
+        if not live:
+            return _Flow(None, None)
+        env, state = live[0].env.copy(), live[0].state
+        for f in live[1:]:
+            env = _join_env(env, f.env)
+            state = state.join(f.state)
+        return _Flow(env, state)
+
+
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    if isinstance(expr, cst.Integer) and expr.value in ("0", "1"):
+        return expr.value == "1"
+    return None
+
+
+def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst.Arg]:
+    """The argument at positional ``index`` or named ``keyword``."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for a in call.args:
+        if keyword and a.keyword is not None and a.keyword.value == keyword:
+            return a
+    if index is not None and index < len(positional):
+        return positional[index]
+    return None
+
+
+class Analyzer:
+    MAX_ROUNDS = 4
+
+    def __init__(self, module: cst.Module, names: Optional[Names] = None):
+        self.module = module
+        self.names = names or Names(module)
+        self.functions: List[FunctionInfo] = []
+        self.module_functions: Dict[str, FunctionInfo] = {}
+        self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
+        self._collect(module.body, None, None, self.names.root)
+        self._escapes = self._find_escapes()
+
+    # --- discovery -------------------------------------------------------------
+    def _collect(self, body, parent: Optional[FunctionInfo], cls, scope: Scope) -> None:
+        for stmt in statements(body):
+            if isinstance(stmt, cst.FunctionDef):
+                fscope = self.names.scope_of(stmt, scope)
+                bases = tuple(self._class_bases(cls, scope)) if cls is not None else ()
+                info = FunctionInfo(stmt, stmt.name.value, cls, parent, fscope, bases)
+                self._classify_decorators(info, scope)
+                self.functions.append(info)
+                if cls is not None and parent is None:
+                    self.class_methods[id(cls)][info.name] = info
+                elif parent is not None:
+                    parent.children[info.name] = info
+                else:
+                    self.module_functions[info.name] = info
+                self._collect(stmt.body, info, None, fscope)
+            elif isinstance(stmt, cst.ClassDef):
+                cscope = self.names.scope_of(stmt, scope)
+                self._collect(stmt.body, parent, stmt, cscope)
+            else:
+                for child in child_blocks(stmt):
+                    self._collect(child, parent, cls, scope)
+
+    def _class_bases(self, cls: cst.ClassDef, scope: Scope):
+        for arg in cls.bases:
+            q = self.names.qualify(arg.value, scope)
+            yield q or (dotted(arg.value) or "")
+
+    def _classify_decorators(self, info: FunctionInfo, scope: Scope) -> None:
+        for dec in info.node.decorators:
+            expr = dec.decorator
+            target = expr.func if isinstance(expr, cst.Call) else expr
+            q = self.names.qualify(target, scope)
+            if q in F.SCOPES and F.SCOPES[q][0] == F.TORCH:
+                info.decorator = (q, dec)
+                continue
+            spelled = dotted(target) or ""
+            if spelled in NEUTRAL_DECORATORS or q in NEUTRAL_DECORATORS or spelled.endswith((".setter", ".getter", ".deleter")):
+                continue
+            info.opaque = True
+
+    def _find_escapes(self) -> Set[int]:
+        """Functions referenced other than by a direct call: their callers are unknown."""
+        counter = _RefCounter()
+        self.module.visit(counter)
+        escapes = set()
+        for info in self.functions:
+            if info.cls is not None and info.parent is None:
+                name = info.name
+                if name.startswith("__") or name == "forward" or counter.attr_refs[name] > counter.self_calls[name]:
+                    escapes.add(id(info))
+            elif counter.name_refs[info.name] - counter.defs[info.name] > counter.name_calls[info.name]:
+                escapes.add(id(info))
+        return escapes
+
+    # --- driver -------------------------------------------------------------------
+    def run(self) -> Facts:
+        for info in self.functions:
+            info.entry = self._entry(info, None)
+        for _ in range(self.MAX_ROUNDS):
+            self._reset()
+            self._walk_module()
+            for info in self.functions:
+                self._walk_function(info)
+            changed = False
+            for info in self.functions:
+                entry = self._entry(info, self._sites.get(id(info)))
+                if entry != info.entry:
+                    info.entry = entry
+                    changed = True
+            if not changed:
+                break
+        return Facts(
+            self.module,
+            self.names,
+            frozenset(self.names.frameworks),
+            self.functions,
+            list(self._calls.values()),
+            list(self._backwards.values()),
+            list(self._scopes.values()),
+        )
+
+    def _reset(self) -> None:
+        self._calls: Dict[int, CallFact] = {}
+        self._backwards: Dict[int, BackwardFact] = {}
+        self._scopes: Dict[int, ScopeFact] = {}
+        self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
+
+    def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
+        if info.opaque:
+            state = unknown_entry_state("opaque")
+        elif id(info) in self._escapes or not sites:
+            state = unknown_entry_state()
+        else:
+            states = list(sites.values())
+            joined = states[0]
+            for s in states[1:]:
+                joined = joined.join(s)
+
+            def derive(sw: Switch) -> Switch:
+                if sw.mode == Mode.UNKNOWN:
+                    return Switch(Mode.UNKNOWN, Origin("unknown-entry"))
+                return Switch(sw.mode, Origin("entry", None, sw.origin.api if sw.origin else None))
+
+            state = State(derive(joined.torch), derive(joined.mxnet), derive(joined.mx_train))
+        if info.decorator is not None:
+            api, dec = info.decorator
+            call = dec.decorator if isinstance(dec.decorator, cst.Call) else None
+            state = _apply_scope(state, api, call, Origin("decorator", dec, api))
+        return state
+
+    # --- walking --------------------------------------------------------------------
+    def _walk_module(self) -> None:
+        self.func: Optional[FunctionInfo] = None
+        self.scope = self.names.root
+        self.flow = _Flow(_Env(), module_state())
+        self._loops: List[List[_Flow]] = []
+        self._block(self.module.body)
+
+    def _walk_function(self, info: FunctionInfo) -> None:
+        self.func = info
+        self.scope = info.scope
+        self.flow = _Flow(_Env(), info.entry)
+        self._loops = []
+        self._block(info.node.body)
+
+    def _block(self, body) -> None:
+        for stmt in statements(body):
+            if self.flow.env is None:
+                return
+            self._stmt(stmt)
+
+    def _branch(self, body, start: _Flow) -> _Flow:
+        self.flow = _Flow(start.env.copy() if start.env is not None else None, start.state)
+        if body is not None:
+            self._block(body)
+        return self.flow
+
+    def _stmt(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if self.flow.env is None:
+                    return
+                self._small(small)
+        elif isinstance(stmt, cst.If):
+            self._ev(stmt.test)
+            start = self.flow
+            a = self._branch(stmt.body, start)
+            b = self._branch(stmt.orelse, start) if stmt.orelse is not None else start
+            self.flow = _Flow.join([a, b])
+        elif isinstance(stmt, cst.Else):
+            self._block(stmt.body)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            self._loop(stmt)
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            self._try(stmt)
+        elif isinstance(stmt, cst.With):
+            self._with(stmt)
+        elif isinstance(stmt, cst.FunctionDef):
+            for dec in stmt.decorators:
+                self._ev(dec.decorator)
+            self._bind_name(stmt.name.value, opaque_value(stmt))
+        elif isinstance(stmt, cst.ClassDef):
+            outer = self.scope
+            self.scope = self.names.scope_of(stmt, outer)
+            self._block(stmt.body)
+            self.scope = outer
+            if self.flow.env is not None:
+                self._bind_name(stmt.name.value, opaque_value(stmt))
+        elif isinstance(stmt, cst.Match):
+            self._ev(stmt.subject)
+            start = self.flow
+            flows = [start] + [self._branch(case.body, start) for case in stmt.cases]
+            self.flow = _Flow.join(flows)
+
+    def _small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Expr):
+            self._ev(small.value, statement=True)
+            self._apply_setter(small.value)
+        elif isinstance(small, cst.Assign):
+            value = self._ev(small.value, statement=True)
+            for target in small.targets:
+                self._bind(target.target, value)
+            self._apply_setter(small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._bind(small.target, self._ev(small.value, statement=True))
+        elif isinstance(small, cst.AugAssign):
+            old = self._ev(small.target)
+            new = self._ev(small.value)
+            self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self._ev(small.value)
+            self.flow = _Flow(None, None)
+        elif isinstance(small, cst.Raise):
+            if small.exc is not None:
+                self._ev(small.exc)
+            self.flow = _Flow(None, None)
+        elif isinstance(small, (cst.Break, cst.Continue)):
+            if self._loops:
+                self._loops[-1].append(self.flow)
+            self.flow = _Flow(None, None)
+        elif isinstance(small, cst.Assert):
+            self._ev(small.test)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            pass
+        elif isinstance(small, cst.Del):
+            pass
+
+    def _loop(self, stmt) -> None:
+        if isinstance(stmt, cst.For):
+            iterable = self._ev(stmt.iter)
+        else:
+            self._ev(stmt.test)
+        before = self.flow
+        self._loops.append([])
+        current = before
+        for _ in range(2):  # the second pass sees values carried from the previous iteration
+            if isinstance(stmt, cst.For):
+                self.flow = _Flow(current.env.copy(), current.state)
+                self._bind(stmt.target, computed_value(stmt.target, self.flow.state, [iterable], True))
+                start = self.flow
+            else:
+                start = current
+            end = self._branch(stmt.body, start)
+            current = _Flow.join([before, end] + self._loops[-1])
+        breaks = self._loops.pop()
+        exit_flow = _Flow.join([before, end])
+        if stmt.orelse is not None:
+            exit_flow = self._branch(stmt.orelse, exit_flow)
+        self.flow = _Flow.join([exit_flow] + breaks)
+
+    def _try(self, stmt) -> None:
+        before = self.flow
+        body_end = self._branch(stmt.body, before)
+        handler_start = _Flow.join([before, body_end])
+        flows = [self._branch(h.body, handler_start) for h in stmt.handlers]
+        if stmt.orelse is not None:
+            body_end = self._branch(stmt.orelse, body_end)
+        flows.append(body_end)
+        joined = _Flow.join(flows)
+        if stmt.finalbody is not None:
+            start = joined if joined.env is not None else handler_start
+            final = self._branch(stmt.finalbody, start)
+            self.flow = final if joined.env is not None else _Flow(None, None)
+        else:
+            self.flow = joined
+
+    def _with(self, stmt: cst.With) -> None:
+        outer_state = self.flow.state
+        for item in stmt.items:
+            value = self._ev(item.item)
+            expr = item.item
+            called = isinstance(expr, cst.Call)
+            q = self.names.qualify(expr.func if called else expr, self.scope)
+            before = self.flow.state
+            if q in F.SCOPES:
+                inside = _apply_scope(before, q, expr if called else None, Origin("with", item, q)) if called else before
+                self._scopes[id(item)] = ScopeFact(item, stmt, q, called, before, inside, self.func)
+                self.flow.state = inside
+            elif called or q is not None:
+                pass
+            if item.asname is not None:
+                self._bind(item.asname.name, value)
+        self._block(stmt.body)
+        if self.flow.env is not None:
+            self.flow.state = outer_state
+
+    # --- bindings ----------------------------------------------------------------------
+    def _bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if self.flow.env is None:
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                part = Value(el.value, dict(value.rec), (value,), value.inference, True, value.tags)
+                self._bind(el.value, part)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._bind(target.value, value)
+            return
+        key = dotted(target)
+        if key is not None:
+            self._bind_name(key, value)
+        elif isinstance(target, cst.Subscript):
+            self._ev(target)
+
+    def _bind_name(self, key: str, value: Value) -> None:
+        vals = self.flow.env.vals
+        vals[key] = value
+        prefix = key + "."
+        for k in [k for k in vals if k.startswith(prefix)]:
+            del vals[k]
+
+    def _lookup(self, node: cst.BaseExpression) -> Value:
+        key = dotted(node)
+        if key is not None and self.flow.env is not None and key in self.flow.env.vals:
+            return self.flow.env.vals[key]
+        return opaque_value(node)
+
+    # --- expressions ------------------------------------------------------------------
+    def _ev(self, e: cst.BaseExpression, statement: bool = False) -> Value:
+        state = self.flow.state
+        if state is None:
+            return opaque_value(e)
+        if isinstance(e, cst.Name):
+            return self._lookup(e)
+        if isinstance(e, cst.Attribute):
+            key = dotted(e)
+            if key is not None and key in self.flow.env.vals:
+                return self.flow.env.vals[key]
+            base = self._ev(e.value)
+            if e.attr.value in ("data", "grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
+                return opaque_value(e, frozenset({"attr:" + e.attr.value}))
+            return computed_value(e, state, [base], True)
+        if isinstance(e, cst.Call):
+            return self._call(e, statement)
+        if isinstance(e, cst.BinaryOperation):
+            return computed_value(e, state, [self._ev(e.left), self._ev(e.right)], True)
+        if isinstance(e, cst.UnaryOperation):
+            return computed_value(e, state, [self._ev(e.expression)], True)
+        if isinstance(e, cst.Subscript):
+            base = self._ev(e.value)
+            for el in e.slice:
+                self._ev_children(el)
+            return computed_value(e, state, [base], True)
+        if isinstance(e, (cst.Tuple, cst.List)):
+            parts = [self._ev(el.value) for el in e.elements]
+            if not parts:
+                return opaque_value(e)
+            rec = dict(parts[0].rec)
+            for p in parts[1:]:
+                rec = {fw: rec[fw].join(p.rec[fw]) for fw in F.FRAMEWORKS}
+            return Value(e, rec, tuple(parts), False, True)
+        if isinstance(e, cst.IfExp):
+            self._ev(e.test)
+            return _join_values(self._ev(e.body), self._ev(e.orelse))
+        if isinstance(e, cst.BooleanOperation):
+            return _join_values(self._ev(e.left), self._ev(e.right))
+        if isinstance(e, cst.NamedExpr):
+            value = self._ev(e.value)
+            self._bind(e.target, value)
+            return value
+        if isinstance(e, cst.Lambda):
+            return opaque_value(e)
+        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            parents = self._ev_children(e)
+            return computed_value(e, state, parents, False)
+        self._ev_children(e)
+        return opaque_value(e)
+
+    def _ev_children(self, node: cst.CSTNode) -> List[Value]:
+        out = []
+        for child in node.children:
+            if isinstance(child, cst.Lambda):
+                continue
+            if isinstance(child, cst.BaseExpression):
+                out.append(self._ev(child))
+            else:
+                out.extend(self._ev_children(child))
+        return out
+
+    def _call(self, call: cst.Call, statement: bool) -> Value:
+        func = call.func
+        qname = self.names.qualify(func, self.scope)
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        receiver = None
+        if qname is None:
+            if isinstance(func, cst.Attribute):
+                receiver = self._ev(func.value)
+            elif not isinstance(func, cst.Name):
+                self._ev(func)
+        args = tuple(self._ev(a.value) for a in call.args)
+        state = self.flow.state
+        env = self.flow.env
+        fact = CallFact(call, qname, dotted(func), method, state, self.func, receiver, args, statement, env.in_eval)
+        self._calls[id(call)] = fact
+
+        target = self._local_target(func)
+        if target is not None:
+            self._sites[id(target)][id(call)] = state
+
+        # backward entry points
+        if qname is None and method == "backward" and receiver is not None:
+            self._backwards[id(call)] = BackwardFact(call, "backward", (receiver,), state, self.func, frozenset(self.names.frameworks))
+        elif qname in F.BACKWARD_FUNCS:
+            self._record_backward_function(call, qname, args, state)
+
+        # effects on names
+        recv_key = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        if recv_key is not None and qname is None:
+            if method in F.MAKE_LEAF_METHODS:
+                fw = F.TORCH if method == "requires_grad_" else F.MXNET
+                self._bind_name(recv_key, leaf_value(call, fw))
+            elif method == "eval" and not call.args:
+                env.in_eval = env.in_eval | {recv_key}
+            elif method == "train":
+                flag = literal_bool(call.args[0].value) if call.args else True
+                env.in_eval = (env.in_eval | {recv_key}) if flag is False else (env.in_eval - {recv_key})
+
+        # the value it produces
+        rg = call_arg(call, None, "requires_grad")
+        if qname is not None and rg is not None and literal_bool(rg.value) is True:
+            return leaf_value(call, F.framework_of(qname))
+        if qname in F.PARAMETER_CLASSES and not (rg is not None and literal_bool(rg.value) is False):
+            return leaf_value(call, F.framework_of(qname))
+        if method in LEAVING_METHODS and receiver is not None:
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (receiver,), False, False, frozenset({"left-graph"}))
+        if receiver is not None:
+            pure = method not in MODEL_METHODS
+            return computed_value(call, state, (receiver,) + args, pure)
+        if qname is not None and F.framework_of(qname):
+            return computed_value(call, state, args, True)
+        return computed_value(call, state, args, False)
+
+    def _record_backward_function(self, call: cst.Call, qname: str, args, state: State) -> None:
+        arg = call_arg(call, 0, None)
+        for kw in BACKWARD_KEYWORDS:
+            arg = arg or call_arg(call, None, kw)
+        if arg is None:
+            return
+        index = list(call.args).index(arg)
+        value = args[index]
+        values = value.parents if isinstance(arg.value, (cst.List, cst.Tuple)) else (value,)
+        self._backwards[id(call)] = BackwardFact(
+            call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]})
+        )
+
+    def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
+        if isinstance(func, cst.Name):
+            info = self.func
+            while info is not None:
+                if func.value in info.children:
+                    return info.children[func.value]
+                info = info.parent
+            if self.scope.resolve_name(func.value) is None:
+                return self.module_functions.get(func.value)
+            return None
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+            and self.func is not None
+        ):
+            owner = self.func
+            while owner.parent is not None:
+                owner = owner.parent
+            if owner.cls is not None:
+                return self.class_methods[id(owner.cls)].get(func.attr.value)
+        return None
+
+    def _apply_setter(self, expr: cst.BaseExpression) -> None:
+        if not isinstance(expr, cst.Call) or self.flow.state is None:
+            return
+        q = self.names.qualify(expr.func, self.scope)
+        if q not in F.SETTERS:
+            return
+        fw, what = F.SETTERS[q]
+        arg = call_arg(expr, 0, "mode" if fw == F.TORCH else ("is_recording" if what == "recording" else "train_mode"))
+        flag = literal_bool(arg.value) if arg is not None else None
+        origin = Origin("setter", expr, q)
+        sw = Switch(Mode.UNKNOWN, Origin("opaque")) if flag is None else Switch(Mode.ON if flag else Mode.OFF, origin)
+        state = self.flow.state
+        if what == "training":
+            self.flow.state = State(state.torch, state.mxnet, sw)
+        else:
+            self.flow.state = state.with_recording(fw, sw)
+
+
+def _apply_scope(state: State, api: str, call: Optional[cst.Call], origin: Origin) -> State:
+    """The state inside ``with <api>(...)`` or a function decorated with it."""
+    fw, effect = F.SCOPES[api]
+
+    def switch(flag: Optional[bool]) -> Switch:
+        if flag is None:
+            return Switch(Mode.UNKNOWN, Origin("opaque"))
+        return Switch(Mode.ON if flag else Mode.OFF, origin)
+
+    def arg_flag(index: int, keyword: str, default: Optional[bool]) -> Optional[bool]:
+        arg = call_arg(call, index, keyword) if call is not None else None
+        return default if arg is None else literal_bool(arg.value)
+
+    if effect == "off" and api == "torch.inference_mode":
+        mode = arg_flag(0, "mode", True)
+        return state.with_recording(fw, switch(None if mode is None else not mode))
+    if effect in ("on", "off") and fw == F.TORCH:
+        return state.with_recording(fw, switch(effect == "on"))
+    if effect == "arg":
+        return state.with_recording(fw, switch(arg_flag(0, F.SCOPE_ARG_KEYWORD[api], None)))
+    if effect == "on":  # mxnet record(train_mode=True)
+        return State(state.torch, switch(True), switch(arg_flag(0, "train_mode", True)))
+    if effect == "off":  # mxnet pause(train_mode=False)
+        return State(state.torch, switch(False), switch(arg_flag(0, "train_mode", False)))
+    return State(state.torch, state.mxnet, switch(effect == "train"))
+
+
+class _RefCounter(cst.CSTVisitor):
+    def __init__(self):
+        self.name_refs = defaultdict(int)
+        self.name_calls = defaultdict(int)
+        self.defs = defaultdict(int)
+        self.attr_refs = defaultdict(int)
+        self.self_calls = defaultdict(int)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.name_refs[node.value] += 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs[node.name.value] += 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attr_refs[node.attr.value] += 1
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Name):
+            self.name_calls[f.value] += 1
+        elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in ("self", "cls"):
+            self.self_calls[f.attr.value] += 1
+
+
+def analyze(module: cst.Module) -> Facts:
+    return Analyzer(module).run()

@@ -1,0 +1,106 @@
+"""Every framework difference lives here: which API does what to the recording state.
+
+Names are canonical dotted names (``torch.no_grad``, ``mxnet.autograd.pause``); the
+many public spellings of one API (``torch.autograd.grad_mode.no_grad``) map onto them.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+TORCH = "torch"
+MXNET = "mxnet"
+FRAMEWORKS = (TORCH, MXNET)
+
+# APIs that torch exposes under ``torch.autograd`` only (others are re-exported at the top).
+_TORCH_AUTOGRAD_ONLY = {"backward", "grad", "set_grad_enabled", "Function", "Variable"}
+_PREFIX_ALIASES = (
+    ("torch.autograd.grad_mode.", "torch.autograd."),
+    ("mxnet.contrib.autograd.", "mxnet.autograd."),
+    ("torch.nn.parameter.", "torch.nn."),
+)
+
+
+def canonical(qname: Optional[str]) -> Optional[str]:
+    """Map a resolved dotted name onto the canonical spelling used in the tables."""
+    if not qname:
+        return qname
+    for prefix, repl in _PREFIX_ALIASES:
+        if qname.startswith(prefix):
+            qname = repl + qname[len(prefix):]
+    if qname.startswith("torch.autograd."):
+        rest = qname[len("torch.autograd."):]
+        if "." not in rest and rest not in _TORCH_AUTOGRAD_ONLY:
+            return "torch." + rest
+    return qname
+
+
+def framework_of(qname: Optional[str]) -> Optional[str]:
+    if not qname:
+        return None
+    root = qname.split(".", 1)[0]
+    return root if root in FRAMEWORKS else None
+
+
+# --- recording-state scopes ------------------------------------------------------
+# Context managers / decorators: canonical name -> (framework, effect on recording).
+# Effect "off"/"on" is the default; "arg" means the first argument (or keyword) decides.
+SCOPES: Dict[str, tuple] = {
+    "torch.no_grad": (TORCH, "off"),
+    "torch.enable_grad": (TORCH, "on"),
+    "torch.inference_mode": (TORCH, "off"),  # inference_mode(False) turns it ON
+    "torch.set_grad_enabled": (TORCH, "arg"),
+    "torch.autograd.set_grad_enabled": (TORCH, "arg"),
+    "mxnet.autograd.record": (MXNET, "on"),
+    "mxnet.autograd.pause": (MXNET, "off"),
+    "mxnet.autograd.train_mode": (MXNET, "train"),
+    "mxnet.autograd.predict_mode": (MXNET, "predict"),
+}
+# Keyword that carries the switch for "arg"-style scopes and inference_mode.
+SCOPE_ARG_KEYWORD = {
+    "torch.set_grad_enabled": "mode",
+    "torch.autograd.set_grad_enabled": "mode",
+    "torch.inference_mode": "mode",
+}
+# Scopes that are classes or factories and must be called to be context managers.
+CONTEXT_FACTORIES = set(SCOPES)
+
+# Scopes that make recording OFF (for "redundant" checks) and the spelling users read.
+OFF_SCOPES = {"torch.no_grad", "torch.inference_mode", "mxnet.autograd.pause"}
+
+# Global switches used as statements.
+SETTERS: Dict[str, tuple] = {
+    "torch.set_grad_enabled": (TORCH, "recording"),
+    "torch.autograd.set_grad_enabled": (TORCH, "recording"),
+    "mxnet.autograd.set_recording": (MXNET, "recording"),
+    "mxnet.autograd.set_training": (MXNET, "training"),
+}
+
+# Backward entry points: canonical name -> framework. ``<expr>.backward()`` is handled
+# as a method call on a value.
+BACKWARD_FUNCS = {
+    "torch.autograd.backward": TORCH,
+    "torch.autograd.grad": TORCH,
+    "mxnet.autograd.backward": MXNET,
+    "mxnet.autograd.grad": MXNET,
+}
+
+# Calls that create a leaf that requires grad when passed requires_grad=True.
+PARAMETER_CLASSES = {"torch.nn.Parameter", "mxnet.gluon.Parameter"}
+
+# Methods that turn an existing array into a leaf that records gradients.
+MAKE_LEAF_METHODS = {"requires_grad_", "attach_grad"}
+
+# Module-level recording defaults: PyTorch records, MXNet does not.
+MODULE_DEFAULT_RECORDING = {TORCH: True, MXNET: False}
+
+# Lightning base classes whose *_step hooks already run without grad.
+LIGHTNING_MODULES = {
+    "pytorch_lightning.LightningModule",
+    "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.module.LightningModule",
+    "lightning.LightningModule",
+    "lightning.pytorch.LightningModule",
+    "lightning.pytorch.core.LightningModule",
+}
+LIGHTNING_NO_GRAD_HOOKS = {"validation_step", "test_step", "predict_step"}

@@ -1,0 +1,169 @@
+"""Questions rules ask of the facts, answered once here so rules stay short."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from scopelint.core import frameworks as F
+from scopelint.core.flow import BackwardFact, Facts, FunctionInfo
+from scopelint.core.state import Origin, State, Switch, Value
+
+_SPELLING = {
+    "torch.no_grad": "torch.no_grad()",
+    "torch.enable_grad": "torch.enable_grad()",
+    "torch.inference_mode": "torch.inference_mode()",
+    "torch.set_grad_enabled": "torch.set_grad_enabled(False)",
+    "torch.autograd.set_grad_enabled": "torch.autograd.set_grad_enabled(False)",
+    "mxnet.autograd.pause": "autograd.pause()",
+    "mxnet.autograd.record": "autograd.record()",
+    "mxnet.autograd.set_recording": "autograd.set_recording(False)",
+}
+
+
+def spell(api: Optional[str]) -> str:
+    return _SPELLING.get(api or "", f"{api}()")
+
+
+def describe_origin(origin: Origin) -> str:
+    """Where recording was switched off, in words for a message."""
+    api = spell(origin.api)
+    if origin.kind == "with":
+        return f"inside `{api}`"
+    if origin.kind == "decorator":
+        return f"in a function decorated with `@{api}`"
+    if origin.kind == "setter":
+        return f"after `{api}`"
+    if origin.kind == "entry":
+        return "in a function that is only called where recording is off"
+    if origin.kind == "default":
+        return "outside every `autograd.record()`"
+    return "while recording was off"
+
+
+def untracked_by(value: Value, frameworks: Iterable[str]) -> Optional[Origin]:
+    """The origin of OFF if ``value`` was computed with recording off in every framework
+    the call may belong to; None when it may carry a graph or nobody knows."""
+    origin = None
+    fws = list(frameworks)
+    if not fws:
+        return None
+    for fw in fws:
+        sw = value.rec[fw]
+        if not sw.off or sw.origin is None:
+            return None
+        origin = origin or sw.origin
+    return origin
+
+
+def recorded_in(value: Value, frameworks: Iterable[str]) -> bool:
+    """The value was computed while every candidate framework recorded."""
+    fws = list(frameworks)
+    return bool(fws) and all(value.rec[fw].on for fw in fws)
+
+
+def explicit_off(state: State, frameworks: Iterable[str]) -> Optional[Switch]:
+    """The explicit OFF switch at a point (a ``with``, decorator or setter), if any."""
+    fws = list(frameworks)
+    found = None
+    for fw in fws:
+        sw = state.recording(fw)
+        if not (sw.off and sw.origin is not None and sw.origin.explicit):
+            return None
+        found = found or sw
+    return found
+
+
+def backward_functions(facts: Facts) -> set:
+    """ids of the functions that call backward/grad themselves."""
+    return {id(b.func) for b in facts.backwards if b.func is not None}
+
+
+def enclosing_with(node: cst.CSTNode, facts: Facts) -> Optional[cst.With]:
+    for s in facts.scopes:
+        if s.item is node:
+            return s.with_node
+    return None
+
+
+def decorator_origin(b: BackwardFact) -> Optional[Origin]:
+    func: Optional[FunctionInfo] = b.func
+    if func is None or func.decorator is None:
+        return None
+    return Origin("decorator", func.decorator[1], func.decorator[0])
+
+
+class _Escapes(cst.CSTVisitor):
+    def __init__(self):
+        self.assigned: set = set()
+        self.escapes = False
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Return(self, node) -> None:
+        self.escapes = True
+
+    def visit_Yield(self, node) -> None:
+        self.escapes = True
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def _target(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.assigned.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._target(el.value)
+        else:  # attribute or subscript: stored somewhere else
+            self.escapes = True
+
+
+class _ReturnedNames(cst.CSTVisitor):
+    def __init__(self):
+        self.names: set = set()
+        self._depth = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self._depth += 1
+        return self._depth == 1
+
+    def leave_FunctionDef(self, node) -> None:
+        self._depth -= 1
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.names.update(n.value for n in _names_in(node.value))
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        if node.value is not None:
+            self.names.update(n.value for n in _names_in(node.value))
+
+
+def _names_in(node: cst.CSTNode):
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(V())
+    return found
+
+
+def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bool:
+    """Values made in ``block`` may leave it: returned, yielded or stored elsewhere."""
+    v = _Escapes()
+    block.visit(v)
+    if v.escapes:
+        return True
+    if func is None:
+        return False
+    r = _ReturnedNames()
+    func.node.visit(r)
+    return bool(v.assigned & r.names)

@@ -1,0 +1,169 @@
+"""The recording-state model: what each framework records at a program point, and
+the state every value was computed in."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Dict, Optional, Tuple
+
+import libcst as cst
+
+from scopelint.core.frameworks import MODULE_DEFAULT_RECORDING, MXNET, TORCH
+
+
+class Mode(enum.Enum):
+    ON = "on"
+    OFF = "off"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What set a switch. ``kind`` is one of:
+
+    with / decorator / setter -- explicit, in the code being read;
+    default                   -- the framework's module-level default;
+    entry                     -- derived from the call sites of the function;
+    unknown-entry             -- a function entry nobody agreed on (PyTorch's global
+                                 default is then the best guess, used by SL103 only);
+    opaque                    -- an unknown decorator or expression decides.
+    """
+
+    kind: str
+    node: Optional[cst.CSTNode] = None
+    api: Optional[str] = None
+
+    @property
+    def explicit(self) -> bool:
+        return self.kind in ("with", "decorator", "setter")
+
+
+@dataclass(frozen=True)
+class Switch:
+    mode: Mode
+    origin: Optional[Origin] = None
+
+    def join(self, other: "Switch") -> "Switch":
+        if self == other:
+            return self
+        if self.mode == other.mode and self.mode != Mode.UNKNOWN:
+            return self
+        return UNKNOWN
+
+    @property
+    def on(self) -> bool:
+        return self.mode == Mode.ON
+
+    @property
+    def off(self) -> bool:
+        return self.mode == Mode.OFF
+
+
+UNKNOWN = Switch(Mode.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class State:
+    """Recording per framework, plus MXNet's training flag (Dropout/BatchNorm)."""
+
+    torch: Switch
+    mxnet: Switch
+    mx_train: Switch
+
+    def recording(self, fw: str) -> Switch:
+        return self.torch if fw == TORCH else self.mxnet
+
+    def with_recording(self, fw: str, switch: Switch) -> "State":
+        return replace(self, torch=switch) if fw == TORCH else replace(self, mxnet=switch)
+
+    def join(self, other: Optional["State"]) -> "State":
+        if other is None or other == self:
+            return self
+        return State(
+            self.torch.join(other.torch), self.mxnet.join(other.mxnet), self.mx_train.join(other.mx_train)
+        )
+
+
+def module_state() -> State:
+    default = Origin("default")
+
+    def sw(on: bool) -> Switch:
+        return Switch(Mode.ON if on else Mode.OFF, default)
+
+    return State(sw(MODULE_DEFAULT_RECORDING[TORCH]), sw(MODULE_DEFAULT_RECORDING[MXNET]), sw(False))
+
+
+def unknown_entry_state(kind: str = "unknown-entry") -> State:
+    sw = Switch(Mode.UNKNOWN, Origin(kind))
+    return State(sw, sw, sw)
+
+
+@dataclass(eq=False)
+class Value:
+    """A value in the flow: the expression that made it, the recording state each
+    framework was in for it, and the values it was computed from (def-use)."""
+
+    node: Optional[cst.CSTNode]
+    rec: Dict[str, Switch]
+    parents: Tuple["Value", ...] = ()
+    # Made inside torch.inference_mode(): an inference tensor.
+    inference: bool = False
+    # Computed only from its parents by tensor arithmetic (no unknown callee).
+    pure: bool = True
+    tags: frozenset = field(default_factory=frozenset)
+
+    def off_in(self, fw: str) -> bool:
+        return self.rec[fw].off
+
+    def on_in(self, fw: str) -> bool:
+        return self.rec[fw].on
+
+    def ancestors(self):
+        """This value and every value it was computed from, each once."""
+        seen = set()
+        stack = [self]
+        while stack:
+            v = stack.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            yield v
+            stack.extend(v.parents)
+
+
+def opaque_value(node: Optional[cst.CSTNode] = None, tags: frozenset = frozenset()) -> Value:
+    """A value we know nothing about (a parameter, a global, a literal)."""
+    return Value(node, {TORCH: UNKNOWN, MXNET: UNKNOWN}, (), False, False, tags)
+
+
+def computed_value(
+    node: cst.CSTNode, state: State, parents, pure: bool, tags: frozenset = frozenset()
+) -> Value:
+    """The value of a computation at ``state`` from ``parents``.
+
+    Computed while a framework is OFF, it carries no graph there. Computed while ON,
+    it is recorded, unless it is plain arithmetic on values that carry no graph.
+    """
+    parents = tuple(p for p in parents if p is not None)
+    rec = {}
+    for fw in (TORCH, MXNET):
+        sw = state.recording(fw)
+        if sw.off:
+            rec[fw] = sw
+        elif pure and parents and all(p.rec[fw].off for p in parents):
+            rec[fw] = parents[0].rec[fw]
+        elif sw.on:
+            rec[fw] = sw
+        else:
+            rec[fw] = UNKNOWN
+    inference = state.torch.off and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
+    return Value(node, rec, parents, inference, pure, tags)
+
+
+def leaf_value(node: cst.CSTNode, fw: Optional[str], tags: frozenset = frozenset()) -> Value:
+    """A tensor that requires grad by construction (``requires_grad=True``, a Parameter,
+    ``attach_grad()``): tracked whatever the scope."""
+    on = Switch(Mode.ON, Origin("leaf", node))
+    rec = {f: (on if fw in (None, f) else UNKNOWN) for f in (TORCH, MXNET)}
+    return Value(node, rec, (), False, False, tags | {"leaf"})

@@ -1,0 +1,155 @@
+"""Lint one source text: parse, analyse, run the active rules, apply ``# noqa``.
+
+Knows nothing about files on disk, the CLI or editors; they all call ``lint_source``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from scopelint.core.flow import Analyzer
+from scopelint.core.roles import DEFAULT_INFERENCE_FUNCTIONS
+from scopelint.finding import Edit, Finding, Fix, syntax_finding
+from scopelint.rule import Report, Rule, RuleContext
+from scopelint.rules import ALL_RULES
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
+# Cheap text gate: a file that names neither framework cannot produce a finding.
+_MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective configuration for one file."""
+
+    select: Tuple[str, ...] = tuple(ALL_RULES)
+    inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
+    severity: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass
+class LintResult:
+    findings: List[Finding] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)  # internal failures, one line each
+
+
+def skip_file(source: str) -> bool:
+    for line in source.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("#"):
+            return False
+        if _SKIP_FILE.search(stripped):
+            return True
+    return False
+
+
+def noqa_codes(line: str) -> Optional[Iterable[str]]:
+    """None: no noqa; empty tuple: bare noqa (all codes); else the listed codes."""
+    m = _NOQA.search(line)
+    if m is None:
+        return None
+    codes = m.group("codes")
+    return tuple(c.upper() for c in re.split(r"[,\s]+", codes.strip())) if codes else ()
+
+
+def suppressed(finding: Finding, lines: List[str]) -> bool:
+    row = finding.start[0]
+    if not 1 <= row <= len(lines):
+        return False
+    codes = noqa_codes(lines[row - 1])
+    return codes is not None and (codes == () or finding.code in codes)
+
+
+def parse(source: str, filename: str) -> Tuple[Optional[cst.Module], Optional[Finding]]:
+    try:
+        return cst.parse_module(source), None
+    except cst.ParserSyntaxError as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid syntax"
+        return None, syntax_finding(filename, f"SyntaxError: {msg}", exc.raw_line, exc.raw_column + 1)
+    except RecursionError:
+        return None, syntax_finding(filename, "file is too deeply nested to parse")
+    except Exception as exc:  # libcst can fail in odd ways on odd input
+        return None, syntax_finding(filename, f"cannot parse: {type(exc).__name__}: {exc}")
+
+
+def lint_source(source: str, filename: str, settings: Settings = Settings()) -> LintResult:
+    result = LintResult()
+    if skip_file(source) or not _MENTIONS_FRAMEWORK.search(source):
+        return result
+    module, error = parse(source, filename)
+    if error is not None:
+        result.findings.append(error)
+        return result
+    return lint_module(module, source, filename, settings, result)
+
+
+def lint_module(
+    module: cst.Module, source: str, filename: str, settings: Settings, result: Optional[LintResult] = None
+) -> LintResult:
+    result = result or LintResult()
+    try:
+        facts = Analyzer(module).run()
+    except RecursionError:
+        result.findings.append(syntax_finding(filename, "file is too deeply nested to analyse"))
+        return result
+    except Exception as exc:
+        result.errors.append(f"{filename}: internal error in the analysis: {type(exc).__name__}: {exc}")
+        return result
+    if not facts.frameworks:
+        return result
+    ctx = RuleContext(facts, tuple(settings.inference_functions))
+    reports: List[Tuple[Type[Rule], Report]] = []
+    for code in settings.select:
+        rule = ALL_RULES.get(code)
+        if rule is None:
+            continue
+        try:
+            reports.extend((rule, r) for r in rule().check(ctx))
+        except Exception as exc:
+            result.errors.append(f"{filename}: internal error in rule {code}: {type(exc).__name__}: {exc}")
+    if not reports:
+        return result
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = source.splitlines()
+    severity = dict(settings.severity)
+    seen = set()
+    for rule, report in reports:
+        finding = _to_finding(rule, report, module, positions, filename, severity)
+        key = (finding.code, finding.start)
+        if key in seen or suppressed(finding, lines):
+            continue
+        seen.add(key)
+        result.findings.append(finding)
+    return result
+
+
+def _range(node: cst.CSTNode, positions: Dict) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+    pos = positions[node]
+    return (pos.start.line, pos.start.column + 1), (pos.end.line, pos.end.column + 1)
+
+
+def _to_finding(rule, report: Report, module, positions, filename: str, severity: Dict[str, str]) -> Finding:
+    start, end = _range(report.node, positions)
+    fix = None
+    if report.fix is not None:
+        f = report.fix
+        fstart, fend = _range(f.node, positions)
+        fix = Fix(f.applicability, f.message, (Edit(module.code_for_node(f.replacement), fstart, fend),))
+    return Finding(
+        rule.code,
+        report.message,
+        severity.get(rule.code, rule.severity),
+        filename,
+        start,
+        end,
+        help=rule.help,
+        fix=fix,
+    )

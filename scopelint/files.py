@@ -1,0 +1,215 @@
+"""Finding the files to check and reading them safely (encodings, binaries, oddities)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, List, Optional, Tuple
+
+from scopelint.config import Resolver
+from scopelint.finding import Finding, syntax_finding
+
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
+MAX_BYTES = 10 * 1024 * 1024
+
+
+# --- .gitignore ----------------------------------------------------------------------
+class GitIgnore:
+    """The patterns of one .gitignore file, matched relative to its directory."""
+
+    def __init__(self, base: Path, lines: List[str]):
+        self.base = base
+        self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
+        for line in lines:
+            line = line.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            if negated:
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.strip("/") if dir_only else line
+            anchored = "/" in line.rstrip("/")
+            line = line.lstrip("/")
+            self.rules.append((re.compile(_glob_to_regex(line, anchored)), negated, dir_only))
+
+    @classmethod
+    def load(cls, directory: Path) -> Optional["GitIgnore"]:
+        f = directory / ".gitignore"
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                return cls(directory, fh.readlines())
+        except OSError:
+            return None
+
+    def match(self, path: Path, is_dir: bool) -> Optional[bool]:
+        try:
+            rel = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        result = None
+        for regex, negated, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if regex.fullmatch(rel):
+                result = not negated
+        return result
+
+
+def _glob_to_regex(pattern: str, anchored: bool) -> str:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+            continue
+        if pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out += "/.*"
+            i += 3
+            continue
+        if c == "*":
+            out += "[^/]*"
+        elif c == "?":
+            out += "[^/]"
+        elif c == "[":
+            j = pattern.find("]", i)
+            if j == -1:
+                out += re.escape(c)
+            else:
+                out += pattern[i:j + 1]
+                i = j
+        else:
+            out += re.escape(c)
+        i += 1
+    return out if anchored else "(?:.*/)?" + out
+
+
+def _repo_ignores(directory: Path) -> List[GitIgnore]:
+    """.gitignore files of the enclosing directories, up to the repository root."""
+    found = []
+    d = directory.resolve()
+    while True:
+        gi = GitIgnore.load(d)
+        if gi is not None:
+            found.append(gi)
+        if (d / ".git").exists() or d.parent == d:
+            break
+        d = d.parent
+    return list(reversed(found))
+
+
+def _ignored(path: Path, is_dir: bool, ignores: List[GitIgnore]) -> bool:
+    verdict = False
+    for gi in ignores:
+        m = gi.match(path, is_dir)
+        if m is not None:
+            verdict = m
+    return verdict
+
+
+def discover(paths: List[str], resolver: Resolver) -> Iterator[Path]:
+    """Files to check, in a stable order. Paths named explicitly are always checked."""
+    seen = set()
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for f in _walk(p, resolver):
+                key = os.path.abspath(f)
+                if key not in seen:
+                    seen.add(key)
+                    yield f
+        else:
+            key = os.path.abspath(p)
+            if key not in seen:
+                seen.add(key)
+                yield p  # missing or odd paths are reported when read
+
+
+def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
+    base_ignores = _repo_ignores(top.resolve().parent) if top.resolve().parent != top.resolve() else []
+    stack: List[Tuple[Path, List[GitIgnore]]] = [(top, base_ignores)]
+    while stack:
+        directory, ignores = stack.pop()
+        own = GitIgnore.load(directory.resolve())
+        if own is not None:
+            ignores = ignores + [own]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            absolute = Path(os.path.abspath(path))
+            if resolver.excluded(path) or _ignored(absolute.resolve() if entry.is_symlink() else absolute, is_dir, ignores):
+                continue
+            if is_dir:
+                if not entry.is_symlink():
+                    subdirs.append(path)
+            elif entry.name.endswith(SOURCE_SUFFIXES):
+                yield path
+        for sub in reversed(subdirs):
+            stack.append((sub, ignores))
+
+
+# --- reading -------------------------------------------------------------------------
+@dataclass
+class Source:
+    text: Optional[str]
+    error: Optional[Finding]
+    encoding: str = "utf-8"
+    bom: bool = False
+
+
+def decode(data: bytes, filename: str) -> Source:
+    if b"\0" in data[:8192] or b"\0" in data:
+        return Source(None, syntax_finding(filename, "binary file (contains NUL bytes); not Python source"))
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return Source(None, syntax_finding(filename, f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}"))
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        row = 1
+        if isinstance(exc, UnicodeDecodeError):
+            row = data[: exc.start].count(b"\n") + 1
+            reason = f"cannot decode byte 0x{data[exc.start]:02x} as {encoding}"
+        else:
+            reason = f"unknown encoding `{encoding}`"
+        return Source(None, syntax_finding(filename, f"{reason}; declare the file's encoding with a PEP 263 coding comment", row, 1))
+    bom = text.startswith("\ufeff")
+    if bom:
+        text = text[1:]
+    return Source(text, None, encoding, bom)
+
+
+def read_source(path: Path, filename: str) -> Source:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        what = "dangling symbolic link" if os.path.islink(path) else "no such file"
+        return Source(None, syntax_finding(filename, f"cannot read: {what}"))
+    except OSError as exc:
+        return Source(None, syntax_finding(filename, f"cannot read: {exc.strerror or exc}"))
+    if not stat.S_ISREG(st.st_mode):
+        return Source(None, syntax_finding(filename, "cannot read: not a regular file"))
+    if st.st_size > MAX_BYTES:
+        return Source(None, syntax_finding(filename, f"file too large to check ({st.st_size // 1048576} MiB > {MAX_BYTES // 1048576} MiB)"))
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return Source(None, syntax_finding(filename, f"cannot read: {exc.strerror or exc}"))
+    return decode(data, filename)

@@ -1,0 +1,116 @@
+"""Output formats: text (full and concise) and JSON (ruff-compatible keys)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import Iterable, List, Optional, TextIO
+
+from scopelint.finding import Finding
+from scopelint.rules import ALL_RULES
+from scopelint.runner import FileResult
+
+_COLORS = {"error": "31", "warning": "33", "info": "36", "bold": "1", "dim": "2", "path": "1", "code": "1;31"}
+
+
+class _Paint:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, text: str, what: str) -> str:
+        return f"\x1b[{_COLORS[what]}m{text}\x1b[0m" if self.enabled else text
+
+
+def _location(f: Finding, filename: str) -> str:
+    if f.cell is not None:
+        return f"{filename}:cell {f.cell}:{f.start[0]}:{f.start[1]}"
+    return f"{filename}:{f.start[0]}:{f.start[1]}"
+
+
+def fixable_mark(f: Finding, unsafe: bool = False) -> str:
+    if f.fix is None:
+        return ""
+    return "[*] " if f.fix.applicability == "safe" or unsafe else ""
+
+
+def write_text(results: List[FileResult], out: TextIO, concise: bool, color: bool, show_fixes: bool = True) -> None:
+    paint = _Paint(color)
+    for res in results:
+        for f in res.findings:
+            head = f"{paint(_location(f, res.filename), 'path')}: {paint(f.code, f.severity)} {fixable_mark(f)}{f.message}"
+            out.write(head + "\n")
+            if concise:
+                continue
+            line = res.lines.get((f.cell, f.start[0]))
+            if line is not None:
+                gutter = " " * len(str(f.start[0]))
+                width = (f.end[1] - f.start[1]) if f.end[0] == f.start[0] else len(line) - f.start[1] + 1
+                width = max(1, width)
+                out.write(f"{gutter} |\n")
+                out.write(f"{f.start[0]} | {line.rstrip()}\n")
+                out.write(f"{gutter} | {' ' * (f.start[1] - 1)}{paint('^' * width, f.severity)}\n")
+            if f.help:
+                out.write(f"{' ' * len(str(f.start[0]))} = {paint('help', 'bold')}: {f.help}\n")
+            out.write("\n")
+
+
+def summary(results: List[FileResult], fixed: int = 0, unsafe_hidden: int = 0) -> str:
+    findings = [f for r in results for f in r.findings]
+    n = len(findings)
+    fixable = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")
+    parts = []
+    if fixed:
+        parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
+    if n == 0:
+        parts.append("All checks passed!" if not fixed else "No findings remain.")
+    else:
+        text = f"Found {n} finding{'s' if n != 1 else ''}"
+        text += f" ({fixable} fixable with --fix)." if fixable else "."
+        parts.append(text)
+    if unsafe_hidden:
+        parts.append(f"{unsafe_hidden} more fix{'es' if unsafe_hidden != 1 else ''} available with --unsafe-fixes.")
+    return " ".join(parts)
+
+
+def _pos(p) -> dict:
+    return {"row": p[0], "column": p[1]}
+
+
+def finding_json(f: Finding, path: Optional[str]) -> dict:
+    rule = ALL_RULES.get(f.code)
+    fix = None
+    if f.fix is not None:
+        fix = {
+            "applicability": f.fix.applicability,
+            "message": f.fix.message,
+            "edits": [{"content": e.content, "location": _pos(e.start), "end_location": _pos(e.end)} for e in f.fix.edits],
+        }
+    return {
+        "code": f.code,
+        "message": f.message,
+        "severity": f.severity,
+        "filename": os.path.abspath(path) if path else f.filename,
+        "cell": f.cell,
+        "location": _pos(f.start),
+        "end_location": _pos(f.end),
+        "noqa_row": f.start[0],
+        "url": rule.url() if rule else None,
+        "fix": fix,
+        "runtime": f.runtime,
+    }
+
+
+def write_json(results: List[FileResult], out: TextIO) -> None:
+    data = [finding_json(f, r.path or r.filename) for r in results for f in r.findings]
+    json.dump(data, out, indent=2)
+    out.write("\n")
+
+
+def write_statistics(results: List[FileResult], out: TextIO) -> None:
+    counts = Counter(f.code for r in results for f in r.findings)
+    fixable = {f.code for r in results for f in r.findings if f.fix is not None}
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = ALL_RULES.get(code)
+        name = rule.name if rule else "syntax-error"
+        out.write(f"{n:>5}\t{code}\t{'[*] ' if code in fixable else '    '}{name}\n")

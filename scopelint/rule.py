@@ -1,0 +1,80 @@
+"""The rule interface. A rule reads the analysis facts and reports nodes.
+
+Each rule module in ``scopelint.rules`` defines one ``Rule`` subclass that carries its
+own documentation (what / why / bad / good / fix), in the manner of Fixit and ruff.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar, Iterable, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from scopelint import DOCS_URL
+from scopelint.core.flow import Facts, FunctionInfo
+
+
+@dataclass
+class NodeFix:
+    """Replace ``node`` by ``replacement`` (a LibCST node): a localised transform."""
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode
+    applicability: str  # "safe" | "unsafe"
+    message: str
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    message: str
+    fix: Optional[NodeFix] = None
+
+
+@dataclass
+class RuleContext:
+    facts: Facts
+    inference_functions: Tuple[str, ...]
+
+    def position_hint(self, func: Optional[FunctionInfo]) -> str:
+        return f"in `{func.qualname}`" if func else "at module level"
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[str]
+    frameworks: ClassVar[Sequence[str]]
+    summary: ClassVar[str]  # one line, shown on hover and in SARIF
+    help: ClassVar[str]  # how to fix, shown as `help:`
+    why: ClassVar[str]
+    bad: ClassVar[str]
+    good: ClassVar[str]
+    fixable: ClassVar[Optional[str]] = None  # "safe" | "unsafe" | None
+
+    def check(self, ctx: RuleContext) -> Iterable[Report]:
+        raise NotImplementedError
+
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(code=cls.code.lower())
+
+    @classmethod
+    def documentation(cls) -> str:
+        def block(code: str) -> str:
+            return textwrap.dedent(code).strip("\n")
+
+        fix = {"safe": "Fix is always available (safe).", "unsafe": "Fix is sometimes available (unsafe)."}.get(
+            cls.fixable or "", "No automatic fix."
+        )
+        return (
+            f"# {cls.name} ({cls.code})\n\n"
+            f"Severity: {cls.severity}. Frameworks: {', '.join(cls.frameworks)}. {fix}\n\n"
+            f"## What it does\n{cls.summary}\n\n"
+            f"## Why is this bad?\n{textwrap.dedent(cls.why).strip()}\n\n"
+            f"## Example\n```python\n{block(cls.bad)}\n```\n\n"
+            f"Use instead:\n```python\n{block(cls.good)}\n```\n\n"
+            f"## How to fix\n{cls.help}\n"
+        )
