@@ -1,6 +1,7 @@
 import libcst as cst
 
 from scopelint.core import frameworks as F
+from scopelint.core.queries import is_restore
 from scopelint.core.syntax import block_path, finds, terminates
 from scopelint.rule import Report, Rule
 
@@ -44,6 +45,8 @@ class GradModeSwitchedGlobally(Rule):
             if call.qname not in F.SETTERS or not call.statement or call.func is None:
                 continue
             family = F.SETTERS[call.qname]
+            if is_restore(call, ctx.facts):
+                continue
             if not self._restored(call.node, call.func.node, family, ctx):
                 yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path")
 

@@ -170,11 +170,8 @@ class Names:
         self.module = module
         self._scopes: Dict[int, Scope] = {}
         self.root = self.scope_of(module, None)
-        # An import rebound at module level by something else is ambiguous: drop it.
-        for name in list(self.root.imports):
-            if name in self.root.bound:
-                del self.root.imports[name]
-                self.root.bound.add(name)
+        # A name both imported and bound otherwise is ambiguous: ``bound`` wins in
+        # ``resolve_name``, so it resolves to nothing.
         self.frameworks: Set[str] = set()
         for q in self.root.imports.values():
             fw = framework_of(q)
@@ -187,8 +184,6 @@ class Names:
         if scope is None:
             scope = Scope(node, parent)
             node.visit(_BindingCollector(scope, node))
-            # Imports inside the scope are bindings too; they win over the bound set.
-            scope.bound.difference_update(scope.imports)
             self._scopes[key] = scope
             for q in scope.imports.values():
                 fw = framework_of(q)

@@ -8,6 +8,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.flow import BackwardFact, Facts, FunctionInfo
+from scopelint.core.syntax import block_path, finds
 from scopelint.core.state import Origin, State, Switch, Value
 
 _SPELLING = {
@@ -167,3 +168,46 @@ def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bo
     r = _ReturnedNames()
     func.node.visit(r)
     return bool(v.assigned & r.names)
+
+
+# Calls that read the current global state, so it can be put back later.
+STATE_READERS = {"torch.is_grad_enabled", "mxnet.autograd.is_recording", "mxnet.autograd.is_training"}
+
+
+def is_restore(call, facts: Facts) -> bool:
+    """A setter call that puts back a saved state: inside a ``finally:``, or with an
+    argument saved from ``is_grad_enabled()``/``is_recording()`` or an earlier setter."""
+    func = call.func
+    if func is None:
+        return False
+    for block, index in block_path(func.node.body, call.node):
+        stmt = block[index]
+        if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.finalbody is not None:
+            if finds(stmt.finalbody, lambda n: n is call.node):
+                return True
+    if not call.node.args or not isinstance(call.node.args[0].value, cst.Name):
+        return False
+    saved = call.node.args[0].value.value
+    for other in facts.calls_in(func):
+        if other.qname in STATE_READERS or other.qname in F.SETTERS:
+            if other.node is call.node:
+                continue
+            for v in _assigned_names_of(func.node, other.node):
+                if v == saved:
+                    return True
+    return False
+
+
+def _assigned_names_of(func_node: cst.FunctionDef, call_node: cst.Call):
+    """Names bound by ``name = <call_node>`` statements in the function."""
+    out = []
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if node.value is call_node:
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        out.append(t.target.value)
+
+    func_node.visit(V())
+    return out
