@@ -141,8 +141,11 @@ def _to_finding(rule, report: Report, module, positions, filename: str, severity
     fix = None
     if report.fix is not None:
         f = report.fix
-        fstart, fend = _range(f.node, positions)
-        fix = Fix(f.applicability, f.message, (Edit(module.code_for_node(f.replacement), fstart, fend),))
+        edits = []
+        for node, replacement in f.pairs():
+            fstart, fend = _range(node, positions)
+            edits.append(Edit(module.code_for_node(replacement), fstart, fend))
+        fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start)))
     return Finding(
         rule.code,
         report.message,

@@ -18,12 +18,20 @@ from scopelint.core.flow import Facts, FunctionInfo
 
 @dataclass
 class NodeFix:
-    """Replace ``node`` by ``replacement`` (a LibCST node): a localised transform."""
+    """Replace ``node`` by ``replacement`` (LibCST nodes): a localised transform.
+
+    ``also`` holds further (node, replacement) pairs of the same fix; the nodes must
+    not overlap. A fix is also the rule's counterfactual for the runtime verifier.
+    """
 
     node: cst.CSTNode
     replacement: cst.CSTNode
     applicability: str  # "safe" | "unsafe"
     message: str
+    also: Tuple[Tuple[cst.CSTNode, cst.CSTNode], ...] = ()
+
+    def pairs(self):
+        return ((self.node, self.replacement),) + tuple(self.also)
 
 
 @dataclass
