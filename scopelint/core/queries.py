@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import BackwardFact, Facts, FunctionInfo
+from scopelint.core.flow import LEAVING_METHODS, BackwardFact, Facts, FunctionInfo
 from scopelint.core.syntax import block_path, finds
 from scopelint.core.state import Origin, State, Switch, Value
 
@@ -139,19 +139,28 @@ class _ReturnedNames(cst.CSTVisitor):
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
-            self.names.update(n.value for n in _names_in(node.value))
+            self.names.update(_graph_names_in(node.value))
 
     def visit_Yield(self, node: cst.Yield) -> None:
         if node.value is not None:
-            self.names.update(n.value for n in _names_in(node.value))
+            self.names.update(_graph_names_in(node.value))
 
 
-def _names_in(node: cst.CSTNode):
+def _graph_names_in(node: cst.CSTNode):
+    """Names in an expression whose graph may survive it (not ``x.asnumpy()``, ``x.item()``)."""
     found = []
 
     class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> bool:
+            f = n.func
+            if isinstance(f, cst.Attribute) and f.attr.value in LEAVING_METHODS and isinstance(f.value, cst.Name):
+                for a in n.args:
+                    a.visit(self)
+                return False
+            return True
+
         def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
+            found.append(n.value)
 
     node.visit(V())
     return found
