@@ -15,6 +15,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from scopelint.core import frameworks as F
+from scopelint.core import roles
 from scopelint.core.names import Names, Scope, dotted
 from scopelint.core.syntax import child_blocks, statements
 from scopelint.core.state import (
@@ -58,6 +59,13 @@ class FunctionInfo:
     opaque: bool = False  # unknown decorator: its entry state cannot be derived
     children: Dict[str, "FunctionInfo"] = field(default_factory=dict)
     entry: State = field(default_factory=unknown_entry_state)
+    # Summary: names (in the function's own spelling) left in eval mode on some exit.
+    leaves_eval: FrozenSet[str] = frozenset()
+
+    @property
+    def param_names(self) -> List[str]:
+        p = self.node.params
+        return [x.name.value for x in (*p.posonly_params, *p.params)]
 
     @property
     def qualname(self) -> str:
@@ -79,6 +87,10 @@ class CallFact:
     args: Tuple[Value, ...]
     statement: bool  # the whole statement is this call (possibly assigned)
     in_eval: FrozenSet[str]  # names put in .eval() on every path to here
+    maybe_eval: Dict[str, cst.CSTNode]  # names in eval mode on some path -> what put them there
+    loops: Tuple[cst.CSTNode, ...]  # enclosing loops in this function, outermost first
+    grads: Optional[tuple]  # gradient-buffer status before the call (see _Env.grads)
+    target: Optional["FunctionInfo"] = None  # the local function it calls
 
 
 @dataclass(eq=False)
@@ -89,6 +101,7 @@ class BackwardFact:
     state: State
     func: Optional[FunctionInfo]
     frameworks: FrozenSet[str]
+    loops: Tuple[cst.CSTNode, ...] = ()
 
 
 @dataclass(eq=False)
@@ -102,6 +115,21 @@ class ScopeFact:
     func: Optional[FunctionInfo]
 
 
+@dataclass(eq=False)
+class MutationFact:
+    """A write to an existing value: ``x += ...``, ``x[...] = ...``, ``x.add_(...)``,
+    ``f(..., out=x)``, ``x.attach_grad()``, or rebinding a leaf (``w = w - ...``)."""
+
+    node: cst.CSTNode
+    kind: str  # "augassign" | "subscript" | "inplace" | "out" | "attach" | "rebind"
+    key: Optional[str]  # dotted name written to
+    before: Value  # the value it held
+    value: Optional[Value]  # what is written / combined in
+    state: State
+    func: Optional[FunctionInfo]
+    loops: Tuple[cst.CSTNode, ...]
+
+
 @dataclass
 class Facts:
     module: cst.Module
@@ -111,6 +139,13 @@ class Facts:
     calls: List[CallFact]
     backwards: List[BackwardFact]
     scopes: List[ScopeFact]
+    mutations: List[MutationFact] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._call_by_node = {id(c.node): c for c in self.calls}
+
+    def call_of(self, node: Optional[cst.CSTNode]) -> Optional[CallFact]:
+        return self._call_by_node.get(id(node)) if node is not None else None
 
     def backwards_in(self, func: Optional[FunctionInfo]) -> List[BackwardFact]:
         return [b for b in self.backwards if b.func is func]
@@ -120,14 +155,22 @@ class Facts:
 
 
 class _Env:
-    __slots__ = ("vals", "in_eval")
+    """Values of names, which models are in eval mode, and the gradient buffers.
 
-    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset()):
+    ``grads`` is None (unknown), ("computed",) after a backward, or
+    ("zeroed", <zero_grad call>, <a backward came before it>) after zeroing.
+    """
+
+    __slots__ = ("vals", "in_eval", "maybe_eval", "grads")
+
+    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset(), maybe_eval=None, grads=None):
         self.vals: Dict[str, Value] = vals if vals is not None else {}
         self.in_eval = in_eval
+        self.maybe_eval: Dict[str, cst.CSTNode] = maybe_eval if maybe_eval is not None else {}
+        self.grads: Optional[tuple] = grads
 
     def copy(self) -> "_Env":
-        return _Env(dict(self.vals), self.in_eval)
+        return _Env(dict(self.vals), self.in_eval, dict(self.maybe_eval), self.grads)
 
 
 def _join_values(a: Value, b: Value) -> Value:
@@ -145,7 +188,9 @@ def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
     vals = dict(a.vals)
     for k, v in b.vals.items():
         vals[k] = _join_values(vals[k], v) if k in vals else v
-    return _Env(vals, a.in_eval & b.in_eval)
+    maybe = dict(b.maybe_eval)
+    maybe.update(a.maybe_eval)
+    return _Env(vals, a.in_eval & b.in_eval, maybe, a.grads if a.grads == b.grads else None)
 
 
 class _Flow:
@@ -267,8 +312,10 @@ class Analyzer:
             changed = False
             for info in self.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
-                if entry != info.entry:
+                summary = self._summaries.get(id(info), frozenset())
+                if entry != info.entry or summary != info.leaves_eval:
                     info.entry = entry
+                    info.leaves_eval = summary
                     changed = True
             if not changed:
                 break
@@ -280,13 +327,16 @@ class Analyzer:
             list(self._calls.values()),
             list(self._backwards.values()),
             list(self._scopes.values()),
+            list(self._mutations.values()),
         )
 
     def _reset(self) -> None:
         self._calls: Dict[int, CallFact] = {}
         self._backwards: Dict[int, BackwardFact] = {}
         self._scopes: Dict[int, ScopeFact] = {}
+        self._mutations: Dict[int, MutationFact] = {}
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
+        self._summaries: Dict[int, FrozenSet[str]] = {}
 
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
         if info.opaque:
@@ -317,6 +367,8 @@ class Analyzer:
         self.scope = self.names.root
         self.flow = _Flow(_Env(), module_state())
         self._loops: List[List[_Flow]] = []
+        self._loop_nodes: List[cst.CSTNode] = []
+        self._returns: List[_Flow] = []
         self._block(self.module.body)
 
     def _walk_function(self, info: FunctionInfo) -> None:
@@ -324,7 +376,14 @@ class Analyzer:
         self.scope = info.scope
         self.flow = _Flow(_Env(), info.entry)
         self._loops = []
+        self._loop_nodes = []
+        self._returns = []
         self._block(info.node.body)
+        exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
+        left = set()
+        for env in exits:
+            left.update(k for k in env.maybe_eval if k not in info.scope.bound or k in info.param_names or "." in k)
+        self._summaries[id(info)] = frozenset(left)
 
     def _block(self, body) -> None:
         for stmt in statements(body):
@@ -382,6 +441,7 @@ class Analyzer:
         elif isinstance(small, cst.Assign):
             value = self._ev(small.value, statement=True)
             for target in small.targets:
+                self._note_assignment(small, target.target, value)
                 self._bind(target.target, value)
             self._apply_setter(small.value)
         elif isinstance(small, cst.AnnAssign):
@@ -390,10 +450,12 @@ class Analyzer:
         elif isinstance(small, cst.AugAssign):
             old = self._ev(small.target)
             new = self._ev(small.value)
+            self._mutation(small, "augassign", dotted(small.target), old, new)
             self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self._ev(small.value)
+            self._returns.append(self.flow)
             self.flow = _Flow(None, None)
         elif isinstance(small, cst.Raise):
             if small.exc is not None:
@@ -417,21 +479,32 @@ class Analyzer:
             self._ev(stmt.test)
         before = self.flow
         self._loops.append([])
+        self._loop_nodes.append(stmt)
         current = before
         for _ in range(2):  # the second pass sees values carried from the previous iteration
             if isinstance(stmt, cst.For):
                 self.flow = _Flow(current.env.copy(), current.state)
-                self._bind(stmt.target, computed_value(stmt.target, self.flow.state, [iterable], True))
+                self._bind(stmt.target, self._loop_item(stmt, iterable))
                 start = self.flow
             else:
                 start = current
             end = self._branch(stmt.body, start)
-            current = _Flow.join([before, end] + self._loops[-1])
+            current = _carried(before, end, _Flow.join([before, end] + self._loops[-1]))
+        self._loop_nodes.pop()
         breaks = self._loops.pop()
         exit_flow = _Flow.join([before, end])
         if stmt.orelse is not None:
             exit_flow = self._branch(stmt.orelse, exit_flow)
         self.flow = _Flow.join([exit_flow] + breaks)
+
+    def _loop_item(self, stmt: cst.For, iterable: Value) -> Value:
+        """The loop variable: parameters of a model, or leaves of a list of leaves, stay leaves."""
+        it = stmt.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
+            return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
+        if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
+            return leaf_value(stmt.target, None, frozenset({"param"}))
+        return computed_value(stmt.target, self.flow.state, [iterable], True)
 
     def _try(self, stmt) -> None:
         before = self.flow
@@ -486,6 +559,29 @@ class Analyzer:
             self._bind_name(key, value)
         elif isinstance(target, cst.Subscript):
             self._ev(target)
+
+    def _note_assignment(self, node: cst.Assign, target: cst.BaseExpression, value: Value) -> None:
+        """Writes that rules care about: ``x[...] = v``, ``p.grad = None``, rebinding a leaf."""
+        env = self.flow.env
+        if env is None:
+            return
+        if isinstance(target, cst.Subscript):
+            base = self._ev(target.value)
+            self._mutation(node, "subscript", dotted(target.value), base, value)
+            return
+        key = dotted(target)
+        if key is None:
+            return
+        if key.endswith(".grad") and isinstance(node.value, cst.Name) and node.value.value == "None":
+            env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
+        old = env.vals.get(key)
+        if old is not None and "leaf" in old.tags and old in value.ancestors():
+            self._mutation(node, "rebind", key, old, value)
+
+    def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value]) -> None:
+        self._mutations[id(node)] = MutationFact(
+            node, kind, key, before, value, self.flow.state, self.func, tuple(self._loop_nodes)
+        )
 
     def _bind_name(self, key: str, value: Value) -> None:
         vals = self.flow.env.vals
@@ -575,45 +671,103 @@ class Analyzer:
         args = tuple(self._ev(a.value) for a in call.args)
         state = self.flow.state
         env = self.flow.env
-        fact = CallFact(call, qname, dotted(func), method, state, self.func, receiver, args, statement, env.in_eval)
-        self._calls[id(call)] = fact
-
         target = self._local_target(func)
+        loops = tuple(self._loop_nodes)
+        fact = CallFact(
+            call, qname, dotted(func), method, state, self.func, receiver, args, statement,
+            env.in_eval, dict(env.maybe_eval), loops, env.grads, target,
+        )
+        self._calls[id(call)] = fact
         if target is not None:
             self._sites[id(target)][id(call)] = state
+            self._apply_summary(call, target)
 
         # backward entry points
         if qname is None and method == "backward" and receiver is not None:
-            self._backwards[id(call)] = BackwardFact(call, "backward", (receiver,), state, self.func, frozenset(self.names.frameworks))
+            values = (receiver,)
+            if call.args and roles.is_accelerator(fact):
+                values = (args[0],)
+            self._backwards[id(call)] = BackwardFact(
+                call, "backward", values, state, self.func, frozenset(self.names.frameworks), loops
+            )
+            env.grads = ("computed",)
         elif qname in F.BACKWARD_FUNCS:
             self._record_backward_function(call, qname, args, state)
 
-        # effects on names
+        # effects on names and buffers
         recv_key = dotted(func.value) if isinstance(func, cst.Attribute) else None
-        if recv_key is not None and qname is None:
-            if method in F.MAKE_LEAF_METHODS:
+        if qname is None and method is not None:
+            if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
+                env.grads = ("zeroed", call, bool(env.grads and env.grads[0] == "computed"))
+            elif recv_key is not None and method in F.MAKE_LEAF_METHODS:
                 fw = F.TORCH if method == "requires_grad_" else F.MXNET
+                if method == "attach_grad":
+                    self._mutation(call, "attach", recv_key, receiver, None)
                 self._bind_name(recv_key, leaf_value(call, fw))
-            elif method == "eval" and not call.args:
+            elif recv_key is not None and method == "eval" and not call.args:
                 env.in_eval = env.in_eval | {recv_key}
-            elif method == "train":
+                env.maybe_eval[recv_key] = call
+            elif recv_key is not None and method == "train":
                 flag = literal_bool(call.args[0].value) if call.args else True
-                env.in_eval = (env.in_eval | {recv_key}) if flag is False else (env.in_eval - {recv_key})
+                if flag is False:
+                    env.in_eval = env.in_eval | {recv_key}
+                    env.maybe_eval[recv_key] = call
+                else:
+                    env.in_eval = env.in_eval - {recv_key}
+                    env.maybe_eval.pop(recv_key, None)
+            elif method.endswith("_") and not method.startswith("_") and receiver is not None and method not in F.MAKE_LEAF_METHODS:
+                self._mutation(call, "inplace", recv_key, receiver, args[0] if args else None)
+        out = call_arg(call, None, "out")
+        if out is not None:
+            self._mutation(call, "out", dotted(out.value), self._lookup(out.value), None)
 
         # the value it produces
+        tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
-            return leaf_value(call, F.framework_of(qname))
+            return leaf_value(call, F.framework_of(qname), tags)
         if qname in F.PARAMETER_CLASSES and not (rg is not None and literal_bool(rg.value) is False):
-            return leaf_value(call, F.framework_of(qname))
-        if method in LEAVING_METHODS and receiver is not None:
-            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (receiver,), False, False, frozenset({"left-graph"}))
+            return leaf_value(call, F.framework_of(qname), tags)
+        if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self._builtin(func)):
+            parents = (receiver,) if receiver is not None else args
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}))
         if receiver is not None:
             pure = method not in MODEL_METHODS
             return computed_value(call, state, (receiver,) + args, pure)
         if qname is not None and F.framework_of(qname):
-            return computed_value(call, state, args, True)
-        return computed_value(call, state, args, False)
+            return computed_value(call, state, args, True, tags)
+        return computed_value(call, state, args, False, tags)
+
+    def _builtin(self, func: cst.BaseExpression) -> Optional[str]:
+        """The builtin a bare name refers to, unless something shadows it."""
+        if isinstance(func, cst.Name) and self.scope.resolve_name(func.value) is None:
+            scope = self.scope
+            while scope is not None:
+                if func.value in scope.bound:
+                    return None
+                scope = scope.parent
+            return func.value
+        return None
+
+    def _apply_summary(self, call: cst.Call, target: FunctionInfo) -> None:
+        """After a call to a local function, the models it left in eval mode are so here."""
+        if not target.leaves_eval:
+            return
+        params = target.param_names
+        if target.cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for name in target.leaves_eval:
+            root, _, rest = name.partition(".")
+            if root in params:
+                i = params.index(root)
+                if i >= len(positional):
+                    continue
+                spelled = dotted(positional[i].value)
+                if spelled is None:
+                    continue
+                name = spelled + ("." + rest if rest else "")
+            self.flow.env.maybe_eval[name] = call
 
     def _record_backward_function(self, call: cst.Call, qname: str, args, state: State) -> None:
         arg = call_arg(call, 0, None)
@@ -625,8 +779,9 @@ class Analyzer:
         value = args[index]
         values = value.parents if isinstance(arg.value, (cst.List, cst.Tuple)) else (value,)
         self._backwards[id(call)] = BackwardFact(
-            call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]})
+            call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]}), tuple(self._loop_nodes)
         )
+        self.flow.env.grads = ("computed",)
 
     def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
         if isinstance(func, cst.Name):
@@ -667,6 +822,22 @@ class Analyzer:
             self.flow.state = State(state.torch, state.mxnet, sw)
         else:
             self.flow.state = state.with_recording(fw, sw)
+
+
+def _carried(before: _Flow, end: _Flow, joined: _Flow) -> _Flow:
+    """At a loop head, values the previous iteration changed are marked ``carried``."""
+    if joined.env is None or end.env is None:
+        return joined
+    old = before.env.vals if before.env is not None else {}
+    for key, new in end.env.vals.items():
+        prev = old.get(key)
+        if prev is new:
+            continue
+        merged = joined.env.vals.get(key, new)
+        parents = (prev, new) if prev is not None else (new,)
+        tags = (prev.tags & new.tags if prev is not None else new.tags) | {"carried"}
+        joined.env.vals[key] = Value(None, dict(merged.rec), parents, merged.inference, True, tags)
+    return joined
 
 
 def _apply_scope(state: State, api: str, call: Optional[cst.Call], origin: Origin) -> State:

@@ -104,3 +104,19 @@ LIGHTNING_MODULES = {
     "lightning.pytorch.core.LightningModule",
 }
 LIGHTNING_NO_GRAD_HOOKS = {"validation_step", "test_step", "predict_step"}
+
+
+# Calls that build a new array from their argument's values: the graph ends there.
+CONVERSION_FUNCS = {
+    "torch.tensor", "torch.from_numpy", "torch.as_tensor", "torch.Tensor",
+    "mxnet.nd.array", "mxnet.ndarray.array", "mxnet.np.array",
+}
+CONVERSION_BUILTINS = {"float", "int", "bool", "list"}
+
+
+def is_conversion(qname: Optional[str], builtin: Optional[str] = None) -> bool:
+    if builtin in CONVERSION_BUILTINS:
+        return True
+    if not qname:
+        return False
+    return qname in CONVERSION_FUNCS or qname.startswith("numpy.")

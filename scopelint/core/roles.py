@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
-from scopelint.core.flow import CallFact, FunctionInfo
+if TYPE_CHECKING:  # flow imports this module
+    from scopelint.core.flow import CallFact, FunctionInfo
 
 _MODEL_WORDS = re.compile(
     r"(^|_)(model|net|network|module|encoder|decoder|classifier|backbone|generator|"
@@ -26,7 +27,7 @@ DEFAULT_INFERENCE_FUNCTIONS = (
 )
 
 
-def is_model_call(call: CallFact) -> bool:
+def is_model_call(call: "CallFact") -> bool:
     """``model(x)``, ``self.net(x)``, ``self(x)`` in a class, a name put in ``.eval()``."""
     if call.qname is not None:
         return False
@@ -49,7 +50,74 @@ def matches_any(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def method_owner(func: Optional[FunctionInfo]) -> Optional[FunctionInfo]:
+def method_owner(func: Optional["FunctionInfo"]) -> Optional["FunctionInfo"]:
     while func is not None and func.parent is not None:
         func = func.parent
     return func
+
+
+def _ctor(call: "CallFact") -> str:
+    """The constructor that made the receiver, when the flow saw it (``torch.optim.SGD``)."""
+    if call.receiver is None:
+        return ""
+    for t in call.receiver.tags:
+        if t.startswith("ctor:"):
+            return t[5:]
+    return ""
+
+
+def _receiver_name(call: "CallFact") -> str:
+    callee = call.callee or ""
+    return callee.rsplit(".", 2)[-2] if callee.count(".") >= 1 else ""
+
+
+_OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimizer|optimiser|trainer)s?(_?[a-z0-9]*)?$|^opt[A-Z_]", re.IGNORECASE)
+_SCHEDULER_NAME = re.compile(r"sched|lr_|warmup", re.IGNORECASE)
+
+
+def is_optimizer_step(call: "CallFact") -> bool:
+    """``opt.step()``, ``trainer.step(n)``, ``scaler.step(opt)`` -- not a scheduler's step."""
+    if call.method != "step" or call.qname is not None:
+        return False
+    ctor = _ctor(call)
+    if ctor.startswith("torch.optim.lr_scheduler") or ctor.startswith("transformers."):
+        return False
+    if ctor.startswith("torch.optim.") or ctor in ("mxnet.gluon.Trainer",) or "GradScaler" in ctor:
+        return True
+    name = _receiver_name(call)
+    if _SCHEDULER_NAME.search(name):
+        return False
+    return bool(_OPTIMIZER_NAME.search(name)) or name in ("scaler",)
+
+
+def is_accelerator(call: "CallFact") -> bool:
+    return _ctor(call) == "accelerate.Accelerator" or _receiver_name(call).lower() in ("accelerator", "accel")
+
+
+def optimizer_name(call: "CallFact") -> str:
+    """The optimizer a step belongs to (``scaler.step(opt)`` -> ``opt``)."""
+    if _receiver_name(call) == "scaler" and call.node.args:
+        from scopelint.core.names import dotted
+
+        return dotted(call.node.args[0].value) or ""
+    return _receiver_name(call)
+
+
+_DISCRIMINATOR = re.compile(r"(^|_)(disc|discriminator|critic|netd|d)(_?net|_?model)?$|^net_?d$|^d_?net$", re.IGNORECASE)
+_GENERATOR = re.compile(r"(^|_)(gen|generator|netg|g)(_?net|_?model)?$|^net_?g$|^g_?net$", re.IGNORECASE)
+
+
+def is_discriminator_name(name: str) -> bool:
+    return bool(_DISCRIMINATOR.search(name.rsplit(".", 1)[-1]))
+
+
+def is_generator_name(name: str) -> bool:
+    return bool(_GENERATOR.search(name.rsplit(".", 1)[-1]))
+
+
+_LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
+
+
+def is_loss_call(call: "CallFact") -> bool:
+    name = (call.qname or call.callee or "").rsplit(".", 1)[-1]
+    return bool(_LOSS_NAME.search(name))
