@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?", help="e.g. SL101")
     rule.add_argument("--all", action="store_true", help="every rule")
+    sub.add_parser("lsp", help="run the language server over stdio (needs scopelint[lsp])")
     return parser
 
 
@@ -63,6 +64,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             return cmd_check(args)
         if args.command == "rule":
             return cmd_rule(args)
+        if args.command == "lsp":
+            from scopelint import lsp
+
+            return lsp.main()
         parser.print_help()
         return EXIT_ERROR
     except ConfigError as exc:
