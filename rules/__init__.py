@@ -1,31 +1,24 @@
-"""The rule catalog: one module per rule (installed as ``scopelint.rules``)."""
+"""The rule catalog: one module per rule (installed as ``scopelint.rules``).
+
+Each ``slNNN_<name>.py`` module defines ``RULE``, a ``scopelint.rule.Rule`` subclass.
+"""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import Dict, Type
 
 from scopelint.rule import Rule
 
-RULE_MODULES = (
-    "sl101_backward_on_untracked_value",
-    "sl102_backward_inside_no_grad_scope",
-    "sl103_recording_during_inference",
-    "sl104_redundant_pause",
-    "sl105_no_grad_decorator_on_training_step",
-    "sl106_grad_mode_switched_globally",
-    "sl107_grad_context_not_called",
-    "sl108_inference_tensor_used_in_autograd",
-)
-
 
 def _load() -> Dict[str, Type[Rule]]:
     rules: Dict[str, Type[Rule]] = {}
-    for mod_name in RULE_MODULES:
-        module = importlib.import_module(f"{__name__}.{mod_name}")
-        rule = module.RULE
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("sl"))
+    for mod_name in names:
+        rule = importlib.import_module(f"{__name__}.{mod_name}").RULE
         rules[rule.code] = rule
-    return rules
+    return dict(sorted(rules.items()))
 
 
 ALL_RULES: Dict[str, Type[Rule]] = _load()

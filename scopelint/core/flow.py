@@ -91,6 +91,7 @@ class CallFact:
     loops: Tuple[cst.CSTNode, ...]  # enclosing loops in this function, outermost first
     grads: Optional[tuple]  # gradient-buffer status before the call (see _Env.grads)
     target: Optional["FunctionInfo"] = None  # the local function it calls
+    callee_value: Optional[Value] = None  # what the flow knows of the callee (``model``)
 
 
 @dataclass(eq=False)
@@ -102,6 +103,7 @@ class BackwardFact:
     func: Optional[FunctionInfo]
     frameworks: FrozenSet[str]
     loops: Tuple[cst.CSTNode, ...] = ()
+    seq: int = 0
 
 
 @dataclass(eq=False)
@@ -128,6 +130,7 @@ class MutationFact:
     state: State
     func: Optional[FunctionInfo]
     loops: Tuple[cst.CSTNode, ...]
+    seq: int = 0  # order of evaluation within a walk
 
 
 @dataclass
@@ -242,6 +245,7 @@ class Analyzer:
         self.functions: List[FunctionInfo] = []
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
+        self.model_classes: Set[str] = set()
         self._collect(module.body, None, None, self.names.root)
         self._escapes = self._find_escapes()
 
@@ -263,6 +267,10 @@ class Analyzer:
                 self._collect(stmt.body, info, None, fscope)
             elif isinstance(stmt, cst.ClassDef):
                 cscope = self.names.scope_of(stmt, scope)
+                if parent is None and any(
+                    F.is_model_class(b) or b in self.model_classes for b in self._class_bases(stmt, scope)
+                ):
+                    self.model_classes.add(stmt.name.value)
                 self._collect(stmt.body, parent, stmt, cscope)
             else:
                 for child in child_blocks(stmt):
@@ -337,6 +345,7 @@ class Analyzer:
         self._mutations: Dict[int, MutationFact] = {}
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self._summaries: Dict[int, FrozenSet[str]] = {}
+        self._seq = 0
 
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
         if info.opaque:
@@ -574,13 +583,21 @@ class Analyzer:
             return
         if key.endswith(".grad") and isinstance(node.value, cst.Name) and node.value.value == "None":
             env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
+            self._mutation(node, "grad-none", key, self._lookup(target), None)
+            return
         old = env.vals.get(key)
-        if old is not None and "leaf" in old.tags and old in value.ancestors():
+        if old is None:
+            return
+        if "leaf" in old.tags and old in value.ancestors():
             self._mutation(node, "rebind", key, old, value)
+        elif isinstance(node.value, cst.BinaryOperation) and key in (dotted(node.value.left), dotted(node.value.right)):
+            other = node.value.right if dotted(node.value.left) == key else node.value.left
+            self._mutation(node, "accumulate", key, old, self._lookup(other) if dotted(other) else value)
 
     def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value]) -> None:
+        self._seq += 1
         self._mutations[id(node)] = MutationFact(
-            node, kind, key, before, value, self.flow.state, self.func, tuple(self._loop_nodes)
+            node, kind, key, before, value, self.flow.state, self.func, tuple(self._loop_nodes), self._seq
         )
 
     def _bind_name(self, key: str, value: Value) -> None:
@@ -608,7 +625,9 @@ class Analyzer:
             if key is not None and key in self.flow.env.vals:
                 return self.flow.env.vals[key]
             base = self._ev(e.value)
-            if e.attr.value in ("data", "grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
+            if e.attr.value == "data":  # leaves the graph, still derived from ``base``
+                return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}))
+            if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
                 return opaque_value(e, frozenset({"attr:" + e.attr.value}))
             return computed_value(e, state, [base], True)
         if isinstance(e, cst.Call):
@@ -673,9 +692,10 @@ class Analyzer:
         env = self.flow.env
         target = self._local_target(func)
         loops = tuple(self._loop_nodes)
+        callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
         fact = CallFact(
             call, qname, dotted(func), method, state, self.func, receiver, args, statement,
-            env.in_eval, dict(env.maybe_eval), loops, env.grads, target,
+            env.in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value,
         )
         self._calls[id(call)] = fact
         if target is not None:
@@ -687,8 +707,9 @@ class Analyzer:
             values = (receiver,)
             if call.args and roles.is_accelerator(fact):
                 values = (args[0],)
+            self._seq += 1
             self._backwards[id(call)] = BackwardFact(
-                call, "backward", values, state, self.func, frozenset(self.names.frameworks), loops
+                call, "backward", values, state, self.func, frozenset(self.names.frameworks), loops, self._seq
             )
             env.grads = ("computed",)
         elif qname in F.BACKWARD_FUNCS:
@@ -723,6 +744,8 @@ class Analyzer:
 
         # the value it produces
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
+        if isinstance(func, cst.Name) and func.value in self.model_classes and self.scope.resolve_name(func.value) is None:
+            tags = frozenset({"model"})
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
             return leaf_value(call, F.framework_of(qname), tags)
@@ -778,8 +801,9 @@ class Analyzer:
         index = list(call.args).index(arg)
         value = args[index]
         values = value.parents if isinstance(arg.value, (cst.List, cst.Tuple)) else (value,)
+        self._seq += 1
         self._backwards[id(call)] = BackwardFact(
-            call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]}), tuple(self._loop_nodes)
+            call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]}), tuple(self._loop_nodes), self._seq
         )
         self.flow.env.grads = ("computed",)
 

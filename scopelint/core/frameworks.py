@@ -120,3 +120,23 @@ def is_conversion(qname: Optional[str], builtin: Optional[str] = None) -> bool:
     if not qname:
         return False
     return qname in CONVERSION_FUNCS or qname.startswith("numpy.")
+
+
+# Constructors whose result is a model (a callable holding parameters).
+MODEL_CONSTRUCTOR_PREFIXES = (
+    "torch.nn.", "mxnet.gluon.nn.", "mxnet.gluon.rnn.", "mxnet.gluon.model_zoo.",
+    "torchvision.models.", "transformers.", "timm.create_model",
+)
+NOT_MODEL_PREFIXES = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.Parameter", "torch.nn.parameter")
+MODEL_BASE_CLASSES = {
+    "torch.nn.Module", "mxnet.gluon.Block", "mxnet.gluon.HybridBlock", "mxnet.gluon.nn.Block",
+    "mxnet.gluon.nn.HybridBlock",
+} | LIGHTNING_MODULES
+
+
+def is_model_constructor(qname: str) -> bool:
+    return qname.startswith(MODEL_CONSTRUCTOR_PREFIXES) and not qname.startswith(NOT_MODEL_PREFIXES) and not qname.endswith("Loss")
+
+
+def is_model_class(qname: str) -> bool:
+    return qname in MODEL_BASE_CLASSES

@@ -8,6 +8,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, BackwardFact, Facts, FunctionInfo
+from scopelint.core.names import dotted
 from scopelint.core.syntax import block_path, finds
 from scopelint.core.state import Origin, State, Switch, Value
 
@@ -220,3 +221,83 @@ def _assigned_names_of(func_node: cst.FunctionDef, call_node: cst.Call):
 
     func_node.visit(V())
     return out
+
+
+# --- training-loop questions ----------------------------------------------------------
+def _probably_on(sw: Switch) -> bool:
+    """ON, or a function entry nobody agreed on (PyTorch's global default is ON)."""
+    return sw.on or (sw.mode.value == "unknown" and sw.origin is not None and sw.origin.kind == "unknown-entry")
+
+
+def recorded(value: Value, fw: str) -> bool:
+    """The value was computed while ``fw`` recorded (or, in a function whose entry
+    nobody fixed, while nothing turned recording off)."""
+    sw = value.rec[fw]
+    if fw == F.MXNET:
+        return sw.on
+    return _probably_on(sw)
+
+
+def recording(state: State, fw: str) -> bool:
+    sw = state.recording(fw)
+    return sw.on if fw == F.MXNET else _probably_on(sw)
+
+
+def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
+    return [b for b in facts.backwards if loop in b.loops]
+
+
+def backpropagated(facts: Facts, value: Value) -> bool:
+    """Some backward call's value was computed from ``value``."""
+    return any(value in set(v for bv in b.values for v in bv.ancestors()) for b in facts.backwards)
+
+
+def zeroes_grads(call) -> bool:
+    """``opt.zero_grad()``, ``model.zero_grad()``, ``p.grad.zero_()``."""
+    if call.qname is not None:
+        return False
+    return call.method == "zero_grad" or (call.method == "zero_" and (call.callee or "").endswith(".grad.zero_"))
+
+
+def frameworks_for(facts: Facts, b: BackwardFact) -> Iterable[str]:
+    return [fw for fw in b.frameworks if fw in facts.frameworks]
+
+
+def graph_path(value: Value, stop) -> Iterable[Value]:
+    """``value`` and its ancestors, not looking past values where ``stop(v)`` holds
+    (those are yielded, their parents are not)."""
+    seen = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        yield v
+        if not stop(v):
+            stack.extend(v.parents)
+
+
+def written_name(node: cst.CSTNode) -> Optional[str]:
+    """The dotted name a write goes to: ``x += ...``, ``x = ...``, ``x.append(...)``."""
+    if isinstance(node, cst.AugAssign):
+        return dotted(node.target)
+    if isinstance(node, cst.Assign):
+        return dotted(node.targets[0].target)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return dotted(node.func.value)
+    return None
+
+
+def returns_name(func: FunctionInfo, name: Optional[str]) -> bool:
+    """``func`` returns or yields an expression mentioning ``name`` (None: assume yes)."""
+    if name is None:
+        return True
+
+    def mentions(n: cst.CSTNode) -> bool:
+        return isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) == name
+
+    return finds(
+        func.node,
+        lambda n: isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and finds(n.value, mentions),
+    )

@@ -11,12 +11,14 @@ import fnmatch
 import re
 from typing import TYPE_CHECKING, Iterable, Optional
 
+from scopelint.core.frameworks import is_model_constructor
+
 if TYPE_CHECKING:  # flow imports this module
     from scopelint.core.flow import CallFact, FunctionInfo
 
 _MODEL_WORDS = re.compile(
     r"(^|_)(model|net|network|module|encoder|decoder|classifier|backbone|generator|"
-    r"discriminator|policy|critic|actor|transformer|resnet|bert|gpt|unet|vae|lm)s?\d*$|"
+    r"discriminator|policy|critic|actor|transformer|resnet|bert|gpt|unet|vae|lm|rnn|lstm|gru)s?\d*$|"
     r"^(g|d|netg|netd|gen|disc|clf)$",
     re.IGNORECASE,
 )
@@ -34,6 +36,9 @@ def is_model_call(call: "CallFact") -> bool:
     callee = call.callee
     if callee is None:
         return False
+    made_by = call.callee_value.tags if call.callee_value is not None else frozenset()
+    if "model" in made_by or any(t.startswith("ctor:") and is_model_constructor(t[5:]) for t in made_by):
+        return True
     if call.method in ("forward", "hybrid_forward"):
         callee = callee.rsplit(".", 1)[0]
     elif call.method is not None and not _MODEL_WORDS.search(callee.rsplit(".", 1)[-1]):
@@ -88,6 +93,10 @@ def is_optimizer_step(call: "CallFact") -> bool:
     if _SCHEDULER_NAME.search(name):
         return False
     return bool(_OPTIMIZER_NAME.search(name)) or name in ("scaler",)
+
+
+def is_optimizer_name(name: str) -> bool:
+    return bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
 
 
 def is_accelerator(call: "CallFact") -> bool:

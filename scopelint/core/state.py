@@ -153,10 +153,8 @@ def computed_value(
             rec[fw] = sw
         elif pure and parents and all(p.rec[fw].off for p in parents):
             rec[fw] = parents[0].rec[fw]
-        elif sw.on:
-            rec[fw] = sw
         else:
-            rec[fw] = UNKNOWN
+            rec[fw] = sw  # ON, or UNKNOWN keeping where the doubt comes from
     inference = state.torch.off and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
     return Value(node, rec, parents, inference, pure, tags)
 

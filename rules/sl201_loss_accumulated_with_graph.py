@@ -1,0 +1,72 @@
+from scopelint.core.frameworks import TORCH
+from scopelint.core.queries import backpropagated, recorded, returns_name, written_name
+from scopelint.core.roles import is_loss_call
+from scopelint.rule import Report, Rule
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "SL201"
+    name = "loss-accumulated-with-graph"
+    severity = "warning"
+    frameworks = ("torch",)
+    summary = "A recorded loss is accumulated across loop iterations without `.item()`/`.detach()`."
+    help = "Accumulate a number: `total += loss.item()` (or `loss.detach()`); append `loss.item()`."
+    why = """
+        `total += loss` (or `losses.append(loss)`) keeps a reference to every
+        iteration's loss tensor, and through its `grad_fn` to that iteration's whole
+        graph and saved activations. Memory grows linearly with the number of steps
+        until the loop ends or the process runs out of memory. A joint loss that is
+        itself backpropagated later is deliberate and not flagged.
+    """
+    bad = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        total = 0.0
+        for step in range(10):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            total += loss
+    """
+    good = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        total = 0.0
+        for step in range(10):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if TORCH not in facts.frameworks:
+            return
+        writes = [(m.node, m.before, m.value, m.loops, m.func) for m in facts.mutations if m.kind in ("augassign", "accumulate")]
+        writes += [
+            (c.node, c.receiver, c.args[0], c.loops, c.func)
+            for c in facts.calls
+            if c.method in ("append", "extend") and c.receiver is not None and c.args
+        ]
+        for node, accumulator, value, loops, func in writes:
+            if not loops or value is None or accumulator is None or not recorded(value, TORCH):
+                continue
+            backward_in_loop = any(
+                loops[-1] in b.loops and value in set(a for v in b.values for a in v.ancestors()) for b in facts.backwards
+            )
+            from_loss = any(is_loss_call(c) for v in value.ancestors() for c in [facts.call_of(v.node)] if c is not None)
+            if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
+                continue
+            if not backward_in_loop and func is not None and returns_name(func, written_name(node)):
+                continue  # a joint loss handed to the caller
+            yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive")
+
+
+RULE = LossAccumulatedWithGraph

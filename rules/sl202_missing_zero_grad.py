@@ -1,0 +1,85 @@
+import libcst as cst
+
+from scopelint.core import frameworks as F
+from scopelint.core.queries import zeroes_grads
+from scopelint.core.roles import is_optimizer_step
+from scopelint.core.syntax import finds
+from scopelint.rule import Report, Rule
+
+
+class MissingZeroGrad(Rule):
+    code = "SL202"
+    name = "missing-zero-grad"
+    severity = "warning"
+    frameworks = ("torch", "mxnet")
+    summary = "A training loop calls backward and `step()` but never zeroes the gradients."
+    help = "Call `optimizer.zero_grad()` (or set `p.grad = None`) once per step, before `backward()`."
+    why = """
+        Backward adds into `.grad`. Without `zero_grad()` in the loop every step uses
+        the sum of all gradients so far: the effective learning rate grows and
+        training diverges or silently degrades. Deliberate gradient accumulation
+        (`if (i + 1) % k == 0: opt.step(); opt.zero_grad()`) zeroes in the loop and
+        is not flagged. MXNet overwrites gradients unless `grad_req='add'`, so there
+        only `grad_req='add'` without any `zero_grad()` is flagged.
+    """
+    bad = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(10):
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            opt.step()
+    """
+    good = """
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(10):
+            opt.zero_grad()
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            loss.backward()
+            opt.step()
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        zeroing = [c for c in facts.calls if zeroes_grads(c)] + [m for m in facts.mutations if m.kind == "grad-none"]
+        zero_loops = set()
+        for z in zeroing:
+            zero_loops.update(id(loop) for loop in z.loops)
+        # Local functions that zero gradients count where they are called.
+        zero_funcs = {id(z.func) for z in zeroing if z.func is not None}
+        for c in facts.calls:
+            if c.target is not None and id(c.target) in zero_funcs:
+                zero_loops.update(id(loop) for loop in c.loops)
+        mxnet_accumulates = F.MXNET in facts.frameworks and _grad_req_add(facts.module) and not zeroing
+        steps = [c for c in facts.calls if is_optimizer_step(c) and c.loops]
+        reported = set()
+        for b in facts.backwards:
+            fws = b.frameworks & facts.frameworks
+            if not b.loops or len(fws) != 1 or (F.MXNET in fws and not mxnet_accumulates):
+                continue
+            if any(id(loop) in zero_loops for loop in b.loops):
+                continue
+            loop = next((l for l in b.loops if any(l in s.loops for s in steps)), None)
+            if loop is not None and id(loop) not in reported:
+                reported.add(id(loop))
+                yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps")
+
+
+def _grad_req_add(module: cst.Module) -> bool:
+    def is_add(n: cst.CSTNode) -> bool:
+        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "grad_req":
+            return isinstance(n.value, cst.SimpleString) and n.value.evaluated_value == "add"
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "setattr" and len(n.args) == 2:
+            a, b = n.args
+            return all(isinstance(x.value, cst.SimpleString) for x in (a, b)) and (a.value.evaluated_value, b.value.evaluated_value) == ("grad_req", "add")
+        return False
+
+    return finds(module, is_add)
+
+
+RULE = MissingZeroGrad

@@ -1,0 +1,71 @@
+from scopelint.core.queries import backwards_in_loop, graph_path, recorded
+from scopelint.core.roles import is_model_call
+from scopelint.rule import Report, Rule
+
+
+class HiddenStateNotDetached(Rule):
+    code = "SL204"
+    name = "hidden-state-not-detached"
+    severity = "error"
+    frameworks = ("torch", "mxnet")
+    summary = "A recurrent state returned by a forward pass is fed into the next iteration's forward without `.detach()`."
+    help = "Detach the state at the start of each iteration: `hidden = hidden.detach()` (or `repackage_hidden(hidden)`)."
+    why = """
+        The hidden state carries the graph of the iteration that produced it. Fed into
+        the next forward, each step's graph links to all previous ones: PyTorch raises
+        `RuntimeError: Trying to backward through the graph a second time` (the
+        earlier part was freed by the previous backward); MXNet backpropagates through
+        the whole history, ever slower, or fails likewise.
+    """
+    bad = """
+        import torch
+
+        rnn = torch.nn.RNN(3, 5)
+        opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+        hidden = torch.zeros(1, 2, 5)
+        for step in range(3):
+            opt.zero_grad()
+            out, hidden = rnn(torch.randn(4, 2, 3), hidden)
+            out.pow(2).mean().backward()
+            opt.step()
+    """
+    good = """
+        import torch
+
+        rnn = torch.nn.RNN(3, 5)
+        opt = torch.optim.SGD(rnn.parameters(), lr=0.1)
+        hidden = torch.zeros(1, 2, 5)
+        for step in range(3):
+            opt.zero_grad()
+            hidden = hidden.detach()
+            out, hidden = rnn(torch.randn(4, 2, 3), hidden)
+            out.pow(2).mean().backward()
+            opt.step()
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        for call in facts.calls:
+            if not call.loops or not is_model_call(call) or not backwards_in_loop(facts, call.loops[-1]):
+                continue
+            for arg in call.args:
+                if self._carries_graph(arg, facts):
+                    yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached")
+                    break
+
+    @staticmethod
+    def _carries_graph(arg, facts) -> bool:
+        def stop(v):  # a detach, a conversion, or any call that is not plain arithmetic
+            return "left-graph" in v.tags or not v.pure
+        for v in graph_path(arg, stop):
+            if "carried" not in v.tags:
+                continue
+            previous = v.parents[-1]
+            for w in graph_path(previous, stop):
+                producer = facts.call_of(w.node)
+                if producer is not None and is_model_call(producer) and any(recorded(w, fw) for fw in facts.frameworks):
+                    return True
+        return False
+
+
+RULE = HiddenStateNotDetached
