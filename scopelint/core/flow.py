@@ -92,6 +92,7 @@ class CallFact:
     grads: Optional[tuple]  # gradient-buffer status before the call (see _Env.grads)
     target: Optional["FunctionInfo"] = None  # the local function it calls
     callee_value: Optional[Value] = None  # what the flow knows of the callee (``model``)
+    seq: int = 0  # order of evaluation within a walk
 
 
 @dataclass(eq=False)
@@ -460,7 +461,8 @@ class Analyzer:
             old = self._ev(small.target)
             new = self._ev(small.value)
             self._mutation(small, "augassign", dotted(small.target), old, new)
-            self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
+            if "leaf" not in old.tags:  # on a leaf the write is in place: it stays that leaf
+                self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
         elif isinstance(small, cst.Return):
             if small.value is not None:
                 self._ev(small.value)
@@ -693,9 +695,10 @@ class Analyzer:
         target = self._local_target(func)
         loops = tuple(self._loop_nodes)
         callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
+        self._seq += 1
         fact = CallFact(
             call, qname, dotted(func), method, state, self.func, receiver, args, statement,
-            env.in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value,
+            env.in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value, self._seq,
         )
         self._calls[id(call)] = fact
         if target is not None:

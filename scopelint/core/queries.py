@@ -301,3 +301,15 @@ def returns_name(func: FunctionInfo, name: Optional[str]) -> bool:
         func.node,
         lambda n: isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and finds(n.value, mentions),
     )
+
+
+def may_carry_graph(v: Value, fw: str) -> bool:
+    """``v`` is a source of gradient: a leaf, a recorded model/function call, or a
+    name the flow knows nothing about (a parameter, a global)."""
+    if "leaf" in v.tags:
+        return True
+    if isinstance(v.node, cst.Call) and not v.pure and "left-graph" not in v.tags:
+        return recorded(v, fw)
+    if not v.parents and isinstance(v.node, (cst.Name, cst.Attribute)) and not v.rec[fw].off:
+        return not any(t.startswith("attr:") for t in v.tags)
+    return False

@@ -124,6 +124,15 @@ def is_generator_name(name: str) -> bool:
     return bool(_GENERATOR.search(name.rsplit(".", 1)[-1]))
 
 
+def is_discriminator_optimizer(name: str) -> bool:
+    """``optD``, ``optimizer_d``, ``d_optimizer``, ``trainerD``, ``opt_disc``."""
+    n = name.rsplit(".", 1)[-1]
+    rest = re.sub(r"^(optimizer|optimiser|optim|opt|trainer)_?", "", n, flags=re.IGNORECASE)
+    if rest != n and rest.lower() in ("d", "disc", "discriminator", "critic", "netd"):
+        return True
+    return bool(re.match(r"^(d|disc|discriminator|critic|netd)_(opt|optim|optimizer|trainer)$", n, re.IGNORECASE))
+
+
 _LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
 
 

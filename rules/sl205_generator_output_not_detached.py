@@ -1,0 +1,90 @@
+from scopelint.core.queries import graph_path
+from scopelint.core.roles import (
+    is_discriminator_name,
+    is_discriminator_optimizer,
+    is_generator_name,
+    is_model_call,
+    is_optimizer_step,
+    optimizer_name,
+)
+from scopelint.rule import Report, Rule
+
+
+class GeneratorOutputNotDetached(Rule):
+    code = "SL205"
+    name = "generator-output-not-detached"
+    severity = "warning"
+    frameworks = ("torch", "mxnet")
+    summary = "A generator's output reaches the discriminator's loss without `.detach()` (or, in MXNet, outside `pause()`)."
+    help = "Feed `fake.detach()` to the discriminator for its own loss; keep `fake` for the generator's loss."
+    why = """
+        The discriminator's backward then also computes gradients for the generator's
+        parameters: wasted work, gradients that pollute the generator's next step
+        unless zeroed, and an error (`Trying to backward through the graph a second
+        time`) once the generator's own backward reuses the freed graph.
+    """
+    bad = """
+        import torch
+
+        netG, netD = torch.nn.Linear(2, 3), torch.nn.Linear(3, 1)
+        optD = torch.optim.SGD(netD.parameters(), lr=0.1)
+        fake = netG(torch.randn(4, 2))
+        optD.zero_grad()
+        errD = netD(fake).mean()
+        errD.backward()
+        optD.step()
+    """
+    good = """
+        import torch
+
+        netG, netD = torch.nn.Linear(2, 3), torch.nn.Linear(3, 1)
+        optD = torch.optim.SGD(netD.parameters(), lr=0.1)
+        fake = netG(torch.randn(4, 2))
+        optD.zero_grad()
+        errD = netD(fake.detach()).mean()
+        errD.backward()
+        optD.step()
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        reported = set()
+        backwards = sorted(facts.backwards, key=lambda b: b.seq)
+        for i, b in enumerate(backwards):
+            for d_call in self._d_calls_on_fake(b, facts):
+                if id(d_call.node) in reported or not self._is_discriminator_step(b, backwards[i + 1:], facts):
+                    continue
+                reported.add(id(d_call.node))
+                yield Report(d_call.node, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`")
+
+    @staticmethod
+    def _d_calls_on_fake(b, facts):
+        """Discriminator calls on the path to ``b`` whose input is an undetached generator output."""
+        def stop(v):
+            return "left-graph" in v.tags
+        for value in b.values:
+            for v in graph_path(value, stop):
+                d = facts.call_of(v.node)
+                if d is None or not is_model_call(d) or not is_discriminator_name(d.callee or ""):
+                    continue
+                for arg in d.args:
+                    for w in graph_path(arg, lambda x: stop(x) or (facts.call_of(x.node) is not None and x is not arg and not x.pure)):
+                        g = facts.call_of(w.node)
+                        if g is not None and is_model_call(g) and is_generator_name(g.callee or "") and g.state.recording(next(iter(facts.frameworks))).mode.value != "off":
+                            yield d
+                            break
+                    else:
+                        continue
+                    break
+
+    @staticmethod
+    def _is_discriminator_step(b, later, facts) -> bool:
+        """The backward belongs to the discriminator: the next optimizer step is the
+        discriminator's, or another backward (the generator's) follows in the same body."""
+        steps = [c for c in facts.calls_in(b.func) if is_optimizer_step(c) and c.seq > b.seq]
+        if steps and is_discriminator_optimizer(optimizer_name(min(steps, key=lambda c: c.seq))):
+            return True
+        return any(other.func is b.func and other.loops == b.loops for other in later)
+
+
+RULE = GeneratorOutputNotDetached

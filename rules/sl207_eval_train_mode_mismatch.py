@@ -1,0 +1,93 @@
+from scopelint.core.frameworks import TORCH
+from scopelint.core.queries import backwards_in_loop, recording
+from scopelint.core.roles import is_model_call
+from scopelint.rule import Report, Rule
+
+
+class EvalTrainModeMismatch(Rule):
+    code = "SL207"
+    name = "eval-train-mode-mismatch"
+    severity = "warning"
+    frameworks = ("torch",)
+    summary = "Evaluation runs a model still in training mode, or training resumes with the model left in eval mode."
+    help = "Call `model.eval()` before evaluating and `model.train()` before the next training forward pass."
+    why = """
+        `no_grad()` does not switch Dropout and BatchNorm to inference behaviour;
+        `model.eval()` does. Evaluating without it gives noisy, pessimistic metrics and
+        updates BatchNorm statistics with validation data. The opposite mistake is
+        worse: an evaluation helper that calls `model.eval()` and never
+        `model.train()` again makes every later epoch train without dropout and with
+        frozen BatchNorm statistics.
+    """
+    bad = """
+        import torch
+
+        model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def validate(x):
+            model.eval()
+            with torch.no_grad():
+                return model(x).mean().item()
+
+        for epoch in range(3):
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+            validate(torch.randn(4, 3))
+    """
+    good = """
+        import torch
+
+        model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def validate(x):
+            model.eval()
+            with torch.no_grad():
+                return model(x).mean().item()
+
+        for epoch in range(3):
+            model.train()
+            opt.zero_grad()
+            model(torch.randn(4, 3)).pow(2).mean().backward()
+            opt.step()
+            validate(torch.randn(4, 3))
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if TORCH not in facts.frameworks:
+            return
+        yield from self._left_in_eval(facts)
+        yield from self._evaluated_in_train_mode(facts)
+
+    def _left_in_eval(self, facts):
+        reported = set()
+        for call in facts.calls:
+            if not call.loops or not is_model_call(call) or call.callee not in call.maybe_eval:
+                continue
+            if call.callee in call.in_eval or not recording(call.state, TORCH):
+                continue
+            if not backwards_in_loop(facts, call.loops[-1]):
+                continue
+            culprit = call.maybe_eval[call.callee]
+            if id(culprit) not in reported:
+                reported.add(id(culprit))
+                yield Report(culprit, f"`{call.callee}` is left in eval mode here and the training loop's next forward pass runs without `{call.callee}.train()`")
+
+    def _evaluated_in_train_mode(self, facts):
+        if not facts.backwards or any(c.method == "eval" or (c.method == "train" and c.node.args) for c in facts.calls):
+            return
+        done = set()
+        for call in facts.calls:
+            sw = call.state.torch
+            if not (sw.off and sw.origin is not None and sw.origin.explicit) or not is_model_call(call):
+                continue
+            key = id(call.func)
+            if key not in done:
+                done.add(key)
+                yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training")
+
+
+RULE = EvalTrainModeMismatch

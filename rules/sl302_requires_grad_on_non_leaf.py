@@ -1,0 +1,88 @@
+import libcst as cst
+
+from scopelint.core.flow import call_arg, literal_bool
+from scopelint.core.frameworks import TORCH
+from scopelint.rule import Report, Rule
+
+
+class RequiresGradOnNonLeaf(Rule):
+    code = "SL302"
+    name = "requires-grad-on-non-leaf"
+    severity = "error"
+    frameworks = ("torch",)
+    summary = "A tensor made with `requires_grad=True` is moved, cast or computed on before it gets a name: the name holds a non-leaf."
+    help = "Pass `device=`/`dtype=` to the factory, or call `.requires_grad_()` last."
+    why = """
+        `w = torch.randn(3, requires_grad=True).to(device)` (or `.cuda()`, `.double()`,
+        `.view(...)`, `* 0.01`) binds `w` to the *result* of an operation. The leaf that
+        requires grad is lost; `w.grad` stays `None` after backward (with a warning at
+        best) and an optimizer given `w` never updates it.
+    """
+    bad = """
+        import torch
+
+        w = torch.randn(3, requires_grad=True) * 0.01
+        loss = (w * 2).sum()
+        loss.backward()
+        print(w.grad)
+    """
+    good = """
+        import torch
+
+        w = (torch.randn(3) * 0.01).requires_grad_()
+        loss = (w * 2).sum()
+        loss.backward()
+        print(w.grad)
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if TORCH not in facts.frameworks:
+            return
+        factories = {
+            id(c.node)
+            for c in facts.calls
+            if c.qname and c.qname.startswith("torch.") and (rg := call_arg(c.node, None, "requires_grad")) is not None
+            and literal_bool(rg.value) is True
+        }
+        if not factories:
+            return
+        for m in _assignments(facts.module):
+            value = m.value
+            if id(value) in factories or _ends_with_requires_grad(value):
+                continue
+            if _chain_contains(value, factories):
+                yield Report(value, "the tensor created with `requires_grad=True` is transformed before it is bound: the name holds a non-leaf whose `.grad` stays None")
+
+
+def _assignments(module: cst.Module):
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(node)
+
+    module.visit(V())
+    return found
+
+
+def _ends_with_requires_grad(expr) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "requires_grad_"
+
+
+def _chain_contains(expr, factories) -> bool:
+    """A factory call is the base of a method chain or an operand of arithmetic."""
+    if id(expr) in factories:
+        return True
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return _chain_contains(expr.func.value, factories)
+    if isinstance(expr, cst.BinaryOperation):
+        return _chain_contains(expr.left, factories) or _chain_contains(expr.right, factories)
+    if isinstance(expr, (cst.UnaryOperation,)):
+        return _chain_contains(expr.expression, factories)
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return _chain_contains(expr.value, factories)
+    return False
+
+
+RULE = RequiresGradOnNonLeaf

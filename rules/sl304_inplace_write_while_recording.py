@@ -1,0 +1,50 @@
+from scopelint.core.frameworks import MXNET
+from scopelint.rule import Report, Rule
+
+
+class InplaceWriteWhileRecording(Rule):
+    code = "SL304"
+    name = "inplace-write-while-recording"
+    severity = "error"
+    frameworks = ("mxnet",)
+    summary = "Inside `autograd.record()`, an in-place write to an array that is part of the recorded graph."
+    help = "Compute a new array instead (`y = y + 1`, `y = nd.concat(...)`); write in place only outside `record()`."
+    why = """
+        MXNet warns `Assigning to NDArrays that are already in a computational graph
+        will cause undefined behavior when evaluating gradients`: `y[:] = ...`,
+        `y += ...` or `out=y` inside `record()` overwrite values the backward pass
+        needs, and gradients come out wrong without an error.
+    """
+    bad = """
+        from mxnet import autograd, nd
+
+        x = nd.array([1.0, 2.0])
+        x.attach_grad()
+        with autograd.record():
+            y = x * x
+            y += 1
+        y.backward()
+    """
+    good = """
+        from mxnet import autograd, nd
+
+        x = nd.array([1.0, 2.0])
+        x.attach_grad()
+        with autograd.record():
+            y = x * x
+            y = y + 1
+        y.backward()
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if MXNET not in facts.frameworks:
+            return
+        for m in facts.mutations:
+            if m.kind not in ("augassign", "subscript", "out", "inplace") or not m.state.mxnet.on:
+                continue
+            if m.before.rec[MXNET].on or ("leaf" in m.before.tags and m.before.rec[MXNET].on):
+                yield Report(m.node, "in-place write inside `autograd.record()` to an array that is part of the recorded graph")
+
+
+RULE = InplaceWriteWhileRecording
