@@ -1,0 +1,42 @@
+"""Each rule documents itself, and its own bad/good examples are checked."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from scopelint.engine import lint_source
+from scopelint.rules import ALL_RULES
+
+
+@pytest.mark.parametrize("code", sorted(ALL_RULES))
+def test_bad_example_is_flagged_by_its_rule(code):
+    rule = ALL_RULES[code]
+    found = lint_source(textwrap.dedent(rule.bad), f"{code}_bad.py").findings
+    assert code in {f.code for f in found}, [f"{f.code} {f.message}" for f in found]
+
+
+@pytest.mark.parametrize("code", sorted(ALL_RULES))
+def test_good_example_is_clean(code):
+    rule = ALL_RULES[code]
+    found = lint_source(textwrap.dedent(rule.good), f"{code}_good.py").findings
+    assert not found, [f"{f.code} {f.message}" for f in found]
+
+
+@pytest.mark.parametrize("code", sorted(ALL_RULES))
+def test_documentation_has_every_part(code):
+    rule = ALL_RULES[code]
+    doc = rule.documentation()
+    for part in (rule.name, code, "## What it does", "## Why is this bad?", "## Example", "Use instead:", "## How to fix"):
+        assert part in doc
+    assert rule.severity in ("error", "warning", "info")
+    assert rule.url().endswith(code.lower() + ".html")
+
+
+def test_catalog_matches_the_spec():
+    assert sorted(ALL_RULES) == [
+        "SL101", "SL102", "SL103", "SL104", "SL105", "SL106", "SL107", "SL108",
+        "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207",
+        "SL301", "SL302", "SL303", "SL304",
+    ]
