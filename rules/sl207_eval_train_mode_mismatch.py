@@ -1,6 +1,6 @@
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backwards_in_loop, recording
-from scopelint.core.roles import is_model_call
+from scopelint.core.roles import is_model_call, matches_any
 from scopelint.rule import Report, Rule
 
 
@@ -60,7 +60,7 @@ class EvalTrainModeMismatch(Rule):
         if TORCH not in facts.frameworks:
             return
         yield from self._left_in_eval(facts)
-        yield from self._evaluated_in_train_mode(facts)
+        yield from self._evaluated_in_train_mode(facts, ctx.inference_functions)
 
     def _left_in_eval(self, facts):
         reported = set()
@@ -76,17 +76,19 @@ class EvalTrainModeMismatch(Rule):
                 reported.add(id(culprit))
                 yield Report(culprit, f"`{call.callee}` is left in eval mode here and the training loop's next forward pass runs without `{call.callee}.train()`")
 
-    def _evaluated_in_train_mode(self, facts):
+    def _evaluated_in_train_mode(self, facts, inference_functions):
+        """Evaluation code (by name) under no_grad in a file that trains and never calls eval()."""
         if not facts.backwards or any(c.method == "eval" or (c.method == "train" and c.node.args) for c in facts.calls):
             return
         done = set()
         for call in facts.calls:
             sw = call.state.torch
+            if call.func is None or not matches_any(call.func.name, inference_functions):
+                continue
             if not (sw.off and sw.origin is not None and sw.origin.explicit) or not is_model_call(call):
                 continue
-            key = id(call.func)
-            if key not in done:
-                done.add(key)
+            if id(call.func) not in done:
+                done.add(id(call.func))
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training")
 
 

@@ -42,6 +42,7 @@ NEUTRAL_DECORATORS = {
 LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "asscalar", "cpu_numpy"}
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
+CONST = frozenset({"const"})
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
 
@@ -620,6 +621,10 @@ class Analyzer:
         state = self.flow.state
         if state is None:
             return opaque_value(e)
+        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or (
+            isinstance(e, cst.Name) and e.value in ("True", "False", "None")
+        ):
+            return opaque_value(e, CONST)
         if isinstance(e, cst.Name):
             return self._lookup(e)
         if isinstance(e, cst.Attribute):

@@ -145,7 +145,7 @@ def computed_value(
     Computed while a framework is OFF, it carries no graph there. Computed while ON,
     it is recorded, unless it is plain arithmetic on values that carry no graph.
     """
-    parents = tuple(p for p in parents if p is not None)
+    parents = tuple(p for p in parents if p is not None and "const" not in p.tags)
     rec = {}
     for fw in (TORCH, MXNET):
         sw = state.recording(fw)

@@ -1,0 +1,277 @@
+"""The analysis core: name resolution, recording state, flow, entry states."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from scopelint.core.flow import Analyzer
+from scopelint.core.names import Names
+from scopelint.engine import lint_source
+
+
+def findings(src: str, select=None):
+    result = lint_source(textwrap.dedent(src), "t.py")
+    assert not result.errors
+    return sorted((f.start[0], f.code) for f in result.findings if select is None or f.code in select)
+
+
+# --- the examples the core issue names -------------------------------------------
+def test_mxnet_backward_on_value_made_in_pause():
+    src = """
+        from mxnet import autograd, nd
+        x = nd.array([1.0, 2.0])
+        x.attach_grad()
+        with autograd.record():
+            y = x * x
+        with autograd.pause():
+            z = y[0] * x[1]
+        z.backward()
+    """
+    assert (9, "SL101") in findings(src)
+
+
+def test_mxnet_backward_inside_pause_around_training_loop():
+    src = """
+        from mxnet import autograd, gluon, nd
+        net = gluon.nn.Dense(1)
+        loss_fn = gluon.loss.L2Loss()
+        def train(data):
+            with autograd.pause():
+                for x, y in data:
+                    with autograd.record():
+                        loss = loss_fn(net(x), y)
+                    loss.backward()
+    """
+    assert findings(src) == [(10, "SL102")]
+
+
+def test_mxnet_predict_called_only_at_module_level_has_redundant_pause():
+    src = """
+        from mxnet import autograd, gluon, nd
+        net = gluon.nn.Dense(1)
+        def predict(net, x):
+            with autograd.pause():
+                return net(x)
+        print(predict(net, nd.ones((1, 2))))
+    """
+    assert findings(src) == [(5, "SL104")]
+
+
+def test_mxnet_predict_with_unknown_callers_is_silent():
+    src = """
+        from mxnet import autograd
+        def predict(net, x):
+            with autograd.pause():
+                return net(x)
+    """
+    assert findings(src) == []
+
+
+def test_torch_no_grad_without_call():
+    assert findings("import torch\nwith torch.no_grad:\n    pass\n") == [(2, "SL107")]
+
+
+# --- import styles and look-alikes -------------------------------------------------
+@pytest.mark.parametrize(
+    "imports, spelled",
+    [
+        ("import torch", "torch.no_grad"),
+        ("import torch as T", "T.no_grad"),
+        ("from torch import no_grad", "no_grad"),
+        ("from torch import no_grad as ng", "ng"),
+        ("import torch.autograd", "torch.autograd.no_grad"),
+        ("from torch.autograd import grad_mode", "grad_mode.no_grad"),
+        ("from torch.autograd.grad_mode import no_grad", "no_grad"),
+    ],
+)
+def test_torch_import_styles_resolve(imports, spelled):
+    module = cst.parse_module(f"{imports}\nwith {spelled}():\n    pass\n")
+    names = Names(module)
+    with_node = module.body[1]
+    assert names.qualify(with_node.items[0].item.func, names.root) == "torch.no_grad"
+
+
+@pytest.mark.parametrize(
+    "imports, spelled",
+    [
+        ("import mxnet as mx", "mx.autograd.record"),
+        ("import mxnet", "mxnet.autograd.record"),
+        ("import mxnet.autograd", "mxnet.autograd.record"),
+        ("from mxnet import autograd", "autograd.record"),
+        ("from mxnet import autograd as ag", "ag.record"),
+        ("from mxnet.autograd import record", "record"),
+    ],
+)
+def test_mxnet_import_styles_resolve(imports, spelled):
+    module = cst.parse_module(f"{imports}\nwith {spelled}():\n    pass\n")
+    names = Names(module)
+    assert names.qualify(module.body[1].items[0].item.func, names.root) == "mxnet.autograd.record"
+
+
+def test_local_lookalikes_are_not_the_framework():
+    src = """
+        from mxnet import autograd
+        from torch import no_grad
+        class Net:
+            def pause(self):
+                return open("x")
+            def run(self):
+                with self.pause():
+                    pass
+        def f(no_grad):
+            with no_grad:
+                pass
+        def g():
+            record = autograd.record
+            pause = lambda: None
+            with pause:
+                pass
+    """
+    assert findings(src) == []
+
+
+def test_module_level_rebinding_makes_an_import_ambiguous():
+    src = """
+        import torch
+        from torch import no_grad
+        def no_grad():
+            return torch.enable_grad()
+        with torch.no_grad():
+            with no_grad():
+                pass
+    """
+    assert findings(src) == []
+
+
+# --- flow ------------------------------------------------------------------------------
+def test_value_state_flows_through_unpacking_and_branches():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        x = torch.ones(1, 2)
+        with torch.no_grad():
+            a, b = model(x), model(x)
+        if x.sum() > 0:
+            c = a
+        else:
+            c = b * 2
+        c.sum().backward()
+    """
+    assert findings(src) == [(11, "SL101")]
+
+
+def test_branch_that_may_record_makes_the_value_unknown():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        def f(x, train):
+            if train:
+                y = model(x)
+            else:
+                with torch.no_grad():
+                    y = model(x)
+            y.sum().backward()
+    """
+    assert findings(src) == []
+
+
+def test_unknown_set_grad_enabled_is_silent():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        def step(x, phase):
+            with torch.set_grad_enabled(phase == "train"):
+                y = model(x)
+            y.sum().backward()
+    """
+    assert findings(src) == []
+
+
+def test_loop_carried_value_from_no_grad():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        y = None
+        for i in range(3):
+            if y is not None:
+                y.sum().backward()
+            with torch.no_grad():
+                y = model(torch.ones(1, 2))
+    """
+    assert (7, "SL101") not in findings(src)  # first iteration: y is None -> unknown join
+
+
+def test_entry_state_from_agreeing_call_sites():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        def helper(x):
+            return model(x)
+        with torch.no_grad():
+            out = helper(torch.ones(1, 2))
+        out.sum().backward()
+    """
+    module = cst.parse_module(textwrap.dedent(src))
+    facts = Analyzer(module).run()
+    helper = next(f for f in facts.functions if f.name == "helper")
+    assert helper.entry.torch.off
+    assert findings(src) == [(8, "SL101")]
+
+
+def test_entry_state_unknown_when_callers_disagree():
+    src = """
+        import torch
+        def helper(x):
+            with torch.no_grad():
+                return x * 2
+        with torch.no_grad():
+            helper(torch.ones(1))
+        helper(torch.ones(1))
+    """
+    module = cst.parse_module(textwrap.dedent(src))
+    facts = Analyzer(module).run()
+    helper = next(f for f in facts.functions if f.name == "helper")
+    assert helper.entry.torch.mode.value == "unknown"
+    assert findings(src) == []
+
+
+def test_function_passed_as_callback_has_unknown_entry():
+    src = """
+        import torch
+        def helper(x):
+            with torch.no_grad():
+                return x * 2
+        with torch.no_grad():
+            helper(torch.ones(1))
+        callbacks = [helper]
+    """
+    assert findings(src) == []
+
+
+def test_decorator_sets_entry_and_sl105_replaces_sl101():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        @torch.no_grad()
+        def train_step(x):
+            loss = model(x).sum()
+            loss.backward()
+    """
+    assert findings(src) == [(7, "SL105")]
+
+
+def test_linter_never_imports_the_frameworks():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import scopelint.cli, scopelint.engine; "
+        "from scopelint.engine import lint_source; "
+        "lint_source('import torch\\nwith torch.no_grad:\\n    pass\\n', 'x.py'); "
+        "print('torch' in sys.modules, 'mxnet' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False False"
