@@ -1,5 +1,7 @@
 from scopelint.core.frameworks import TORCH
+from scopelint.core.queries import may_carry_graph
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class InferenceTensorUsedInAutograd(Rule):
@@ -7,6 +9,7 @@ class InferenceTensorUsedInAutograd(Rule):
     name = "inference-tensor-used-in-autograd"
     severity = "error"
     frameworks = ("torch",)
+    fixable = "unsafe"
     summary = "A tensor created inside `torch.inference_mode()` is used in a computation that is backpropagated."
     help = "Create the tensor under `torch.no_grad()` instead of `inference_mode()`, or use `.clone()` of it outside."
     why = """
@@ -45,10 +48,10 @@ class InferenceTensorUsedInAutograd(Rule):
                         continue
                     if not any(p.inference for p in v.parents):
                         continue
-                    saves_input = not v.pure or any(p.rec[TORCH].on for p in v.parents)
+                    saves_input = not v.pure or any(may_carry_graph(a, TORCH) for p in v.parents for a in p.ancestors())
                     if saves_input:
                         reported.add(id(v.node))
-                        yield Report(v.node, "a tensor created in `torch.inference_mode()` is used in a computation that is backpropagated")
+                        yield Report(v.node, "a tensor created in `torch.inference_mode()` is used in a computation that is backpropagated", cf.inference_tensor(ctx, v))
 
 
 RULE = InferenceTensorUsedInAutograd

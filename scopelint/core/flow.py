@@ -543,11 +543,14 @@ class Analyzer:
             q = self.names.qualify(expr.func if called else expr, self.scope)
             before = self.flow.state
             if q in F.SCOPES:
-                inside = _apply_scope(before, q, expr if called else None, Origin("with", item, q)) if called else before
+                # Uncalled (SL107), it raises; the body is read as its author meant it.
+                inside = _apply_scope(before, q, expr if called else None, Origin("with", item, q))
                 self._scopes[id(item)] = ScopeFact(item, stmt, q, called, before, inside, self.func)
                 self.flow.state = inside
-            elif called or q is not None:
-                pass
+            elif not called and any("scope" in v.tags for v in value.ancestors()):
+                # ``with scope:`` where ``scope`` may hold a recording scope: anything goes.
+                opaque = Switch(Mode.UNKNOWN, Origin("opaque"))
+                self.flow.state = State(opaque, opaque, opaque)
             if item.asname is not None:
                 self._bind(item.asname.name, value)
         self._block(stmt.body)
@@ -752,6 +755,8 @@ class Analyzer:
 
         # the value it produces
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
+        if qname in F.SCOPES:
+            tags = tags | {"scope"}
         if isinstance(func, cst.Name) and func.value in self.model_classes and self.scope.resolve_name(func.value) is None:
             tags = frozenset({"model"})
         rg = call_arg(call, None, "requires_grad")
@@ -763,8 +768,12 @@ class Analyzer:
             parents = (receiver,) if receiver is not None else args
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}))
         if receiver is not None:
-            pure = method not in MODEL_METHODS
+            pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
             return computed_value(call, state, (receiver,) + args, pure)
+        if target is not None and target.decorator is not None and target.decorator[0] == "torch.inference_mode":
+            made = computed_value(call, state, args, False, tags)
+            made.inference = True  # returned from a function that runs in inference mode
+            return made
         if qname is not None and F.framework_of(qname):
             return computed_value(call, state, args, True, tags)
         return computed_value(call, state, args, False, tags)

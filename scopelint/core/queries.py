@@ -195,6 +195,9 @@ def is_restore(call, facts: Facts) -> bool:
         if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.finalbody is not None:
             if finds(stmt.finalbody, lambda n: n is call.node):
                 return True
+    family = F.SETTERS.get(call.qname)
+    if any(F.SETTERS.get(o.qname) == family and o.seq < call.seq for o in facts.calls_in(func) if o.statement):
+        return True  # an earlier switch in this function is what gets reported
     if not call.node.args or not isinstance(call.node.args[0].value, cst.Name):
         return False
     saved = call.node.args[0].value.value
