@@ -1,6 +1,7 @@
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import describe_origin, untracked_by
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class BackwardOnUntrackedValue(Rule):
@@ -8,6 +9,7 @@ class BackwardOnUntrackedValue(Rule):
     name = "backward-on-untracked-value"
     severity = "error"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "Backward is called on a value computed while recording was off, so it has no graph."
     help = "Compute the value outside the `no_grad()`/`inference_mode()`/`pause()` scope (MXNet: inside `autograd.record()`)."
     why = """
@@ -48,7 +50,7 @@ class BackwardOnUntrackedValue(Rule):
                     continue
                 if origin.kind == "decorator" and TORCH in b.frameworks:
                     continue  # SL105 reports this call
-                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph")
+                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph", cf.backward_on_untracked(ctx, b, value, origin))
                 break
 
 

@@ -1,5 +1,6 @@
 from scopelint.core.queries import explicit_off, recorded_in, spell
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class BackwardInsideNoGradScope(Rule):
@@ -7,6 +8,7 @@ class BackwardInsideNoGradScope(Rule):
     name = "backward-inside-no-grad-scope"
     severity = "warning"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "Backward is called inside a scope that turns recording off, on a value that was recorded."
     help = "Move the backward call out of the `no_grad()`/`pause()` block: the scope does not change the gradients."
     why = """
@@ -49,6 +51,7 @@ class BackwardInsideNoGradScope(Rule):
             yield Report(
                 b.node,
                 f"`backward` {where} `{spell(off.origin.api)}` on a recorded value: the scope has no effect on gradients",
+                cf.backward_inside_off_scope(ctx, b, off),
             )
 
 

@@ -5,6 +5,7 @@ from scopelint.core.queries import backward_functions, names_escaping_block
 from scopelint.core.roles import is_model_call, matches_any
 from scopelint.core.state import Mode
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class RecordingDuringInference(Rule):
@@ -12,6 +13,7 @@ class RecordingDuringInference(Rule):
     name = "recording-during-inference"
     severity = "warning"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "A forward pass in inference code runs with recording on."
     help = "PyTorch: wrap the forward pass in `with torch.no_grad():` (or decorate the function with `@torch.inference_mode()`). MXNet: drop the `autograd.record()` around prediction."
     why = """
@@ -66,7 +68,7 @@ class RecordingDuringInference(Rule):
                     continue
                 if by_name or (call.callee in call.in_eval and not lightning_hook):
                     why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
-                    yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it")
+                    yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", cf.recording_during_inference_torch(ctx, call))
                     break
 
     def _mxnet(self, ctx):
@@ -86,6 +88,7 @@ class RecordingDuringInference(Rule):
             yield Report(
                 scope.item.item,
                 "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",
+                cf.recording_during_inference_mxnet(ctx, scope),
             )
 
 

@@ -1,5 +1,6 @@
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class RedundantPause(Rule):
@@ -7,6 +8,7 @@ class RedundantPause(Rule):
     name = "redundant-pause"
     severity = "info"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "A scope that turns recording off where nothing records: a no-op."
     help = "Remove the redundant `autograd.pause()` / `torch.no_grad()` block (keep its body)."
     why = """
@@ -46,11 +48,11 @@ class RedundantPause(Rule):
                 continue
             before = scope.before
             if scope.api == "torch.no_grad" and before.torch.off:
-                yield Report(scope.item.item, "`torch.no_grad()` inside a scope where recording is already off: a no-op")
+                yield Report(scope.item.item, "`torch.no_grad()` inside a scope where recording is already off: a no-op", cf.redundant_scope(ctx, scope))
             elif scope.api == "mxnet.autograd.pause" and before.mxnet.off and before.mx_train.off:
                 arg = call_arg(scope.item.item, 0, "train_mode")
                 if arg is None or literal_bool(arg.value) is False:
-                    yield Report(scope.item.item, "`autograd.pause()` where nothing records: a no-op")
+                    yield Report(scope.item.item, "`autograd.pause()` where nothing records: a no-op", cf.redundant_scope(ctx, scope))
 
 
 RULE = RedundantPause

@@ -1,6 +1,7 @@
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import spell, untracked_by
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class NoGradDecoratorOnTrainingStep(Rule):
@@ -8,6 +9,7 @@ class NoGradDecoratorOnTrainingStep(Rule):
     name = "no-grad-decorator-on-training-step"
     severity = "error"
     frameworks = ("torch",)
+    fixable = "unsafe"
     summary = "A function decorated with `@torch.no_grad()`/`@torch.inference_mode()` backpropagates values it computes."
     help = "Remove the decorator from the training step; put `with torch.no_grad():` around only what must not record."
     why = """
@@ -49,6 +51,7 @@ class NoGradDecoratorOnTrainingStep(Rule):
                     yield Report(
                         b.node,
                         f"backward in a function decorated with `@{spell(origin.api)}`: the values it computes have no graph",
+                        cf.no_grad_decorator(ctx, origin),
                     )
                     break
 

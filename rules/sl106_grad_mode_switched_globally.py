@@ -4,6 +4,7 @@ from scopelint.core import frameworks as F
 from scopelint.core.queries import is_restore
 from scopelint.core.syntax import block_path, finds, terminates
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class GradModeSwitchedGlobally(Rule):
@@ -11,6 +12,7 @@ class GradModeSwitchedGlobally(Rule):
     name = "grad-mode-switched-globally"
     severity = "warning"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "A function switches the global recording/training state and does not restore it on all paths."
     help = "Use the scoped form (`with torch.set_grad_enabled(...)`, `with autograd.record()/pause()`), or restore the previous state in a `finally:`."
     why = """
@@ -48,7 +50,7 @@ class GradModeSwitchedGlobally(Rule):
             if is_restore(call, ctx.facts):
                 continue
             if not self._restored(call.node, call.func.node, family, ctx):
-                yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path")
+                yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path", cf.global_switch(ctx, call))
 
     def _restored(self, node, func_node, family, ctx) -> bool:
         names = ctx.facts.names

@@ -1,0 +1,543 @@
+"""Counterfactual fixes: the minimal change that removes a finding.
+
+Each rule attaches one of these to its Report as a ``NodeFix``; the same transform
+serves ``--fix``/``--unsafe-fixes`` and the runtime verifier (which runs the program
+as written and with this fix applied). Pure LibCST: no framework is imported.
+
+Expression-level changes (``torch.no_grad()`` -> ``torch.enable_grad()``) are
+localised node replacements. Statement-level changes (wrapping statements in a
+``with``, removing a ``with``, dropping a decorator) replace the whole module:
+LibCST regenerates statements without their surrounding indentation, so only the
+module node maps exactly onto its source span.
+
+Every builder returns None instead of raising: a missing fix must never break a rule.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from scopelint.core.flow import call_arg, literal_bool
+from scopelint.core.frameworks import MXNET, TORCH, canonical
+from scopelint.rule import NodeFix
+
+UNSAFE = "unsafe"
+
+_Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+def _quiet(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception:  # a fix is optional; never let it break the rule
+            return None
+
+    return wrapper
+
+
+# --- tree helpers -------------------------------------------------------------------
+_PARENTS: Dict[int, Tuple[cst.Module, Dict[int, cst.CSTNode]]] = {}
+
+
+def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
+    """id(node) -> parent node, computed once per module (a few kept)."""
+    hit = _PARENTS.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    table: Dict[int, cst.CSTNode] = {}
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            table[id(child)] = node
+            stack.append(child)
+    if len(_PARENTS) > 8:
+        _PARENTS.clear()
+    _PARENTS[id(module)] = (module, table)
+    return table
+
+
+def _statement_of(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The statement directly inside a block (module or indented block) that holds ``node``."""
+    table = parents(module)
+    current = node
+    while current is not None:
+        parent = table.get(id(current))
+        if isinstance(parent, (cst.Module, cst.IndentedBlock)) and isinstance(current, cst.BaseStatement):
+            return current
+        current = parent
+    return None
+
+
+def _block_of(module: cst.Module, stmt: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, int]]:
+    parent = parents(module).get(id(stmt))
+    if isinstance(parent, (cst.Module, cst.IndentedBlock)):
+        for i, s in enumerate(parent.body):
+            if s is stmt:
+                return parent, i
+    return None
+
+
+def _enclosing_with(module: cst.Module, item: cst.WithItem) -> Optional[cst.With]:
+    parent = parents(module).get(id(item))
+    return parent if isinstance(parent, cst.With) else None
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, mapping: Dict[int, _Replacement]):
+        self.mapping = mapping
+
+    def on_leave(self, original_node, updated_node):
+        return self.mapping.get(id(original_node), updated_node)
+
+
+def _module_fix(module: cst.Module, mapping: Dict[int, _Replacement], message: str, imports: Sequence[str] = ()) -> Optional[NodeFix]:
+    new = module.visit(_Replace(mapping))
+    if imports:
+        new = _add_imports(new, imports)
+    if new.code == module.code:
+        return None
+    return NodeFix(module, new, UNSAFE, message)
+
+
+def _add_imports(module: cst.Module, roots: Sequence[str]) -> cst.Module:
+    """``import <root>`` after the module's docstring and __future__ imports."""
+    body = list(module.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and stmt.body:
+            small = stmt.body[0]
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)) and i == 0:
+                at = i + 1
+                continue
+            if isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == "__future__":
+                at = i + 1
+                continue
+        break
+    new = [cst.SimpleStatementLine([cst.Import([cst.ImportAlias(cst.Name(r))])]) for r in roots]
+    return module.with_changes(body=body[:at] + new + body[at:])
+
+
+def _indented(stmts: Sequence[cst.BaseStatement], header: Optional[cst.TrailingWhitespace] = None) -> cst.IndentedBlock:
+    body = list(stmts) or [cst.SimpleStatementLine([cst.Pass()])]
+    if header is None:
+        return cst.IndentedBlock(body=body)
+    return cst.IndentedBlock(body=body, header=header)
+
+
+def _wrap(stmts: Sequence[cst.BaseStatement], scope: cst.BaseExpression) -> cst.With:
+    """``with <scope>:`` around ``stmts``, keeping the first statement's leading comments."""
+    first = stmts[0]
+    lead = getattr(first, "leading_lines", ())
+    inner = [first.with_changes(leading_lines=())] + list(stmts[1:]) if hasattr(first, "leading_lines") else list(stmts)
+    return cst.With(items=[cst.WithItem(scope)], body=_indented(inner), leading_lines=lead)
+
+
+def _body_statements(with_node: cst.With) -> List[cst.BaseStatement]:
+    body = with_node.body
+    if isinstance(body, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=body.body)]
+    return list(body.body)
+
+
+def _dedented(with_node: cst.With) -> List[cst.BaseStatement]:
+    """The body of a ``with`` as statements of the enclosing block."""
+    stmts = _body_statements(with_node)
+    first = stmts[0]
+    lead = tuple(with_node.leading_lines) + tuple(getattr(first, "leading_lines", ()))
+    return [first.with_changes(leading_lines=lead)] + stmts[1:]
+
+
+# --- spelling framework names -----------------------------------------------------------
+def _scope(ctx, func):
+    return func.scope if func is not None else ctx.facts.names.root
+
+
+def spell(ctx, scope, target: str) -> Optional[cst.BaseExpression]:
+    """An expression that names the API ``target`` (canonical, e.g. ``torch.enable_grad``)
+    in ``scope`` through the module's own imports, or None."""
+    names = ctx.facts.names
+    want = canonical(target)
+    candidates: List[Tuple[int, cst.BaseExpression]] = []
+    seen_scopes = []
+    s = scope
+    while s is not None:
+        seen_scopes.append(s)
+        s = s.parent
+    for sc in seen_scopes:
+        for local, q in sc.imports.items():
+            for full in {q, canonical(q)}:
+                rest = None
+                if full == target or full == want:
+                    rest = []
+                elif target.startswith(full + "."):
+                    rest = target[len(full) + 1:].split(".")
+                if rest is None:
+                    continue
+                expr: cst.BaseExpression = cst.Name(local)
+                for part in rest:
+                    expr = cst.Attribute(value=expr, attr=cst.Name(part))
+                candidates.append((len(rest), expr))
+    for _, expr in sorted(candidates, key=lambda c: c[0]):
+        if names.qualify(expr, scope) == want:
+            return expr
+    return None
+
+
+def spell_or_import(ctx, scope, target: str) -> Tuple[Optional[cst.BaseExpression], Tuple[str, ...]]:
+    """Like ``spell``; failing that ``<root>.<rest>`` plus the ``import <root>`` it needs."""
+    expr = spell(ctx, scope, target)
+    if expr is not None:
+        return expr, ()
+    root = target.split(".", 1)[0]
+    names = ctx.facts.names
+    if root in names.root.bound or root in names.root.imports:
+        return None, ()
+    s = scope
+    while s is not None:
+        if root in s.bound or root in s.imports:
+            return None, ()
+        s = s.parent
+    expr = cst.Name(root)
+    for part in target.split(".")[1:]:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr, (root,)
+
+
+def _sibling(ctx, scope, func: cst.BaseExpression, target: str) -> Optional[cst.BaseExpression]:
+    """``autograd.pause`` -> ``autograd.record``: the same prefix, another API."""
+    if isinstance(func, cst.Attribute):
+        candidate = func.with_changes(attr=cst.Name(target.rsplit(".", 1)[1]))
+        if ctx.facts.names.qualify(candidate, scope) == canonical(target):
+            return candidate
+    return spell(ctx, scope, target)
+
+
+def _call(func: cst.BaseExpression, **kwargs: cst.BaseExpression) -> cst.Call:
+    args = [
+        cst.Arg(value=v, keyword=cst.Name(k), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+        for k, v in kwargs.items()
+    ]
+    return cst.Call(func=func, args=args)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _localized(node: cst.CSTNode, replacement: cst.CSTNode, message: str) -> NodeFix:
+    return NodeFix(node, replacement, UNSAFE, message)
+
+
+def _torch_scope_call(ctx, scope, api: str, module: cst.Module, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """Replace the expression ``node`` by ``<torch>.<api>()``; adds ``import torch`` when needed."""
+    func, imports = spell_or_import(ctx, scope, api)
+    if func is None:
+        return None
+    new = cst.Call(func=func)
+    message = message.replace("{new}", _code(new))
+    if imports:
+        return _module_fix(module, {id(node): new}, message, imports)
+    return _localized(node, new, message)
+
+
+# --- per-rule counterfactuals ----------------------------------------------------------
+_OFF_APIS = {"torch.no_grad", "torch.inference_mode", "mxnet.autograd.pause"}
+
+
+def _mx_train_arg(call: Optional[cst.Call], default: bool) -> cst.BaseExpression:
+    arg = call_arg(call, 0, "train_mode") if isinstance(call, cst.Call) else None
+    if arg is None:
+        return cst.Name("True" if default else "False")
+    return arg.value
+
+
+@_quiet
+def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
+    """SL101: compute the value with recording on."""
+    module = ctx.facts.module
+    fws = [fw for fw in (TORCH, MXNET) if fw in backward.frameworks]
+    if len(fws) != 1:
+        return None
+    fw = fws[0]
+    if origin.kind == "with" and isinstance(origin.node, cst.WithItem) and origin.api in _OFF_APIS:
+        item = origin.node
+        call = item.item
+        if not isinstance(call, cst.Call):
+            return None
+        with_node = _enclosing_with(module, item)
+        func = _function_of(ctx, with_node or item)
+        scope = _scope(ctx, func)
+        if origin.api.startswith("torch."):
+            return _torch_scope_call(ctx, scope, "torch.enable_grad", module, call, f"Record the computation: `{_code(call)}` -> `{{new}}`")
+        record = _sibling(ctx, scope, call.func, "mxnet.autograd.record")
+        if record is None:
+            return None
+        new = _call(record, train_mode=_mx_train_arg(call, False))
+        return _localized(call, new, f"Record the computation: `{_code(call)}` -> `{_code(new)}`")
+    if origin.kind in ("default", "entry"):
+        return _wrap_untracked(ctx, backward, value, fw)
+    return None
+
+
+def _function_of(ctx, node: cst.CSTNode):
+    """The FunctionInfo whose body holds ``node`` (innermost), or None at module level."""
+    table = parents(ctx.facts.module)
+    by_node = {id(f.node): f for f in ctx.facts.functions}
+    current = table.get(id(node))
+    while current is not None:
+        if id(current) in by_node:
+            return by_node[id(current)]
+        current = table.get(id(current))
+    return None
+
+
+def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:
+    """Wrap the statements that compute ``value`` (and its untracked ancestors in the same
+    block) in a recording scope."""
+    module = ctx.facts.module
+    if value.node is None:
+        return None
+    anchor = _statement_of(module, value.node)
+    if anchor is None:
+        return None
+    located = _block_of(module, anchor)
+    if located is None:
+        return None
+    block, last = located
+    first = last
+    for v in value.ancestors():
+        if v.node is None or not v.rec[fw].off or v.rec[fw].origin is None:
+            continue
+        if v.rec[fw].origin.kind not in ("default", "entry"):
+            continue
+        stmt = _statement_of(module, v.node)
+        here = _block_of(module, stmt) if stmt is not None else None
+        if here is not None and here[0] is block and here[1] <= last:
+            first = min(first, here[1])
+    stmts = list(block.body[first:last + 1])
+    func = _function_of(ctx, anchor)
+    scope = _scope(ctx, func)
+    if fw == TORCH:
+        api, imports = spell_or_import(ctx, scope, "torch.enable_grad")
+        if api is None:
+            return None
+        scope_expr = cst.Call(func=api)
+    else:
+        imports = ()
+        api = spell(ctx, scope, "mxnet.autograd.record")
+        if api is None:
+            return None
+        scope_expr = _call(api, train_mode=cst.Name("False"))
+    mapping: Dict[int, _Replacement] = {id(stmts[0]): _wrap(stmts, scope_expr)}
+    for s in stmts[1:]:
+        mapping[id(s)] = cst.RemovalSentinel.REMOVE
+    return _module_fix(module, mapping, f"Compute the value inside `with {_code(scope_expr)}:`", imports)
+
+
+@_quiet
+def backward_inside_off_scope(ctx, backward, off) -> Optional[NodeFix]:
+    """SL102: take the backward call out of the scope (the scope removed for it)."""
+    module = ctx.facts.module
+    origin = off.origin
+    if origin is None:
+        return None
+    if origin.kind == "decorator":
+        return _drop_decorator(ctx, origin.node, "Remove the decorator: backward does not depend on it")
+    if origin.kind != "with" or not isinstance(origin.node, cst.WithItem):
+        return None
+    item = origin.node
+    with_node = _enclosing_with(module, item)
+    if with_node is None:
+        return None
+    stmt = _statement_of(module, backward.node)
+    body = _body_statements(with_node)
+    if (
+        stmt is not None
+        and len(with_node.items) == 1
+        and isinstance(with_node.body, cst.IndentedBlock)
+        and any(s is stmt for s in with_node.body.body)
+    ):
+        index = next(i for i, s in enumerate(with_node.body.body) if s is stmt)
+        before, after = body[:index], body[index + 1:]
+        parts: List[cst.BaseStatement] = []
+        if before:
+            parts.append(with_node.with_changes(body=with_node.body.with_changes(body=before)))
+            moved = stmt
+        else:
+            moved = stmt.with_changes(leading_lines=tuple(with_node.leading_lines) + tuple(stmt.leading_lines))
+        parts.append(moved)
+        if after:
+            parts.append(with_node.with_changes(body=with_node.body.with_changes(body=after), leading_lines=()))
+        return _module_fix(
+            module, {id(with_node): cst.FlattenSentinel(parts)},
+            f"Move the backward call out of `{_code(item.item)}`: gradients are the same",
+        )
+    # The backward sits deeper inside the scope: restore, for the whole block, the
+    # recording state the scope replaced (PyTorch records by default).
+    call = item.item
+    if not isinstance(call, cst.Call) or not origin.api or not origin.api.startswith("torch."):
+        return None
+    sc = _scope(ctx, _function_of(ctx, with_node))
+    return _torch_scope_call(ctx, sc, "torch.enable_grad", module, call, f"Remove the effect of `{_code(call)}`: `{{new}}`")
+
+
+@_quiet
+def recording_during_inference_torch(ctx, call) -> Optional[NodeFix]:
+    """SL103 (PyTorch): ``with torch.no_grad():`` around the statement with the model call
+    (or ``@torch.no_grad()`` on the function when the call is in a compound statement)."""
+    module = ctx.facts.module
+    scope = _scope(ctx, call.func)
+    api, imports = spell_or_import(ctx, scope, "torch.no_grad")
+    if api is None:
+        return None
+    scope_expr = cst.Call(func=api)
+    stmt = _statement_of(module, call.node)
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return _module_fix(module, {id(stmt): _wrap([stmt], scope_expr)}, f"Run the forward pass inside `with {_code(scope_expr)}:`", imports)
+    if call.func is None:
+        return None
+    fdef = call.func.node
+    new = fdef.with_changes(decorators=[cst.Decorator(scope_expr)] + list(fdef.decorators))
+    return _module_fix(module, {id(fdef): new}, f"Decorate `{call.func.name}` with `@{_code(scope_expr)}`", imports)
+
+
+@_quiet
+def recording_during_inference_mxnet(ctx, scope_fact) -> Optional[NodeFix]:
+    """SL103 (MXNet): drop the recording: ``autograd.record()`` -> ``autograd.pause()``."""
+    call = scope_fact.item.item
+    if not isinstance(call, cst.Call) or scope_fact.item.asname is not None:
+        return None
+    scope = _scope(ctx, scope_fact.func)
+    pause = _sibling(ctx, scope, call.func, "mxnet.autograd.pause")
+    if pause is None:
+        return None
+    new = cst.Call(func=pause)
+    return _localized(call, new, f"Do not record the prediction: `{_code(call)}` -> `{_code(new)}`")
+
+
+@_quiet
+def redundant_scope(ctx, scope_fact) -> Optional[NodeFix]:
+    """SL104: remove the no-op scope, keeping its body."""
+    module = ctx.facts.module
+    item = scope_fact.item
+    with_node = scope_fact.with_node
+    if item.asname is not None:
+        return None
+    if len(with_node.items) == 1:
+        replacement: _Replacement = cst.FlattenSentinel(_dedented(with_node))
+    else:
+        items = [i for i in with_node.items if i is not item]
+        items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        replacement = with_node.with_changes(items=items)
+    return _module_fix(module, {id(with_node): replacement}, f"Remove the redundant `{_code(item.item)}` (keep its body)")
+
+
+def _drop_decorator(ctx, decorator, message: str) -> Optional[NodeFix]:
+    module = ctx.facts.module
+    if not isinstance(decorator, cst.Decorator):
+        return None
+    fdef = parents(module).get(id(decorator))
+    if not isinstance(fdef, cst.FunctionDef):
+        return None
+    new = fdef.with_changes(decorators=[d for d in fdef.decorators if d is not decorator])
+    return _module_fix(module, {id(fdef): new}, message)
+
+
+@_quiet
+def no_grad_decorator(ctx, origin) -> Optional[NodeFix]:
+    """SL105: drop the ``@torch.no_grad()`` / ``@torch.inference_mode()`` decorator."""
+    return _drop_decorator(ctx, origin.node, f"Remove `@{_code(origin.node.decorator)}` from the training step")
+
+
+@_quiet
+def global_switch(ctx, call) -> Optional[NodeFix]:
+    """SL106: turn the global switch into a scope over the rest of its block, so the
+    previous state comes back when the block is left (also on return or exception)."""
+    module = ctx.facts.module
+    node = call.node
+    stmt = _statement_of(module, node)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if not (isinstance(small, cst.Expr) and small.value is node):
+        return None
+    located = _block_of(module, stmt)
+    if located is None or not isinstance(located[0], cst.IndentedBlock):
+        return None
+    block, index = located
+    scope = _scope(ctx, call.func)
+    q = call.qname
+    if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
+        scope_expr: cst.BaseExpression = node
+    elif q in ("mxnet.autograd.set_recording", "mxnet.autograd.set_training"):
+        arg = call_arg(node, 0, "is_recording" if q.endswith("set_recording") else "train_mode")
+        flag = literal_bool(arg.value) if arg is not None else None
+        if flag is None:
+            return None
+        if q.endswith("set_recording"):
+            api = _sibling(ctx, scope, node.func, "mxnet.autograd.record" if flag else "mxnet.autograd.pause")
+            training = _sibling(ctx, scope, node.func, "mxnet.autograd.is_training")
+            if api is None or training is None:
+                return None
+            scope_expr = _call(api, train_mode=cst.Call(func=training))
+        else:
+            api = _sibling(ctx, scope, node.func, "mxnet.autograd.train_mode" if flag else "mxnet.autograd.predict_mode")
+            if api is None:
+                return None
+            scope_expr = cst.Call(func=api)
+    else:
+        return None
+    rest = list(block.body[index + 1:])
+    new = cst.With(
+        items=[cst.WithItem(scope_expr)],
+        body=_indented(rest, header=stmt.trailing_whitespace),
+        leading_lines=stmt.leading_lines,
+    )
+    mapping: Dict[int, _Replacement] = {id(stmt): new}
+    for s in rest:
+        mapping[id(s)] = cst.RemovalSentinel.REMOVE
+    return _module_fix(module, mapping, f"Scope the switch: `with {_code(scope_expr)}:` over the rest of the block")
+
+
+def inference_origin(ctx, value) -> Optional[cst.CSTNode]:
+    """The ``torch.inference_mode()`` with-item or decorator that made ``value`` an
+    inference tensor, if the facts tell."""
+    for v in value.ancestors():
+        sw = v.rec.get(TORCH) if isinstance(v.rec, dict) else None
+        origin = getattr(sw, "origin", None)
+        if origin is not None and origin.api == "torch.inference_mode" and origin.kind in ("with", "decorator"):
+            return origin.node
+    # A call of a local function decorated with inference_mode.
+    for v in value.ancestors():
+        if isinstance(v.node, cst.Call):
+            target = v.node.func
+            name = target.value if isinstance(target, cst.Name) else (target.attr.value if isinstance(target, cst.Attribute) else None)
+            for f in ctx.facts.functions:
+                if f.name == name and f.decorator is not None and f.decorator[0] == "torch.inference_mode":
+                    return f.decorator[1]
+    return None
+
+
+@_quiet
+def inference_tensor(ctx, value) -> Optional[NodeFix]:
+    """SL108: make the tensor under ``torch.no_grad()`` instead of ``inference_mode()``."""
+    module = ctx.facts.module
+    origin = inference_origin(ctx, value)
+    if isinstance(origin, cst.WithItem):
+        expr = origin.item
+    elif isinstance(origin, cst.Decorator):
+        expr = origin.decorator
+    else:
+        return None
+    if isinstance(expr, cst.Call) and expr.args:
+        arg = call_arg(expr, 0, "mode")
+        if arg is None or literal_bool(arg.value) is not True:
+            return None
+    sc = _scope(ctx, _function_of(ctx, origin))
+    return _torch_scope_call(ctx, sc, "torch.no_grad", module, expr, f"Use `{{new}}` instead of `{_code(expr)}`")
