@@ -1,0 +1,720 @@
+"""Bootstrap run in a fresh interpreter for one variant of a program.
+
+    python _child.py CONFIG.json
+
+Sets resource limits and seeds, patches the frameworks so that it can *record* (never
+change) what the program does, runs the program with runpy, and writes a JSON trace:
+backward/grad calls with the gradients they produced, parameters after optimizer
+steps, forward outputs of modules/blocks, the exception or exit, graphs still alive
+at the end, peak memory, and any CUDA/GPU placement mapped to the CPU.
+
+Standalone on purpose: it imports nothing from scopelint (only the standard library
+before the program's frameworks), so the child starts fast and the program cannot
+see the linter.
+"""
+
+import gc
+import json
+import math
+import os
+import re
+import resource
+import sys
+import time
+import traceback
+
+MAX_EVENTS = 200  # per kind; beyond that only counted
+MAX_TENSORS = 64  # tensors summarised per event
+MAX_GRAPH_NODES = 20000
+
+
+class Trace:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.program = cfg["program"]
+        self.data = {
+            "status": "ok",
+            "exception": None,
+            "exit": None,
+            "frameworks": [],
+            "missing": [],
+            "device_map": [],
+            "no_cuda": False,
+            "backward": [],
+            "grad": [],
+            "steps": [],
+            "outputs": [],
+            "counts": {"backward": 0, "grad": 0, "steps": 0, "outputs": 0, "outputs_recorded": 0},
+            "graph": None,
+            "rss_start_kb": 0,
+            "rss_peak_kb": 0,
+            "seconds": 0.0,
+            "instrumentation_errors": [],
+        }
+        self.depth = 0  # inside an instrumented call: nested ones are not recorded again
+        self.written = False
+
+    def note_error(self, where, exc):
+        errs = self.data["instrumentation_errors"]
+        if len(errs) < 10:
+            errs.append(f"{where}: {type(exc).__name__}: {exc}"[:300])
+
+    def add(self, kind, counter, event):
+        self.data["counts"][counter] += 1
+        if len(self.data[kind]) < MAX_EVENTS:
+            self.data[kind].append(event)
+
+    def map_device(self, what):
+        if what not in self.data["device_map"]:
+            self.data["device_map"].append(what)
+
+    def program_line(self):
+        """The innermost line of the program that is running now."""
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_code.co_filename == self.program:
+                return f.f_lineno
+            f = f.f_back
+        return None
+
+    def write(self):
+        if self.written:
+            return
+        self.written = True
+        try:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            self.data["rss_peak_kb"] = int(usage.ru_maxrss)
+            self.data["seconds"] = round(time.time() - self.started, 3)
+        except Exception:
+            pass
+        tmp = self.cfg["trace"] + ".tmp"
+        with open(tmp, "w") as fh:
+            json.dump(self.data, fh)
+        os.replace(tmp, self.cfg["trace"])
+
+
+def _num(x):
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+# --- torch ------------------------------------------------------------------------
+def install_torch(T, map_cuda):
+    import torch
+
+    T.data["frameworks"].append("torch")
+    if T.cfg["device"] == "cuda" and not torch.cuda.is_available():
+        T.data["no_cuda"] = True
+
+    def summary(t):
+        try:
+            if t is None:
+                return None
+            if not isinstance(t, torch.Tensor):
+                return None
+            shape = list(t.shape)
+            with torch.no_grad():
+                d = t.detach()
+                if d.is_complex():
+                    d = d.abs()
+                if d.dtype == torch.bool:
+                    d = d.to(torch.int64)
+                if d.numel() == 0:
+                    return {"shape": shape, "sum": 0.0, "abs": 0.0}
+                d = d.to(torch.float64)
+                return {"shape": shape, "sum": _num(d.sum().item()), "abs": _num(d.abs().sum().item())}
+        except Exception as exc:
+            T.note_error("summary", exc)
+            return {"shape": list(getattr(t, "shape", []))}
+
+    def flat(obj, out, depth=0):
+        if len(out) >= MAX_TENSORS or depth > 4:
+            return out
+        if isinstance(obj, torch.Tensor):
+            out.append(obj)
+        elif isinstance(obj, (list, tuple)):
+            for o in obj:
+                flat(o, out, depth + 1)
+        elif isinstance(obj, dict):
+            for o in obj.values():
+                flat(o, out, depth + 1)
+        elif hasattr(obj, "__dataclass_fields__") or hasattr(obj, "_fields"):
+            for o in (getattr(obj, k, None) for k in getattr(obj, "_fields", None) or obj.__dataclass_fields__):
+                flat(o, out, depth + 1)
+        return out
+
+    def leaves(tensors):
+        """Leaf tensors that the backward pass of ``tensors`` accumulates into, in graph order."""
+        found, seen = [], set()
+        stack = []
+        for t in tensors:
+            if not isinstance(t, torch.Tensor):
+                continue
+            if t.grad_fn is None:
+                if t.requires_grad and id(t) not in seen:
+                    seen.add(id(t))
+                    found.append(t)
+            else:
+                stack.append(t.grad_fn)
+        visited = set()
+        order = []
+        while stack and len(visited) < MAX_GRAPH_NODES:
+            fn = stack.pop(0)
+            if fn is None or id(fn) in visited:
+                continue
+            visited.add(id(fn))
+            var = getattr(fn, "variable", None)
+            if isinstance(var, torch.Tensor):
+                if id(var) not in seen:
+                    seen.add(id(var))
+                    order.append(var)
+                continue
+            try:
+                stack.extend(n for n, _ in fn.next_functions)
+            except Exception:
+                pass
+        return found + order
+
+    def as_list(x):
+        if isinstance(x, torch.Tensor):
+            return [x]
+        if isinstance(x, (list, tuple)):
+            return [t for t in x if isinstance(t, torch.Tensor)]
+        return []
+
+    def record_backward(api, tensors, inputs, run):
+        if T.depth:
+            return run()
+        line = T.program_line()
+        try:
+            targets = as_list(inputs) if inputs is not None else leaves(as_list(tensors))
+        except Exception as exc:
+            T.note_error("leaves", exc)
+            targets = []
+        T.depth += 1
+        try:
+            result = run()
+        finally:
+            T.depth -= 1
+        try:
+            T.add("backward", "backward", {"api": api, "line": line, "grads": [summary(t.grad) for t in targets[:MAX_TENSORS]]})
+        except Exception as exc:
+            T.note_error("backward", exc)
+        return result
+
+    orig_tensor_backward = torch.Tensor.backward
+    orig_backward = torch.autograd.backward
+    orig_grad = torch.autograd.grad
+
+    def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        return record_backward(
+            "Tensor.backward", [self], inputs,
+            lambda: orig_tensor_backward(self, gradient, retain_graph, create_graph, inputs),
+        )
+
+    def autograd_backward(tensors, *args, **kwargs):
+        return record_backward("torch.autograd.backward", tensors, kwargs.get("inputs"), lambda: orig_backward(tensors, *args, **kwargs))
+
+    def autograd_grad(outputs, inputs=None, *args, **kwargs):
+        if T.depth:
+            return orig_grad(outputs, inputs, *args, **kwargs)
+        line = T.program_line()
+        T.depth += 1
+        try:
+            result = orig_grad(outputs, inputs, *args, **kwargs)
+        finally:
+            T.depth -= 1
+        try:
+            T.add("grad", "grad", {"api": "torch.autograd.grad", "line": line, "grads": [summary(g) for g in list(result)[:MAX_TENSORS]]})
+        except Exception as exc:
+            T.note_error("grad", exc)
+        return result
+
+    tensor_backward.__doc__ = orig_tensor_backward.__doc__
+    torch.Tensor.backward = tensor_backward
+    torch.autograd.backward = autograd_backward
+    torch.autograd.grad = autograd_grad
+
+    def step_hook(optimizer, args, kwargs):
+        try:
+            params = [p for g in optimizer.param_groups for p in g["params"]]
+            T.add("steps", "steps", {"api": type(optimizer).__name__ + ".step", "line": T.program_line(), "params": [summary(p) for p in params[:MAX_TENSORS]]})
+        except Exception as exc:
+            T.note_error("step", exc)
+
+    try:
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        register_optimizer_step_post_hook(step_hook)
+    except Exception as exc:
+        T.note_error("optimizer hook", exc)
+
+    state = {"depth": 0}
+
+    def pre_hook(module, args):
+        state["depth"] += 1
+
+    def post_hook(module, args, output):
+        state["depth"] -= 1
+        if state["depth"] != 0 or T.depth:
+            return None
+        try:
+            tensors = flat(output, [])
+            recorded = any(t.grad_fn is not None for t in tensors)
+            T.data["counts"]["outputs_recorded"] += int(recorded)
+            T.add("outputs", "outputs", {
+                "what": type(module).__name__, "line": T.program_line(), "recorded": recorded,
+                "values": [summary(t) for t in tensors],
+            })
+        except Exception as exc:
+            T.note_error("forward hook", exc)
+        return None
+
+    try:
+        from torch.nn.modules import module as nn_module
+
+        nn_module.register_module_forward_pre_hook(pre_hook)
+        try:
+            nn_module.register_module_forward_hook(post_hook, always_call=True)
+        except TypeError:
+            nn_module.register_module_forward_hook(post_hook)
+    except Exception as exc:
+        T.note_error("module hooks", exc)
+
+    if map_cuda and T.cfg.get("mentions_cuda"):
+        _map_torch_cuda(T, torch)
+
+    def graph_scan():
+        import warnings
+
+        gc.collect()
+        count = numel = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for obj in gc.get_objects():
+                try:
+                    if type(obj) is torch.Tensor or isinstance(obj, torch.Tensor):
+                        if obj.grad_fn is not None:
+                            count += 1
+                            numel += obj.numel()
+                except Exception:
+                    continue
+        return {"tensors_with_grad_fn": count, "numel": numel}
+
+    return graph_scan
+
+
+def _map_torch_cuda(T, torch):
+    """Place CUDA tensors on the CPU: ``.cuda()``, ``.to("cuda")``, ``device="cuda"``."""
+    from torch.overrides import TorchFunctionMode
+
+    def is_cuda(dev):
+        if isinstance(dev, torch.device):
+            return dev.type == "cuda"
+        if isinstance(dev, str):
+            return dev.split(":")[0] == "cuda"
+        return False
+
+    cuda_methods = {torch.Tensor.cuda}
+
+    class CudaToCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in cuda_methods:
+                T.map_device("Tensor.cuda() -> CPU")
+                return args[0].to("cpu", copy=True)
+            if "device" in kwargs and is_cuda(kwargs["device"]):
+                T.map_device("device='cuda' -> CPU")
+                kwargs["device"] = "cpu"
+                if getattr(func, "__name__", "") == "to":
+                    kwargs["copy"] = True
+            if kwargs.get("pin_memory"):
+                kwargs["pin_memory"] = False
+            if getattr(func, "__name__", "") == "to" and len(args) > 1 and is_cuda(args[1]):
+                T.map_device("Tensor.to('cuda') -> CPU")
+                args = (args[0], "cpu") + tuple(args[2:])
+                kwargs["copy"] = True
+            return func(*args, **kwargs)
+
+    mode = CudaToCpu()
+    mode.__enter__()
+    T._cuda_mode = mode  # keep it entered for the whole run
+
+    def quiet(name, value):
+        def stub(*args, **kwargs):
+            return value
+
+        stub.__name__ = stub.__qualname__ = name
+        return stub
+
+    if not torch.cuda.is_available():
+        for name, value in (("synchronize", None), ("empty_cache", None), ("max_memory_allocated", 0), ("memory_allocated", 0)):
+            if hasattr(torch.cuda, name):
+                setattr(torch.cuda, name, quiet(name, value))
+
+    orig_module_cuda = torch.nn.Module.cuda
+
+    def module_cuda(self, device=None):
+        T.map_device("Module.cuda() -> CPU")
+        return self
+
+    torch.nn.Module.cuda = module_cuda
+    orig_module_to = torch.nn.Module.to
+
+    def module_to(self, *args, **kwargs):
+        if args and is_cuda(args[0]):
+            T.map_device("Module.to('cuda') -> CPU")
+            args = ("cpu",) + tuple(args[1:])
+        if is_cuda(kwargs.get("device")):
+            T.map_device("Module.to('cuda') -> CPU")
+            kwargs["device"] = "cpu"
+        return orig_module_to(self, *args, **kwargs)
+
+    torch.nn.Module.to = module_to
+    del orig_module_cuda
+
+
+# --- mxnet ------------------------------------------------------------------------
+def install_mxnet(T, map_gpu):
+    import mxnet as mx
+    from mxnet import autograd, gluon
+    from mxnet.ndarray import NDArray
+
+    T.data["frameworks"].append("mxnet")
+    if T.cfg["device"] == "cuda":
+        try:
+            if mx.context.num_gpus() == 0:
+                T.data["no_cuda"] = True
+        except Exception:
+            T.data["no_cuda"] = True
+
+    tracked = []  # arrays with attach_grad, in attach order (NDArray has no weakrefs)
+    tracked_ids = set()
+    params = []
+
+    def summary(a):
+        try:
+            if a is None:
+                return None
+            import numpy as np
+
+            v = a.asnumpy().astype(np.float64)
+            return {"shape": list(v.shape), "sum": _num(v.sum()), "abs": _num(np.abs(v).sum())}
+        except Exception as exc:
+            T.note_error("summary", exc)
+            return {"shape": list(getattr(a, "shape", []))}
+
+    def grads():
+        out = []
+        for a in tracked[:MAX_TENSORS]:
+            try:
+                out.append(summary(a.grad))
+            except Exception:
+                out.append(None)
+        for p in params:
+            if len(out) >= MAX_TENSORS:
+                break
+            try:
+                if p.grad_req != "null" and p._data is not None:
+                    out.append(summary(p.grad()))
+            except Exception:
+                out.append(None)
+        return out
+
+    orig_attach = NDArray.attach_grad
+
+    def attach_grad(self, *args, **kwargs):
+        result = orig_attach(self, *args, **kwargs)
+        if id(self) not in tracked_ids and len(tracked) < MAX_TENSORS:
+            tracked_ids.add(id(self))
+            tracked.append(self)
+        return result
+
+    NDArray.attach_grad = attach_grad
+
+    orig_param_init = gluon.Parameter.__init__
+
+    def param_init(self, *args, **kwargs):
+        orig_param_init(self, *args, **kwargs)
+        if len(params) < MAX_TENSORS:
+            params.append(self)
+
+    gluon.Parameter.__init__ = param_init
+
+    def record(api, run):
+        if T.depth:
+            return run()
+        line = T.program_line()
+        T.depth += 1
+        try:
+            result = run()
+        finally:
+            T.depth -= 1
+        try:
+            T.add("backward", "backward", {"api": api, "line": line, "grads": grads()})
+        except Exception as exc:
+            T.note_error("backward", exc)
+        return result
+
+    orig_nd_backward = NDArray.backward
+
+    def nd_backward(self, *args, **kwargs):
+        return record("NDArray.backward", lambda: orig_nd_backward(self, *args, **kwargs))
+
+    NDArray.backward = nd_backward
+    orig_ag_backward = autograd.backward
+
+    def ag_backward(*args, **kwargs):
+        return record("autograd.backward", lambda: orig_ag_backward(*args, **kwargs))
+
+    autograd.backward = ag_backward
+    orig_ag_grad = autograd.grad
+
+    def ag_grad(*args, **kwargs):
+        if T.depth:
+            return orig_ag_grad(*args, **kwargs)
+        line = T.program_line()
+        T.depth += 1
+        try:
+            result = orig_ag_grad(*args, **kwargs)
+        finally:
+            T.depth -= 1
+        try:
+            res = result if isinstance(result, (list, tuple)) else [result]
+            T.add("grad", "grad", {"api": "autograd.grad", "line": line, "grads": [summary(g) for g in res[:MAX_TENSORS]]})
+        except Exception as exc:
+            T.note_error("grad", exc)
+        return result
+
+    autograd.grad = ag_grad
+
+    orig_step = gluon.Trainer.step
+
+    def trainer_step(self, *args, **kwargs):
+        result = orig_step(self, *args, **kwargs)
+        try:
+            ps = list(getattr(self, "_params", []))[:MAX_TENSORS]
+            T.add("steps", "steps", {"api": "Trainer.step", "line": T.program_line(), "params": [summary(p.data()) for p in ps]})
+        except Exception as exc:
+            T.note_error("step", exc)
+        return result
+
+    gluon.Trainer.step = trainer_step
+
+    orig_call = gluon.Block.__call__
+    state = {"depth": 0}
+
+    def block_call(self, *args, **kwargs):
+        state["depth"] += 1
+        try:
+            out = orig_call(self, *args, **kwargs)
+        finally:
+            state["depth"] -= 1
+        if state["depth"] == 0 and not T.depth:
+            try:
+                arrays = []
+
+                def flat(o, d=0):
+                    if len(arrays) >= MAX_TENSORS or d > 4:
+                        return
+                    if isinstance(o, NDArray):
+                        arrays.append(o)
+                    elif isinstance(o, (list, tuple)):
+                        for x in o:
+                            flat(x, d + 1)
+
+                flat(out)
+                recorded = bool(autograd.is_recording())
+                T.data["counts"]["outputs_recorded"] += int(recorded)
+                T.add("outputs", "outputs", {
+                    "what": type(self).__name__, "line": T.program_line(), "recorded": recorded,
+                    "training": bool(autograd.is_training()), "values": [summary(a) for a in arrays],
+                })
+            except Exception as exc:
+                T.note_error("block call", exc)
+        return out
+
+    gluon.Block.__call__ = block_call
+
+    if map_gpu and T.cfg.get("mentions_cuda"):
+        orig_gpu = mx.context.gpu
+
+        def gpu(device_id=0):
+            T.map_device(f"mx.gpu({device_id}) -> mx.cpu()")
+            return mx.cpu()
+
+        gpu.__doc__ = orig_gpu.__doc__
+        mx.gpu = gpu
+        mx.context.gpu = gpu
+        if hasattr(mx, "device") and hasattr(mx.device, "gpu"):
+            mx.device.gpu = gpu
+    return None
+
+
+# --- running ----------------------------------------------------------------------
+def set_limits(cfg):
+    mem = cfg.get("memory_bytes")
+    if mem:
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        except (ValueError, OSError):
+            pass
+    cpu = cfg.get("cpu_seconds")
+    if cpu:
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        except (ValueError, OSError):
+            pass
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+
+
+def seed_all(seed, frameworks):
+    import random
+
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except Exception:
+        pass
+    if "torch" in frameworks:
+        import torch
+
+        torch.manual_seed(seed)
+    if "mxnet" in frameworks:
+        import mxnet
+
+        mxnet.random.seed(seed)
+
+
+def describe(exc):
+    """(type, first informative line, kind) of an exception."""
+    name = type(exc).__name__
+    text = str(exc).strip()
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    message = lines[0] if lines else ""
+    if type(exc).__module__.startswith("mxnet"):
+        # MXNet puts its C++ location first and the message after "MXNetError:".
+        for l in lines:
+            if "MXNetError:" in l:
+                message = l.split("MXNetError:", 1)[1].strip()
+                message = re.sub(r"^Check failed: .*?\)\s*:\s*", "", message)
+                if len(message) > 100 and ". " in message:
+                    message = message.split(". ", 1)[0] + "."
+                break
+    if isinstance(exc, MemoryError) or "can't allocate memory" in text or "std::bad_alloc" in text or "out of memory" in text.lower():
+        kind = "memory"
+    else:
+        kind = "error"
+    return name, message[:300], kind
+
+
+def main():
+    with open(sys.argv[1]) as fh:
+        cfg = json.load(fh)
+    T = Trace(cfg)
+    T.started = time.time()
+    program = cfg["program"]
+    directory = os.path.dirname(program)
+    sys.path[0] = directory
+    sys.argv = [program]
+    os.chdir(directory)
+
+    real_exit = os._exit
+
+    def os_exit(code):
+        T.data["status"] = "exit"
+        T.data["exit"] = {"how": "os._exit", "code": code, "line": T.program_line()}
+        try:
+            T.write()
+        finally:
+            real_exit(code)
+
+    set_limits(cfg)
+    frameworks = cfg.get("frameworks", [])
+    scans = []
+    for fw in frameworks:
+        try:
+            if fw == "torch":
+                scans.append(install_torch(T, cfg["device"] == "cpu"))
+            elif fw == "mxnet":
+                scans.append(install_mxnet(T, cfg["device"] == "cpu"))
+        except ImportError as exc:
+            T.data["missing"].append(fw)
+            T.note_error(f"import {fw}", exc)
+        except Exception as exc:
+            T.note_error(f"instrument {fw}", exc)
+    try:
+        seed_all(cfg.get("seed", 0), T.data["frameworks"])
+    except Exception as exc:
+        T.note_error("seed", exc)
+    T.data["rss_start_kb"] = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    os._exit = os_exit
+    namespace = None
+    import runpy
+
+    try:
+        namespace = runpy.run_path(program, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code
+        T.data["status"] = "exit"
+        T.data["exit"] = {"how": "sys.exit", "code": code if isinstance(code, (int, type(None))) else str(code)[:200], "line": _raise_line(exc, program)}
+    except BaseException as exc:
+        name, message, kind = describe(exc)
+        T.data["status"] = "memory" if kind == "memory" else "exception"
+        T.data["exception"] = {
+            "type": name,
+            "module": type(exc).__module__,
+            "message": message,
+            "line": _raise_line(exc, program),
+        }
+        if kind == "memory":
+            namespace = None
+            exc.__traceback__ = None
+            del exc
+            gc.collect()
+        else:
+            sys.stderr.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:])
+    finally:
+        os._exit = real_exit
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    if T.data["status"] != "memory":
+        for scan in scans:
+            if scan is not None:
+                try:
+                    T.data["graph"] = scan()
+                except Exception as exc:
+                    T.note_error("graph scan", exc)
+    del namespace
+    T.write()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    real_exit(0)  # skip interpreter teardown (framework threads, atexit of the program)
+
+
+def _raise_line(exc, program):
+    tb = exc.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == program:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Command-line glue for the runtime verifier: ``check --verify`` and ``scopelint verify``.
+
+``scopelint.cli`` calls ``add_arguments`` while building its parser and ``run`` once the
+findings are known (after fixes, before output). Runs only when asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List
+
+from scopelint.runtime_check.verify import DEFAULT_TIMEOUT, DEVICES, verify
+
+
+def add_arguments(subparsers, check: argparse.ArgumentParser) -> None:
+    """``--verify``, ``--device``, ``--verify-timeout`` on ``check``, and a ``verify``
+    command taking every ``check`` option (it runs ``check --verify``)."""
+    group = check.add_argument_group("runtime verification")
+    group.add_argument("--verify", action="store_true", help="run each flagged program as written and with the finding's fix; report a verdict per finding")
+    group.add_argument("--device", choices=DEVICES, default="cpu", help="where to run the programs (default: cpu; all: cpu and cuda)")
+    group.add_argument("--verify-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help=f"wall-clock limit per run in seconds (default: {DEFAULT_TIMEOUT:g})")
+    cmd = subparsers.add_parser("verify", help="check, then verify every finding at run time (check --verify)")
+    for action in check._actions:
+        if isinstance(action, argparse._HelpAction) or action.dest == "verify":
+            continue
+        cmd._add_action(action)
+    cmd.set_defaults(command="check", verify=True)
+
+
+def run(args, results: List) -> None:
+    """Attach a runtime verdict to every finding of ``results`` when ``--verify`` is on."""
+    if not getattr(args, "verify", False):
+        return
+    from scopelint.config import ConfigError
+
+    if args.verify_timeout <= 0:
+        raise ConfigError("--verify-timeout must be positive")
+    verify(results, args.device, args.verify_timeout, max(1, args.jobs), progress=sys.stderr)
+    if getattr(args, "output_format", "text") in ("text", "concise"):
+        annotate_text(results, concise=args.output_format == "concise")
+
+
+def runtime_line(f) -> str:
+    rt = f.runtime or {}
+    return f"{rt.get('verdict')} on {rt.get('device')}: {rt.get('detail')}"
+
+
+def annotate_text(results: List, concise: bool) -> None:
+    """Text output shows the verdict with its evidence under each finding (after the
+    `help:` line); concise output appends the verdict to the message."""
+    for res in results:
+        for f in res.findings:
+            if not f.runtime:
+                continue
+            if concise:
+                f.message = f"{f.message} [{f.runtime['verdict']}]"
+                continue
+            gutter = " " * len(str(f.start[0]))
+            line = f"{gutter} = verified: {runtime_line(f)}"
+            f.help = f"{f.help}\n{line}" if f.help else line.split("= ", 1)[1]

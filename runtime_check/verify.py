@@ -1,0 +1,217 @@
+"""Verify findings at run time: run each flagged program as written and with each
+finding's counterfactual fix, in parallel subprocesses, and attach the verdicts."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
+
+from scopelint.finding import SYNTAX_ERROR, Finding
+from scopelint.fix import apply_edits
+from scopelint.runtime_check import harness
+from scopelint.runtime_check.oracle import INCONCLUSIVE, compare
+
+DEVICES = ("cpu", "cuda", "all")
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass
+class _Program:
+    """One file to verify: its source and what its findings need."""
+
+    display: str
+    source: Optional[str]
+    findings: List[Finding]
+    frameworks: List[str] = field(default_factory=list)
+    skip: Optional[str] = None  # why nothing of this file can run
+
+
+@dataclass
+class _Job:
+    key: Tuple[str, str, str]  # (file, device, variant hash)
+    source: str
+    filename: str
+    frameworks: List[str]
+    device: str
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _program_of(result) -> _Program:
+    findings = [f for f in result.findings if f.code != SYNTAX_ERROR]
+    prog = _Program(result.filename, None, findings)
+    if not findings:
+        return prog
+    if result.filename.endswith(".ipynb"):
+        prog.skip = "notebooks are not executed by the verifier"
+        return prog
+    source = getattr(result, "source", None)
+    if source is None and result.path is not None:
+        try:
+            with open(result.path, encoding="utf-8") as fh:
+                source = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            prog.skip = f"cannot read the program: {exc}"
+            return prog
+    if source is None:
+        prog.skip = "no program text to run (stdin)"
+        return prog
+    prog.source = source
+    prog.frameworks = harness.frameworks_of(source)
+    missing = [fw for fw in prog.frameworks if importlib.util.find_spec(fw) is None]
+    if missing:
+        prog.skip = f"{', '.join(missing)} is not installed"
+    elif not prog.frameworks:
+        prog.skip = "the program imports neither torch nor mxnet"
+    return prog
+
+
+def _counterfactual(source: str, finding: Finding) -> Tuple[Optional[str], Optional[str]]:
+    """(fixed source, None) or (None, why not)."""
+    if finding.fix is None:
+        return None, "no counterfactual for this finding"
+    try:
+        fixed, n = apply_edits(source, [finding], True)
+    except Exception as exc:  # positions off (file changed since the check)
+        return None, f"the counterfactual does not apply: {exc}"
+    if n == 0 or fixed == source:
+        return None, "the counterfactual does not change the program"
+    try:
+        compile(fixed, finding.filename, "exec")
+    except SyntaxError as exc:
+        return None, f"the counterfactual does not compile: {exc.msg} (line {exc.lineno})"
+    return fixed, None
+
+
+class Progress:
+    """A one-line progress bar on stderr (only when it is a terminal)."""
+
+    def __init__(self, total: int, stream: TextIO, enabled: bool):
+        self.total, self.done, self.stream = total, 0, stream
+        self.enabled = enabled and total > 3
+        self.lock = threading.Lock()
+        self.start = time.monotonic()
+
+    def step(self) -> None:
+        with self.lock:
+            self.done += 1
+            if self.enabled:
+                width = 24
+                filled = int(width * self.done / self.total)
+                elapsed = time.monotonic() - self.start
+                self.stream.write(f"\rscopelint verify [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} runs, {elapsed:.0f}s")
+                self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * 72 + "\r")
+            self.stream.flush()
+
+
+def verify(
+    results: Sequence,
+    device: str = "cpu",
+    timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = 1,
+    progress: Optional[TextIO] = None,
+    runner: Callable = harness.run_variant,
+) -> None:
+    """Attach ``Finding.runtime`` to every finding of ``results`` (FileResult-like)."""
+    devices = ["cpu", "cuda"] if device == "all" else [device]
+    cuda = harness.cuda_present() if "cuda" in devices else False
+    programs = [_program_of(r) for r in results]
+
+    jobs_by_key: Dict[Tuple[str, str, str], _Job] = {}
+    plan: List[Tuple[Finding, str, Optional[Tuple], Optional[Tuple], Optional[str]]] = []
+    for index, prog in enumerate(programs):
+        file_key = f"{index}:{prog.display}"
+        for f in prog.findings:
+            fixed, why = (None, prog.skip) if prog.skip else _counterfactual(prog.source, f)
+            for dev in devices:
+                if why is None and dev == "cuda" and not cuda:
+                    plan.append((f, dev, None, None, "no CUDA device"))
+                    continue
+                if why is not None:
+                    plan.append((f, dev, None, None, why))
+                    continue
+                orig_key = (file_key, dev, "original")
+                fixed_key = (file_key, dev, _digest(fixed))
+                for key, text in ((orig_key, prog.source), (fixed_key, fixed)):
+                    if key not in jobs_by_key:
+                        jobs_by_key[key] = _Job(key, text, prog.display, prog.frameworks, dev)
+                plan.append((f, dev, orig_key, fixed_key, None))
+
+    runs = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
+
+    per_finding: Dict[int, List[Tuple[str, str, str, float]]] = {}
+    for f, dev, orig_key, fixed_key, why in plan:
+        if why is not None:
+            verdict, detail, seconds = INCONCLUSIVE, why, 0.0
+        else:
+            a, b = runs[orig_key], runs[fixed_key]
+            verdict, detail = compare(a, b, f.fix.message if f.fix else "")
+            seconds = a.seconds + b.seconds
+        per_finding.setdefault(id(f), []).append((dev, verdict, detail, seconds))
+    for prog in programs:
+        for f in prog.findings:
+            outcomes = per_finding.get(id(f), [])
+            if not outcomes:
+                continue
+            f.runtime = _combine(outcomes)
+            f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
+
+
+def _combine(outcomes: List[Tuple[str, str, str, float]]) -> dict:
+    if len(outcomes) == 1:
+        dev, verdict, detail, _ = outcomes[0]
+        return {"verdict": verdict, "detail": detail, "device": dev}
+    conclusive = [o for o in outcomes if o[1] != INCONCLUSIVE]
+    chosen = conclusive[0] if conclusive else outcomes[0]
+    others = "; ".join(f"{dev}: {verdict} ({detail})" for dev, verdict, detail, _ in outcomes if (dev, verdict) != chosen[:2])
+    detail = chosen[2] + (f" | {others}" if others else "")
+    return {"verdict": chosen[1], "detail": detail, "device": chosen[0]}
+
+
+def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optional[TextIO], runner) -> Dict:
+    bar = Progress(len(jobs_list), progress or sys.stderr, progress is not None and _isatty(progress))
+    runs: Dict = {}
+
+    def one(job: _Job):
+        result = runner(job.source, job.filename, job.frameworks, job.device, timeout)
+        bar.step()
+        return job.key, result
+
+    # Originals first: each is shared by all findings of its file.
+    ordered = sorted(jobs_list, key=lambda j: j.key[2] != "original")
+    try:
+        if jobs <= 1 or len(ordered) <= 1:
+            for job in ordered:
+                key, result = one(job)
+                runs[key] = result
+        else:
+            with ThreadPoolExecutor(max_workers=min(jobs, len(ordered))) as pool:
+                for key, result in pool.map(one, ordered):
+                    runs[key] = result
+    finally:
+        bar.close()
+    return runs
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def default_jobs() -> int:
+    return max(1, os.cpu_count() or 1)
