@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, metavar="FILE", help="use this pyproject.toml / TOML file only")
     check.add_argument("--stdin-filename", metavar="NAME", help="file name for input read from stdin")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    from scopelint.runtime_check.cli import add_arguments as add_verify_arguments
+
+    add_verify_arguments(sub, check)  # --verify, --device, --verify-timeout; `scopelint verify`
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", nargs="?", help="e.g. SL101")
@@ -113,6 +116,10 @@ def cmd_check(args) -> int:
     fixed = 0
     if fixing:
         fixed = _apply_fixes(results, args, resolver)
+    if getattr(args, "verify", False):  # runtime verdicts: scopelint.runtime_check
+        from scopelint.runtime_check.cli import run as run_verifier
+
+        run_verifier(args, results)
 
     errors = [e for r in results for e in r.errors]
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
