@@ -1,0 +1,388 @@
+"""The runtime verifier: counterfactual fixes, the harness, the oracles, the CLI.
+
+Fixture tests glob whatever is in fixtures/SL1xx/: each bad fixture's own findings must
+get the verdict RULES.md predicts ("Runtime verdicts"); a fixture may state another
+with a `# verdict: ...` header line. They run the programs, so they need torch/mxnet.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures_util import FIXTURES, declared_effect, frameworks_of
+from scopelint.engine import lint_source
+from scopelint.fix import apply_edits
+from scopelint.runner import FileResult
+from scopelint.runtime_check import harness, oracle
+from scopelint.runtime_check.verify import verify
+
+HAS = {fw: importlib.util.find_spec(fw) is not None for fw in ("torch", "mxnet")}
+TIMEOUT = 180.0  # per run; generous because test machines are shared
+VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
+
+BAD = sorted(FIXTURES.glob("SL1*/bad_*.py"))
+GOOD = sorted(FIXTURES.glob("SL1*/good_*.py"))
+
+
+def _ids(p: Path) -> str:
+    return f"{p.parent.name}/{p.name}"
+
+
+def _needs(fws):
+    missing = [fw for fw in sorted(fws) if not HAS.get(fw)]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}")
+
+
+def _result(path: Path, source: str = None) -> FileResult:
+    source = path.read_text(encoding="utf-8") if source is None else source
+    lint = lint_source(source, str(path))
+    assert not lint.errors, lint.errors
+    return FileResult(str(path), str(path), lint.findings, source=source)
+
+
+def expected_verdict(path: Path) -> str:
+    """What RULES.md predicts for the fixture's own rule."""
+    text = path.read_text(encoding="utf-8")
+    stated = VERDICT.search(text)
+    if stated:
+        return stated.group(1)
+    code = path.parent.name
+    fixed = {
+        "SL101": oracle.CONFIRMED_ERROR,
+        "SL102": oracle.REFUTED,
+        "SL104": oracle.REFUTED,
+        "SL105": oracle.CONFIRMED_ERROR,
+        "SL107": oracle.CONFIRMED_ERROR,
+        "SL108": oracle.CONFIRMED_ERROR,
+    }
+    if code in fixed:
+        return fixed[code]
+    if code == "SL103":
+        return oracle.CONFIRMED_OUTPUTS if "mxnet" in frameworks_of(path) else oracle.CONFIRMED_GRAPH
+    # SL106: per its fixture -- the leaked state either breaks a later backward
+    # (raises) or shows in what the program prints.
+    effect = declared_effect(path)
+    assert effect is not None, "an SL106 fixture declares its `# effect:`"
+    return oracle.CONFIRMED_ERROR if effect[0] == "raises" else oracle.CONFIRMED_OUTPUTS
+
+
+# --- fixtures, run --------------------------------------------------------------------------
+@pytest.mark.frameworks
+@pytest.mark.parametrize("path", BAD, ids=_ids)
+def test_bad_fixture_verdict(path):
+    _needs(frameworks_of(path))
+    res = _result(path)
+    own = [f for f in res.findings if f.code == path.parent.name]
+    if not own:
+        pytest.skip(f"the linter reports no {path.parent.name} here (test_fixtures covers that)")
+    verify([res], "cpu", TIMEOUT, jobs=2)
+    want = expected_verdict(path)
+    for f in own:
+        assert f.runtime is not None and set(f.runtime) == {"verdict", "detail", "device"}
+        assert f.runtime["device"] == "cpu"
+        assert f.runtime["verdict"] == want, f"line {f.start[0]}: {f.runtime['verdict']}: {f.runtime['detail']}"
+        assert f.runtime["detail"]
+        if want == oracle.REFUTED:
+            assert "harmless here" in f.runtime["detail"]
+    for f in res.findings:  # other rules' findings still get a verdict
+        assert f.runtime is not None and f.runtime["verdict"] in oracle.VERDICTS
+
+
+@pytest.mark.parametrize("path", GOOD, ids=_ids)
+def test_good_fixture_has_nothing_to_verify(path):
+    res = _result(path)
+    assert [(f.start[0], f.code) for f in res.findings] == []
+    calls = []
+    verify([res], "cpu", TIMEOUT, jobs=1, runner=lambda *a: calls.append(a))
+    assert calls == []
+
+
+# --- GPU placement mapped to the CPU ---------------------------------------------------------
+MX_GPU = """\
+import mxnet as mx
+from mxnet import autograd, nd
+
+ctx = mx.gpu(0)
+x = nd.array([1.0, 2.0], ctx=ctx)
+x.attach_grad()
+with autograd.record():
+    y = x * x
+with autograd.pause():
+    z = y[0] * x[1]
+z.backward()
+print(x.grad)
+"""
+
+TORCH_CUDA = """\
+import torch
+
+model = torch.nn.Linear(3, 1).cuda()
+x = torch.randn(4, 3, device="cuda")
+with torch.no_grad():
+    loss = model(x).pow(2).mean()
+loss.backward()
+print(model.weight.grad)
+"""
+
+
+def _write(tmp_path, name, text) -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text), encoding="utf-8")
+    return p
+
+
+@pytest.mark.frameworks
+@pytest.mark.parametrize("name,text,fw,mapped", [
+    ("mx_gpu.py", MX_GPU, "mxnet", "mx.gpu(0) -> mx.cpu()"),
+    ("torch_cuda.py", TORCH_CUDA, "torch", "-> CPU"),
+], ids=["mxnet-gpu", "torch-cuda"])
+def test_gpu_placement_runs_on_cpu(tmp_path, name, text, fw, mapped):
+    _needs({fw})
+    res = _result(_write(tmp_path, name, text))
+    sl101 = [f for f in res.findings if f.code == "SL101"]
+    assert sl101
+    verify([res], "cpu", TIMEOUT, jobs=2)
+    rt = sl101[0].runtime
+    assert rt["verdict"] == oracle.CONFIRMED_ERROR, rt
+    assert "no GPU here" in rt["detail"] and mapped in rt["detail"]
+
+
+def test_cuda_device_without_gpu_is_inconclusive(tmp_path):
+    if harness.cuda_present():
+        pytest.skip("a GPU is present")
+    res = _result(_write(tmp_path, "p.py", TORCH_CUDA))
+    calls = []
+    verify([res], "cuda", TIMEOUT, jobs=1, runner=lambda *a: calls.append(a))
+    assert calls == []
+    assert all(f.runtime == {"verdict": "inconclusive", "detail": "no CUDA device", "device": "cuda"} for f in res.findings)
+
+
+# --- programs that misbehave ------------------------------------------------------------------
+# SL107 makes the original fail at once; the fixed program then misbehaves.
+MISBEHAVING = {
+    "loops": "while True:\n        pass",
+    "allocates": "blocks = []\n    while True:\n        blocks.append(bytearray(64 << 20))",
+    "sys_exit": "import sys\n    sys.exit(3)",
+    "os_exit": "import os\n    os._exit(4)",
+}
+WHY = {
+    "loops": "did not finish within",
+    "allocates": "ran out of memory",
+    "sys_exit": "stops itself with sys.exit(3)",
+    "os_exit": "stops itself with os._exit(4)",
+}
+
+
+def _misbehaving(kind: str) -> str:
+    return f"import torch\n\nwith torch.no_grad:\n    {MISBEHAVING[kind]}\n"
+
+
+@pytest.mark.frameworks
+def test_misbehaving_programs_are_inconclusive_and_the_run_goes_on(tmp_path):
+    _needs({"torch"})
+    timeout = 45.0
+    results = []
+    for kind in MISBEHAVING:
+        res = _result(_write(tmp_path, f"{kind}.py", _misbehaving(kind)))
+        assert [f.code for f in res.findings] == ["SL107"], res.findings
+        results.append(res)
+    ok = FIXTURES / "SL107" / "bad_torch_no_grad_evaluate.py"
+    if ok.exists():
+        results.append(_result(ok))
+    start = time.monotonic()
+    verify(results, "cpu", timeout, jobs=2)
+    elapsed = time.monotonic() - start
+    for kind, res in zip(MISBEHAVING, results):
+        rt = res.findings[0].runtime
+        assert rt["verdict"] == oracle.INCONCLUSIVE, (kind, rt)
+        assert WHY[kind] in rt["detail"], (kind, rt)
+        assert "as written it raises TypeError" in rt["detail"]
+    if len(results) > len(MISBEHAVING):
+        assert all(f.runtime["verdict"] == oracle.CONFIRMED_ERROR for f in results[-1].findings if f.code == "SL107")
+    # The looping run is killed at the timeout; nothing hangs.
+    assert elapsed < 4 * timeout
+
+
+def test_not_self_contained_is_inconclusive():
+    a = harness.RunResult("ran", trace=_trace(status="exception", exception={"type": "ModuleNotFoundError", "message": "No module named 'helpers'", "line": 3}))
+    b = harness.RunResult("ran", trace=_trace(status="exception", exception={"type": "ModuleNotFoundError", "message": "No module named 'helpers'", "line": 3}))
+    verdict, detail = oracle.compare(a, b)
+    assert verdict == oracle.INCONCLUSIVE and detail.startswith("not self-contained") and "helpers" in detail
+
+
+# --- oracles on synthetic traces (no frameworks) --------------------------------------------------
+def _trace(**kw):
+    t = {
+        "status": "ok", "exception": None, "exit": None, "frameworks": ["torch"], "missing": [], "device_map": [], "no_cuda": False,
+        "backward": [], "grad": [], "steps": [], "outputs": [],
+        "counts": {"backward": 0, "grad": 0, "steps": 0, "outputs": 0, "outputs_recorded": 0},
+        "graph": {"tensors_with_grad_fn": 0, "numel": 0}, "rss_start_kb": 100_000, "rss_peak_kb": 110_000,
+    }
+    t.update(kw)
+    return t
+
+
+def _ok(stdout="", **kw):
+    return harness.RunResult("ran", trace=_trace(**kw), stdout=stdout)
+
+
+def test_oracle_order_and_texts():
+    err = _trace(status="exception", exception={"type": "RuntimeError", "message": "element 0 of tensors does not require grad", "line": 9})
+    v, d = oracle.compare(harness.RunResult("ran", trace=err), _ok(), "fix it")
+    assert v == oracle.CONFIRMED_ERROR and "RuntimeError" in d and "line 9" in d
+    v, d = oracle.compare(harness.RunResult("ran", trace=err), harness.RunResult("ran", trace=err))
+    assert v == oracle.INCONCLUSIVE and "both variants fail the same way" in d
+
+    g = {"shape": [3], "sum": 1.0, "abs": 2.0}
+    ev = lambda s: [{"api": "Tensor.backward", "line": 4, "grads": [s]}]  # noqa: E731
+    counts = {"backward": 1, "grad": 0, "steps": 0, "outputs": 0, "outputs_recorded": 0}
+    v, d = oracle.compare(_ok(backward=ev(g), counts=counts), _ok(backward=ev(dict(g, sum=1.5)), counts=counts))
+    assert v == oracle.CONFIRMED_GRADS and "line 4" in d
+    v, d = oracle.compare(_ok(backward=ev(g), counts=counts), _ok(backward=ev(dict(g, sum=1.0 + 1e-9)), counts=counts))
+    assert v == oracle.REFUTED and "harmless here" in d
+
+    out = lambda s, rec: [{"what": "Linear", "line": 7, "recorded": rec, "values": [s]}]  # noqa: E731
+    c1 = dict(counts, backward=0, outputs=1, outputs_recorded=1)
+    c0 = dict(counts, backward=0, outputs=1, outputs_recorded=0)
+    v, d = oracle.compare(_ok(outputs=out(g, True), counts=c1), _ok(outputs=out(dict(g, abs=3.0), False), counts=c0))
+    assert v == oracle.CONFIRMED_OUTPUTS
+    v, d = oracle.compare(
+        _ok("tensor([1.], grad_fn=<AddBackward0>)\nrequires grad: True\n", outputs=out(g, True), counts=c1),
+        _ok("tensor([1.])\nrequires grad: False\n", outputs=out(g, False), counts=c0),
+    )
+    assert v == oracle.CONFIRMED_GRAPH and "1 of 1 forward passes recorded a graph" in d
+    v, d = oracle.compare(_ok("loss 0.5000001\n"), _ok("loss 0.5\n"))
+    assert v == oracle.REFUTED
+    v, d = oracle.compare(_ok("acc 0.5\n"), _ok("acc 0.75\n"))
+    assert v == oracle.CONFIRMED_OUTPUTS and "printed line 1" in d
+
+
+def test_oracle_failures():
+    ok = _ok()
+    assert oracle.compare(harness.RunResult("timeout", timeout=5), ok)[1].startswith("the program as written did not finish within 5s")
+    v, d = oracle.compare(ok, harness.RunResult("crashed", returncode=-9))
+    assert v == oracle.INCONCLUSIVE and "SIGKILL" in d
+    v, d = oracle.compare(ok, _ok(missing=["mxnet"]))
+    assert v == oracle.INCONCLUSIVE and "mxnet is not installed" in d
+    v, d = oracle.compare(ok, _ok(no_cuda=True))
+    assert (v, d) == (oracle.INCONCLUSIVE, "no CUDA device")
+    v, d = oracle.compare(ok, _ok(status="exit", exit={"how": "sys.exit", "code": 0, "line": 3}))
+    assert v == oracle.REFUTED  # a clean exit(0) is a normal end
+
+
+# --- counterfactuals (no frameworks) ----------------------------------------------------------
+def _fixed(source: str, code: str) -> str:
+    findings = [f for f in lint_source(textwrap.dedent(source), "x.py").findings if f.code == code]
+    assert findings and findings[0].fix is not None, findings
+    text, n = apply_edits(textwrap.dedent(source), findings[:1], True)
+    assert n == 1
+    compile(text, "x.py", "exec")
+    assert not [f for f in lint_source(text, "x.py").findings if f.code == code and f.start == findings[0].start]
+    return text
+
+
+def test_counterfactual_sl101_flips_the_scope():
+    text = _fixed("""
+        import torch as T
+        m = T.nn.Linear(2, 1)
+        with T.no_grad():
+            loss = m(T.ones(1, 2)).sum()
+        loss.backward()
+    """, "SL101")
+    assert "with T.enable_grad():" in text
+
+
+def test_counterfactual_sl101_mxnet_outside_record_wraps():
+    text = _fixed("""
+        from mxnet import autograd, nd
+        x = nd.ones(2)
+        x.attach_grad()
+        y = x * 2
+        y.backward()
+    """, "SL101")
+    assert "with autograd.record(train_mode=False):\n    y = x * 2\n" in text
+
+
+def test_counterfactual_sl102_moves_backward_out():
+    text = _fixed("""
+        import torch
+        w = torch.ones(2, requires_grad=True)
+        loss = (w * 2).sum()
+        with torch.no_grad():
+            loss.backward()
+            w -= 0.1 * w.grad
+    """, "SL102")
+    assert "\nloss.backward()\nwith torch.no_grad():\n    w -= 0.1 * w.grad\n" in text
+
+
+def test_counterfactual_sl105_drops_decorator_and_sl106_scopes():
+    text = _fixed("""
+        import torch
+        model = torch.nn.Linear(3, 1)
+
+        @torch.no_grad()
+        def train_step(x):
+            loss = model(x).sum()
+            loss.backward()
+    """, "SL105")
+    assert "@torch.no_grad()" not in text and "def train_step(x):" in text
+    text = _fixed("""
+        import torch
+        model = torch.nn.Linear(3, 1)
+
+        def evaluate(x):
+            model.eval()
+            torch.set_grad_enabled(False)  # leak
+            return model(x).mean().item()
+    """, "SL106")
+    assert "    with torch.set_grad_enabled(False):  # leak\n        return model(x).mean().item()\n" in text
+
+
+def test_counterfactual_adds_import_when_no_spelling_exists():
+    text = _fixed("""
+        from torch import nn
+        model = nn.Linear(3, 1)
+
+        def predict(x):
+            model.eval()
+            return model(x)
+    """, "SL103")
+    assert "import torch\n" in text and "with torch.no_grad():\n        return model(x)" in text
+
+
+# --- CLI and imports ----------------------------------------------------------------------------
+def test_importing_the_verifier_imports_no_framework():
+    code = "import sys, scopelint.cli, scopelint.runtime_check.verify, scopelint.runtime_check.cli; print('torch' in sys.modules or 'mxnet' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+
+
+@pytest.mark.frameworks
+def test_cli_check_verify_json_and_verify_text(tmp_path, capsys):
+    _needs({"torch"})
+    from scopelint.cli import main
+
+    prog = _write(tmp_path, "p.py", TORCH_CUDA.replace(".cuda()", "").replace(', device="cuda"', ""))
+    rc = main(["check", "--verify", "--output-format", "json", "--verify-timeout", str(TIMEOUT), str(prog)])
+    data = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    sl101 = [d for d in data if d["code"] == "SL101"]
+    assert sl101 and sl101[0]["runtime"]["verdict"] == "confirmed:error" and sl101[0]["runtime"]["device"] == "cpu"
+    assert "verified" not in sl101[0]["message"]
+
+    rc = main(["verify", "--verify-timeout", str(TIMEOUT), str(prog)])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "= verified: confirmed:error on cpu: raises RuntimeError" in out
+    rc = main(["check", str(prog)])  # no --verify: nothing runs
+    assert "verified" not in capsys.readouterr().out
