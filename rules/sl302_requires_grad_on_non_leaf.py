@@ -2,6 +2,7 @@ import libcst as cst
 
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import TORCH
+from scopelint.core.syntax import walk
 from scopelint.rule import Report, Rule
 
 
@@ -56,14 +57,7 @@ class RequiresGradOnNonLeaf(Rule):
 
 
 def _assignments(module: cst.Module):
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            found.append(node)
-
-    module.visit(V())
-    return found
+    return [n for n in walk(module) if isinstance(n, cst.Assign)]
 
 
 def _ends_with_requires_grad(expr) -> bool:

@@ -17,7 +17,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.names import Names, Scope, dotted
-from scopelint.core.syntax import child_blocks, statements
+from scopelint.core.syntax import child_blocks, iter_children, statements, walk
 from scopelint.core.state import (
     UNKNOWN,
     Mode,
@@ -298,8 +298,7 @@ class Analyzer:
 
     def _find_escapes(self) -> Set[int]:
         """Functions referenced other than by a direct call: their callers are unknown."""
-        counter = _RefCounter()
-        self.module.visit(counter)
+        counter = _RefCounter(self.module)
         escapes = set()
         for info in self.functions:
             if info.cls is not None and info.parent is None:
@@ -678,7 +677,7 @@ class Analyzer:
 
     def _ev_children(self, node: cst.CSTNode) -> List[Value]:
         out = []
-        for child in node.children:
+        for child in iter_children(node):
             if isinstance(child, cst.Lambda):
                 continue
             if isinstance(child, cst.BaseExpression):
@@ -908,29 +907,28 @@ def _apply_scope(state: State, api: str, call: Optional[cst.Call], origin: Origi
     return State(state.torch, state.mxnet, switch(effect == "train"))
 
 
-class _RefCounter(cst.CSTVisitor):
-    def __init__(self):
+class _RefCounter:
+    """How each function name is referenced: called directly, or otherwise."""
+
+    def __init__(self, module: cst.Module):
         self.name_refs = defaultdict(int)
         self.name_calls = defaultdict(int)
         self.defs = defaultdict(int)
         self.attr_refs = defaultdict(int)
         self.self_calls = defaultdict(int)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.name_refs[node.value] += 1
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.defs[node.name.value] += 1
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.attr_refs[node.attr.value] += 1
-
-    def visit_Call(self, node: cst.Call) -> None:
-        f = node.func
-        if isinstance(f, cst.Name):
-            self.name_calls[f.value] += 1
-        elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in ("self", "cls"):
-            self.self_calls[f.attr.value] += 1
+        for node in walk(module):
+            if isinstance(node, cst.Name):
+                self.name_refs[node.value] += 1
+            elif isinstance(node, cst.FunctionDef):
+                self.defs[node.name.value] += 1
+            elif isinstance(node, cst.Attribute):
+                self.attr_refs[node.attr.value] += 1
+            elif isinstance(node, cst.Call):
+                f = node.func
+                if isinstance(f, cst.Name):
+                    self.name_calls[f.value] += 1
+                elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in ("self", "cls"):
+                    self.self_calls[f.attr.value] += 1
 
 
 def analyze(module: cst.Module) -> Facts:

@@ -13,6 +13,7 @@ from typing import Dict, Iterable, Optional, Set, Union
 import libcst as cst
 
 from scopelint.core.frameworks import FRAMEWORKS, canonical, framework_of
+from scopelint.core.syntax import is_nested_scope, walk
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
@@ -75,92 +76,56 @@ def _root(scope: Scope) -> Scope:
     return scope
 
 
-class _BindingCollector(cst.CSTVisitor):
-    """Collects a scope's bindings without entering nested scopes."""
-
-    def __init__(self, scope: Scope, root: ScopeNode):
-        self.scope = scope
-        self.root = root
-
-    def _nested(self, node: cst.CSTNode) -> bool:
-        return node is not self.root
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if self._nested(node):
-            self.scope.bound.add(node.name.value)
-            return False
-        params = node.params
+def _collect_bindings(scope: Scope, root: ScopeNode) -> None:
+    """A scope's bindings, without entering nested scopes (their names are bindings)."""
+    if isinstance(root, cst.FunctionDef):
+        params = root.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
-            self.scope.bound.add(p.name.value)
+            scope.bound.add(p.name.value)
         for p in (params.star_arg, params.star_kwarg):
             if isinstance(p, cst.Param):
-                self.scope.bound.add(p.name.value)
-        # Decorators and defaults belong to the enclosing scope; only the body is ours.
-        node.body.visit(self)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        if self._nested(node):
-            self.scope.bound.add(node.name.value)
-            return False
-        node.body.visit(self)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = _import_name(alias.name)
-            if alias.asname is not None:
-                self.scope.imports[alias.asname.name.value] = full  # type: ignore[union-attr]
-            else:
-                root = full.split(".", 1)[0]
-                self.scope.imports[root] = root
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            if not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    self.scope.bound.add(
-                        alias.asname.name.value if alias.asname else _import_name(alias.name)  # type: ignore[union-attr]
-                    )
-            return
-        module = _import_name(node.module)
-        for alias in node.names:
-            name = _import_name(alias.name)
-            local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
-            self.scope.imports[local] = f"{module}.{name}"
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.scope.globals.update(n.name.value for n in node.names)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.scope.bound.update(_target_names(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self.scope.bound.update(_target_names(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.scope.bound.update(_target_names(node.target))
-
-    def visit_For(self, node: cst.For) -> None:
-        self.scope.bound.update(_target_names(node.target))
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        pass  # comprehension targets live in their own scope
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self.scope.bound.update(_target_names(node.asname.name))
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self.scope.bound.update(_target_names(node.name.name))
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.scope.bound.update(_target_names(node.target))
+                scope.bound.add(p.name.value)
+    # Decorators, defaults and bases belong to the enclosing scope: only the body is ours.
+    body = root.body if isinstance(root, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) else root
+    bound, imports = scope.bound, scope.imports
+    for node in walk(body, lambda n: is_nested_scope(n) or isinstance(n, cst.CompFor)):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(node.name.value)
+        elif isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _import_name(alias.name)
+                if alias.asname is not None:
+                    imports[alias.asname.name.value] = full  # type: ignore[union-attr]
+                else:
+                    root_name = full.split(".", 1)[0]
+                    imports[root_name] = root_name
+        elif isinstance(node, cst.ImportFrom):
+            if isinstance(node.names, cst.ImportStar):
+                continue
+            for alias in node.names:
+                name = _import_name(alias.name)
+                local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                if node.relative or node.module is None:
+                    bound.add(local)
+                else:
+                    imports[local] = f"{_import_name(node.module)}.{name}"
+        elif isinstance(node, cst.Global):
+            scope.globals.update(n.name.value for n in node.names)
+        elif isinstance(node, cst.AssignTarget):
+            bound.update(_target_names(node.target))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            if not isinstance(node, cst.AnnAssign) or node.value is not None:
+                bound.update(_target_names(node.target))
+        elif isinstance(node, cst.For):
+            bound.update(_target_names(node.target))
+        elif isinstance(node, cst.WithItem):
+            if node.asname is not None:
+                bound.update(_target_names(node.asname.name))
+        elif isinstance(node, cst.ExceptHandler):
+            if node.name is not None:
+                bound.update(_target_names(node.name.name))
+        elif isinstance(node, cst.NamedExpr):
+            bound.update(_target_names(node.target))
 
 
 class Names:
@@ -183,7 +148,7 @@ class Names:
         scope = self._scopes.get(key)
         if scope is None:
             scope = Scope(node, parent)
-            node.visit(_BindingCollector(scope, node))
+            _collect_bindings(scope, node)
             self._scopes[key] = scope
             for q in scope.imports.values():
                 fw = framework_of(q)

@@ -9,7 +9,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, BackwardFact, Facts, FunctionInfo
 from scopelint.core.names import dotted
-from scopelint.core.syntax import block_path, finds
+from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
 from scopelint.core.state import Origin, State, Switch, Value
 
 _SPELLING = {
@@ -96,88 +96,47 @@ def decorator_origin(b: BackwardFact) -> Optional[Origin]:
     return Origin("decorator", func.decorator[1], func.decorator[0])
 
 
-class _Escapes(cst.CSTVisitor):
-    def __init__(self):
-        self.assigned: set = set()
-        self.escapes = False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Return(self, node) -> None:
-        self.escapes = True
-
-    def visit_Yield(self, node) -> None:
-        self.escapes = True
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def _target(self, target) -> None:
-        if isinstance(target, cst.Name):
-            self.assigned.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._target(el.value)
-        else:  # attribute or subscript: stored somewhere else
-            self.escapes = True
-
-
-class _ReturnedNames(cst.CSTVisitor):
-    def __init__(self):
-        self.names: set = set()
-        self._depth = 0
-
-    def visit_FunctionDef(self, node) -> bool:
-        self._depth += 1
-        return self._depth == 1
-
-    def leave_FunctionDef(self, node) -> None:
-        self._depth -= 1
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.names.update(_graph_names_in(node.value))
-
-    def visit_Yield(self, node: cst.Yield) -> None:
-        if node.value is not None:
-            self.names.update(_graph_names_in(node.value))
-
-
 def _graph_names_in(node: cst.CSTNode):
     """Names in an expression whose graph may survive it (not ``x.asnumpy()``, ``x.item()``)."""
+
+    def converted(n: cst.CSTNode) -> bool:
+        f = n.func if isinstance(n, cst.Call) else None
+        return isinstance(f, cst.Attribute) and f.attr.value in LEAVING_METHODS and isinstance(f.value, cst.Name)
+
     found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> bool:
-            f = n.func
-            if isinstance(f, cst.Attribute) and f.attr.value in LEAVING_METHODS and isinstance(f.value, cst.Name):
-                for a in n.args:
-                    a.visit(self)
-                return False
-            return True
-
-        def visit_Name(self, n: cst.Name) -> None:
+    for n in walk(node, converted):
+        if isinstance(n, cst.Name):
             found.append(n.value)
-
-    node.visit(V())
+        elif converted(n):  # only its arguments still count
+            found.extend(m.value for a in n.args for m in walk(a) if isinstance(m, cst.Name))
     return found
+
+
+def _written_names(target: cst.BaseExpression, names: set) -> bool:
+    """Adds the names a target binds; False when it stores into something else."""
+    if isinstance(target, cst.Name):
+        names.add(target.value)
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_written_names(el.value, names) for el in target.elements)
+    return False  # attribute or subscript: stored somewhere else
 
 
 def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bool:
     """Values made in ``block`` may leave it: returned, yielded or stored elsewhere."""
-    v = _Escapes()
-    block.visit(v)
-    if v.escapes:
-        return True
+    assigned: set = set()
+    for n in walk(block, is_nested_scope):
+        if isinstance(n, (cst.Return, cst.Yield)):
+            return True
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign)) and not _written_names(n.target, assigned):
+            return True
     if func is None:
         return False
-    r = _ReturnedNames()
-    func.node.visit(r)
-    return bool(v.assigned & r.names)
+    returned = set()
+    for n in walk(func.node, is_nested_scope):
+        if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None:
+            returned.update(_graph_names_in(n.value))
+    return bool(assigned & returned)
 
 
 # Calls that read the current global state, so it can be put back later.
@@ -213,17 +172,13 @@ def is_restore(call, facts: Facts) -> bool:
 
 def _assigned_names_of(func_node: cst.FunctionDef, call_node: cst.Call):
     """Names bound by ``name = <call_node>`` statements in the function."""
-    out = []
-
-    class V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if node.value is call_node:
-                for t in node.targets:
-                    if isinstance(t.target, cst.Name):
-                        out.append(t.target.value)
-
-    func_node.visit(V())
-    return out
+    return [
+        t.target.value
+        for n in walk(func_node)
+        if isinstance(n, cst.Assign) and n.value is call_node
+        for t in n.targets
+        if isinstance(t.target, cst.Name)
+    ]
 
 
 # --- training-loop questions ----------------------------------------------------------

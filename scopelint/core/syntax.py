@@ -2,9 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Callable, List, Optional, Sequence, Tuple
+import dataclasses
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import libcst as cst
+
+# Fields that only hold whitespace and punctuation: never walked.
+_SKIPPED = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after",
+            "header", "footer", "newline", "colon", "equal", "dot", "operator", "asynchronous")
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The child nodes that carry code, in source order. Much cheaper than
+    ``node.children`` or a ``CSTVisitor`` (which rebuild nodes as they go)."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(node) if not any(k in f.name for k in _SKIPPED))
+        _FIELDS[type(node)] = names
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def walk(node: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = None) -> Iterator[cst.CSTNode]:
+    """Pre-order walk; below a node for which ``prune`` is true nothing is visited
+    (the node itself is)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if prune is not None and n is not node and prune(n):
+            continue
+        stack.extend(reversed(list(iter_children(n))))
+
+
+def is_nested_scope(n: cst.CSTNode) -> bool:
+    return isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 
 def statements(body) -> Sequence[cst.CSTNode]:
@@ -42,21 +81,8 @@ def child_blocks(stmt: cst.CSTNode):
 
 
 def finds(node: cst.CSTNode, pred: Callable[[cst.CSTNode], bool]) -> bool:
-    """Some node in ``node`` (nested functions excluded) satisfies ``pred``."""
-    found = False
-
-    class V(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nonlocal found
-            if found:
-                return False
-            if pred(n):
-                found = True
-                return False
-            return not (isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and n is not node)
-
-    node.visit(V())
-    return found
+    """Some node in ``node`` (nested functions and classes excluded) satisfies ``pred``."""
+    return any(pred(n) for n in walk(node, is_nested_scope))
 
 
 def terminates(node: cst.CSTNode) -> bool:
