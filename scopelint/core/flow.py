@@ -917,13 +917,14 @@ class _RefCounter:
         self.attr_refs = defaultdict(int)
         self.self_calls = defaultdict(int)
         for node in walk(module):
-            if isinstance(node, cst.Name):
+            t = type(node)
+            if t is cst.Name:
                 self.name_refs[node.value] += 1
-            elif isinstance(node, cst.FunctionDef):
+            elif t is cst.FunctionDef:
                 self.defs[node.name.value] += 1
-            elif isinstance(node, cst.Attribute):
+            elif t is cst.Attribute:
                 self.attr_refs[node.attr.value] += 1
-            elif isinstance(node, cst.Call):
+            elif t is cst.Call:
                 f = node.func
                 if isinstance(f, cst.Name):
                     self.name_calls[f.value] += 1

@@ -20,11 +20,15 @@ ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
 def dotted(expr: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` -> "a.b.c" for Name/Attribute chains; None otherwise."""
+    t = type(expr)
+    if t is cst.Name:
+        return expr.value
     parts = []
-    while isinstance(expr, cst.Attribute):
+    while t is cst.Attribute:
         parts.append(expr.attr.value)
         expr = expr.value
-    if isinstance(expr, cst.Name):
+        t = type(expr)
+    if t is cst.Name:
         parts.append(expr.value)
         return ".".join(reversed(parts))
     return None
@@ -76,6 +80,12 @@ def _root(scope: Scope) -> Scope:
     return scope
 
 
+_BINDERS = frozenset({
+    cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom, cst.Global, cst.AssignTarget,
+    cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem, cst.ExceptHandler, cst.NamedExpr,
+})
+
+
 def _collect_bindings(scope: Scope, root: ScopeNode) -> None:
     """A scope's bindings, without entering nested scopes (their names are bindings)."""
     if isinstance(root, cst.FunctionDef):
@@ -88,7 +98,10 @@ def _collect_bindings(scope: Scope, root: ScopeNode) -> None:
     # Decorators, defaults and bases belong to the enclosing scope: only the body is ours.
     body = root.body if isinstance(root, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) else root
     bound, imports = scope.bound, scope.imports
-    for node in walk(body, lambda n: is_nested_scope(n) or isinstance(n, cst.CompFor)):
+    for node in walk(body, lambda n: is_nested_scope(n) or type(n) is cst.CompFor):
+        t = type(node)
+        if t not in _BINDERS:
+            continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             bound.add(node.name.value)
         elif isinstance(node, cst.Import):

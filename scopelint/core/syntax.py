@@ -11,6 +11,15 @@ import libcst as cst
 _SKIPPED = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after",
             "header", "footer", "newline", "colon", "equal", "dot", "operator", "asynchronous")
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
+_NODE_TYPES: Dict[type, bool] = {}
+
+
+def _is_node(t: type) -> bool:
+    """``issubclass(t, CSTNode)``, cached: CSTNode is an ABC and its checks are slow."""
+    r = _NODE_TYPES.get(t)
+    if r is None:
+        r = _NODE_TYPES[t] = issubclass(t, cst.CSTNode)
+    return r
 
 
 def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -22,12 +31,13 @@ def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         _FIELDS[type(node)] = names
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
+        t = type(value)
+        if t is list or t is tuple:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _is_node(type(item)):
                     yield item
+        elif _is_node(t):
+            yield value
 
 
 def walk(node: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = None) -> Iterator[cst.CSTNode]:
@@ -42,8 +52,11 @@ def walk(node: cst.CSTNode, prune: Optional[Callable[[cst.CSTNode], bool]] = Non
         stack.extend(reversed(list(iter_children(n))))
 
 
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def is_nested_scope(n: cst.CSTNode) -> bool:
-    return isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+    return type(n) in _SCOPE_TYPES
 
 
 def statements(body) -> Sequence[cst.CSTNode]:
