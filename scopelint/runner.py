@@ -40,12 +40,7 @@ def lint_text(text: str, filename: str, settings: Settings, is_notebook: bool) -
     except ValueError as exc:
         return LintResult([syntax_finding(filename, f"invalid notebook: {exc}")]), None
     result = lint_source(nb.source, filename, settings)
-    for f in result.findings:
-        cell, row = notebook.locate(nb, f.start[0])
-        _, end_row = notebook.locate(nb, f.end[0])
-        f.cell = cell
-        f.start = (row, f.start[1])
-        f.end = (end_row, f.end[1])
+    notebook.map_findings(nb, result.findings)  # cell numbers from 1; fix edits mapped too
     return result, nb
 
 
@@ -73,7 +68,7 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
         else:
             for f in out.findings:
                 if f.cell is not None:
-                    cell_lines = notebook.cell_source(nb.cells[f.cell]).splitlines()
+                    cell_lines = nb.cell_lines(f.cell)
                     if 1 <= f.start[0] <= len(cell_lines):
                         out.lines[(f.cell, f.start[0])] = cell_lines[f.start[0] - 1]
     return out
