@@ -84,6 +84,7 @@ class Trace:
         try:
             usage = resource.getrusage(resource.RUSAGE_SELF)
             self.data["rss_peak_kb"] = int(usage.ru_maxrss)
+            self.data["cpu_seconds"] = round(usage.ru_utime + usage.ru_stime, 3)
             self.data["seconds"] = round(time.time() - self.started, 3)
         except Exception:
             pass
@@ -607,9 +608,9 @@ def describe(exc):
             if "MXNetError:" in l:
                 message = l.split("MXNetError:", 1)[1].strip()
                 message = re.sub(r"^Check failed: .*?\)\s*:\s*", "", message)
-                if len(message) > 100 and ". " in message:
-                    message = message.split(". ", 1)[0] + "."
                 break
+    if len(message) > 100 and ". " in message:  # the first sentence says it
+        message = message.split(". ", 1)[0] + "."
     if isinstance(exc, MemoryError) or "can't allocate memory" in text or "std::bad_alloc" in text or "out of memory" in text.lower():
         kind = "memory"
     else:
