@@ -320,9 +320,10 @@ def create_server():
         except Exception:
             path = None
         if not path or not uri.startswith("file:"):
+            # An unsaved buffer (untitled:Untitled-1): settings of the workspace root.
             root = server.workspace.root_path or os.getcwd()
-            name = uri.rsplit("/", 1)[-1] or "untitled.py"
-            return os.path.join(root, name if "." in name else name + ".py")
+            name = re.sub(r"[^\w.-]", "_", uri.rsplit("/", 1)[-1].rsplit(":", 1)[-1]) or "untitled"
+            return os.path.join(root, name)
         return path
 
     def show_once(message: str, kind=types.MessageType.Warning) -> None:

@@ -444,3 +444,30 @@ async def test_notebook_document_sync(client: LanguageClient, tmp_path: Path):
         )
     )
     await wait_diagnostics(client, cells[2], has())
+
+
+async def test_untitled_buffer(client: LanguageClient, tmp_path: Path):
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=BAD)
+        )
+    )
+    await wait_diagnostics(client, uri, has("SL107"))
+
+
+async def test_non_python_documents_are_left_alone(client: LanguageClient, tmp_path: Path):
+    toml = open_doc(client, tmp_path / "pyproject.toml", "[tool.scopelint]\n", language="toml")
+    text = open_doc(client, tmp_path / "notes.txt", BAD, language="plaintext")
+    await assert_alive(client, tmp_path)
+    assert toml not in client.diagnostics and text not in client.diagnostics
+
+
+async def test_missing_pygls_gives_a_clear_message():
+    import subprocess
+
+    code = "import sys; sys.modules['pygls'] = None; from scopelint.cli import main; sys.exit(main(['lsp']))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "pip install 'scopelint[lsp]'" in proc.stderr
+    assert proc.stdout == ""
