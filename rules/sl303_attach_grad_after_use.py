@@ -43,7 +43,11 @@ class AttachGradAfterUse(Rule):
             for b in facts.backwards:
                 if MXNET not in b.frameworks or b.seq < m.seq:
                     continue
-                if any(m.before in v.parents and v.rec[MXNET].on for value in b.values for v in value.ancestors()):
+                if any(
+                    m.before in v.parents and v.state is not None and v.state.mxnet.on
+                    for value in b.values
+                    for v in value.ancestors()
+                ):
                     yield Report(m.node, f"`{m.key}.attach_grad()` after `{m.key}` was used in the recorded computation: that use is not connected to the new leaf")
                     break
 

@@ -43,7 +43,10 @@ class InplaceWriteWhileRecording(Rule):
         for m in facts.mutations:
             if m.kind not in ("augassign", "subscript", "out", "inplace") or not m.state.mxnet.on:
                 continue
-            if m.before.rec[MXNET].on or ("leaf" in m.before.tags and m.before.rec[MXNET].on):
+            in_graph = m.before.rec[MXNET].on
+            # A value carried from the previous iteration: in the graph from the second on.
+            carried = "carried" in m.before.tags and m.before.parents[-1].rec[MXNET].on
+            if in_graph or carried:
                 yield Report(m.node, "in-place write inside `autograd.record()` to an array that is part of the recorded graph")
 
 

@@ -601,6 +601,9 @@ class Analyzer:
 
     def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value]) -> None:
         self._seq += 1
+        previous = self._mutations.get(id(node))
+        if previous is not None and previous.kind == "rebind" and kind != "rebind":
+            return  # the first iteration rebinds the leaf; later ones see what it became
         self._mutations[id(node)] = MutationFact(
             node, kind, key, before, value, self.flow.state, self.func, tuple(self._loop_nodes), self._seq
         )
@@ -763,6 +766,8 @@ class Analyzer:
             return leaf_value(call, F.framework_of(qname), tags)
         if qname in F.PARAMETER_CLASSES and not (rg is not None and literal_bool(rg.value) is False):
             return leaf_value(call, F.framework_of(qname), tags)
+        if method in F.MAKE_LEAF_METHODS and receiver is not None:
+            return leaf_value(call, F.TORCH if method == "requires_grad_" else F.MXNET)
         if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self._builtin(func)):
             parents = (receiver,) if receiver is not None else args
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}))

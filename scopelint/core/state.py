@@ -112,6 +112,7 @@ class Value:
     # Computed only from its parents by tensor arithmetic (no unknown callee).
     pure: bool = True
     tags: frozenset = field(default_factory=frozenset)
+    state: Optional[State] = None  # where it was computed, when it was
 
     def off_in(self, fw: str) -> bool:
         return self.rec[fw].off
@@ -143,20 +144,36 @@ def computed_value(
     """The value of a computation at ``state`` from ``parents``.
 
     Computed while a framework is OFF, it carries no graph there. Computed while ON,
-    it is recorded, unless it is plain arithmetic on values that carry no graph.
+    it is recorded, unless it is plain arithmetic on values that carry no graph (then
+    it has none) or on numbers taken out of the graph (then nobody knows).
     """
     parents = tuple(p for p in parents if p is not None and "const" not in p.tags)
     rec = {}
     for fw in (TORCH, MXNET):
         sw = state.recording(fw)
-        if sw.off:
-            rec[fw] = sw
-        elif pure and parents and all(p.rec[fw].off for p in parents):
+        if sw.off or not pure:
+            rec[fw] = sw  # a call records what it does (a model holds parameters)
+        elif any(_graph_capable(p, fw) for p in parents):
+            rec[fw] = sw  # arithmetic on a recorded value is recorded
+        elif parents and all(p.rec[fw].off for p in parents) and not (sw.on and _only_defaults(parents, fw)):
+            # Arithmetic on values without graph has none. (Arrays made outside any
+            # scope and used inside record() are MXNet's ordinary inputs, not that.)
             rec[fw] = parents[0].rec[fw]
+        elif parents and all("left-graph" in p.tags or p.rec[fw].off for p in parents):
+            rec[fw] = UNKNOWN  # arithmetic on numbers taken out of the graph
         else:
-            rec[fw] = sw  # ON, or UNKNOWN keeping where the doubt comes from
+            rec[fw] = sw
     inference = state.torch.off and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
-    return Value(node, rec, parents, inference, pure, tags)
+    return Value(node, rec, parents, inference, pure, tags, state)
+
+
+def _graph_capable(p: "Value", fw: str) -> bool:
+    sw = p.rec[fw]
+    return sw.on or "leaf" in p.tags or (sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry")
+
+
+def _only_defaults(parents, fw: str) -> bool:
+    return all(p.rec[fw].origin is not None and p.rec[fw].origin.kind == "default" for p in parents)
 
 
 def leaf_value(node: cst.CSTNode, fw: Optional[str], tags: frozenset = frozenset()) -> Value:
