@@ -12,7 +12,7 @@ from scopelint import __version__
 from scopelint.config import ConfigError, Overrides, Resolver
 from scopelint.files import discover
 from scopelint.fix import apply_edits, unified_diff, write_atomic
-from scopelint.output import summary, write_json, write_statistics, write_text
+from scopelint.output import summary, write_github, write_json, write_statistics, write_text
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult, check_paths, check_stdin, display_name
 
@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, metavar="CODES", help="only these codes or prefixes (e.g. SL1,SL203)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these codes or prefixes")
     check.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="add codes to the selection")
-    check.add_argument("--output-format", choices=["text", "concise", "json"], default="text")
+    check.add_argument("--output-format", choices=["text", "concise", "json", "sarif", "github"], default="text",
+                       help="text (default), concise (one line per finding), json, sarif, github")
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or offer) unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
@@ -126,9 +127,15 @@ def cmd_check(args) -> int:
     out = sys.stdout
     stdin_fix_output = args.fix and not args.diff and results and results[0].path is None and "-" in (args.paths or [])
     if args.statistics:
-        write_statistics(results, out)
+        write_statistics(results, out, args.unsafe_fixes)
     elif args.output_format == "json":
         write_json(results, out)
+    elif args.output_format == "sarif":
+        from scopelint.sarif import write_sarif
+
+        write_sarif(results, out, errors)
+    elif args.output_format == "github":
+        write_github(results, out)
     elif not args.diff and not stdin_fix_output:
         write_text(results, out, args.output_format == "concise", color)
         unsafe_hidden = 0 if args.unsafe_fixes else sum(
@@ -147,7 +154,7 @@ def cmd_check(args) -> int:
 
 def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
     """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
-    from scopelint.files import decode
+    from scopelint.files import decode, encode
     from scopelint.runner import check_source
 
     total = 0
@@ -156,23 +163,39 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
             continue
         original = text = res.source
         current = res
-        for _ in range(5):
-            text, n = apply_edits(text, current.findings, args.unsafe_fixes)
-            if n == 0:
-                break
-            total += n
-            settings = resolver.settings_for(Path(res.path) if res.path else Path.cwd() / "stdin.py")
-            current = check_source(decode(text.encode("utf-8"), res.filename), res.filename, res.path, settings, keep_source=True)
+        applied = 0
+        settings = resolver.settings_for(Path(res.path) if res.path else Path(args.stdin_filename or Path.cwd() / "stdin.py"))
+        try:
+            for _ in range(5):
+                candidate, n = apply_edits(text, current.findings, args.unsafe_fixes)
+                if n == 0:
+                    break
+                source = decode(encode(candidate, res.encoding), res.filename)
+                if source.error is not None:  # never write what cannot be read back
+                    break
+                nxt = check_source(source, res.filename, res.path, settings, keep_source=True)
+                if any(f.code == "SL000" for f in nxt.findings) or nxt.errors:
+                    # A fix that breaks the file is a bug in the fix: keep the last good text.
+                    current.errors.append(f"{res.filename}: a fix produced invalid code; left unfixed")
+                    break
+                text, current, applied = candidate, nxt, applied + n
+        except UnicodeEncodeError:
+            current.errors.append(f"{res.filename}: the fixed text cannot be written as {res.encoding}; left unfixed")
+            text = original
         if text == original:
+            results[i] = current
             continue
+        total += applied
         if args.diff:
             sys.stdout.write(unified_diff(original, text, res.filename))
             continue
         if res.path is None:
-            sys.stdout.write(text)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(encode(text, res.encoding))
+            sys.stdout.buffer.flush()
         else:
             try:
-                write_atomic(res.path, text)
+                write_atomic(res.path, text, res.encoding)
             except OSError as exc:
                 current.errors.append(f"{res.filename}: cannot write the fixed file: {exc.strerror or exc}")
         results[i] = current

@@ -26,21 +26,36 @@ class GitIgnore:
         self.base = base
         self.rules: List[Tuple[re.Pattern, bool, bool]] = []  # (regex, negated, dir_only)
         for line in lines:
-            line = line.rstrip("\n").rstrip()
+            line = line.rstrip("\r\n")
+            if line.endswith("\\ "):  # an escaped trailing space is kept
+                line = line[:-2].rstrip() + " "
+            else:
+                line = line.rstrip()
             if not line or line.startswith("#"):
                 continue
             negated = line.startswith("!")
             if negated:
                 line = line[1:]
+            elif line.startswith(("\\#", "\\!")):
+                line = line[1:]
             dir_only = line.endswith("/")
-            line = line.strip("/") if dir_only else line
-            anchored = "/" in line.rstrip("/")
+            line = line.rstrip("/")
+            # A slash at the start or in the middle anchors the pattern to this folder.
+            anchored = "/" in line
             line = line.lstrip("/")
-            self.rules.append((re.compile(_glob_to_regex(line, anchored)), negated, dir_only))
+            if not line:
+                continue
+            try:
+                regex = re.compile(_glob_to_regex(line, anchored))
+            except re.error:  # a malformed pattern matches nothing, as in git
+                continue
+            self.rules.append((regex, negated, dir_only))
 
     @classmethod
     def load(cls, directory: Path) -> Optional["GitIgnore"]:
         f = directory / ".gitignore"
+        if not f.is_file():  # also never open a FIFO or a device: it could block
+            return None
         try:
             with open(f, encoding="utf-8", errors="replace") as fh:
                 return cls(directory, fh.readlines())
@@ -79,12 +94,18 @@ def _glob_to_regex(pattern: str, anchored: bool) -> str:
         elif c == "?":
             out += "[^/]"
         elif c == "[":
-            j = pattern.find("]", i)
+            j = pattern.find("]", i + 2)
             if j == -1:
                 out += re.escape(c)
             else:
-                out += pattern[i:j + 1]
+                body = pattern[i + 1:j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out += "[" + body.replace("\\", "\\\\") + "]"
                 i = j
+        elif c == "\\" and i + 1 < len(pattern):
+            i += 1
+            out += re.escape(pattern[i])
         else:
             out += re.escape(c)
         i += 1
@@ -133,11 +154,14 @@ def discover(paths: List[str], resolver: Resolver) -> Iterator[Path]:
 
 
 def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
-    base_ignores = _repo_ignores(top.resolve().parent) if top.resolve().parent != top.resolve() else []
+    real_top = Path(os.path.realpath(top))
+    inside_repo = not (real_top / ".git").exists() and real_top.parent != real_top
+    base_ignores = _repo_ignores(real_top.parent) if inside_repo else []
     stack: List[Tuple[Path, List[GitIgnore]]] = [(top, base_ignores)]
     while stack:
         directory, ignores = stack.pop()
-        own = GitIgnore.load(directory.resolve())
+        real_dir = Path(os.path.realpath(directory))
+        own = GitIgnore.load(real_dir)
         if own is not None:
             ignores = ignores + [own]
         try:
@@ -151,8 +175,8 @@ def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
-            absolute = Path(os.path.abspath(path))
-            if resolver.excluded(path) or _ignored(absolute.resolve() if entry.is_symlink() else absolute, is_dir, ignores):
+            # Matched where it lies (a symbolic link by its own name, as git does).
+            if resolver.excluded(path) or _ignored(real_dir / entry.name, is_dir, ignores):
                 continue
             if is_dir:
                 if not entry.is_symlink():
@@ -182,17 +206,23 @@ def decode(data: bytes, filename: str) -> Source:
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        row = 1
+        row = col = 1
         if isinstance(exc, UnicodeDecodeError):
             row = data[: exc.start].count(b"\n") + 1
+            col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
             reason = f"cannot decode byte 0x{data[exc.start]:02x} as {encoding}"
         else:
             reason = f"unknown encoding `{encoding}`"
-        return Source(None, syntax_finding(filename, f"{reason}; declare the file's encoding with a PEP 263 coding comment", row, 1))
-    bom = text.startswith("\ufeff")
-    if bom:
+        return Source(None, syntax_finding(filename, f"{reason}; declare the file's encoding with a PEP 263 coding comment", row, col))
+    bom = encoding == "utf-8-sig"  # decoding with utf-8-sig already dropped the BOM
+    if text.startswith("\ufeff"):
         text = text[1:]
     return Source(text, None, encoding, bom)
+
+
+def encode(text: str, encoding: str) -> bytes:
+    """Text back to the bytes of its file: same encoding, BOM kept (``utf-8-sig``)."""
+    return text.encode(encoding)
 
 
 def read_source(path: Path, filename: str) -> Source:

@@ -1,4 +1,5 @@
-"""Output formats: text (full and concise) and JSON (ruff-compatible keys)."""
+"""Output formats: text (full and concise), JSON (ruff-compatible keys), GitHub
+workflow commands and statistics. SARIF lives in ``scopelint.sarif``."""
 
 from __future__ import annotations
 
@@ -107,10 +108,44 @@ def write_json(results: List[FileResult], out: TextIO) -> None:
     out.write("\n")
 
 
-def write_statistics(results: List[FileResult], out: TextIO) -> None:
+def write_statistics(results: List[FileResult], out: TextIO, unsafe: bool = False) -> None:
     counts = Counter(f.code for r in results for f in r.findings)
-    fixable = {f.code for r in results for f in r.findings if f.fix is not None}
+    fixable = {f.code for r in results for f in r.findings if fixable_mark(f, unsafe)}
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = ALL_RULES.get(code)
         name = rule.name if rule else "syntax-error"
         out.write(f"{n:>5}\t{code}\t{'[*] ' if code in fixable else '    '}{name}\n")
+
+
+# --- GitHub Actions workflow commands --------------------------------------------------
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_line(f: Finding, filename: str) -> str:
+    level = _GITHUB_LEVEL.get(f.severity, "warning")
+    end_row, end_col = f.end if tuple(f.end) >= tuple(f.start) else f.start
+    props = [
+        f"file={_escape_property(filename)}",
+        f"line={f.start[0]}",
+        f"col={f.start[1]}",
+        f"endLine={end_row}",
+        f"endColumn={end_col}",
+        f"title={_escape_property(f.code)}",
+    ]
+    message = f.message if f.cell is None else f"cell {f.cell}: {f.message}"
+    return f"::{level} {','.join(props)}::{_escape_data(message)}"
+
+
+def write_github(results: List[FileResult], out: TextIO) -> None:
+    for res in results:
+        name = res.filename.replace(os.sep, "/")
+        for f in res.findings:
+            out.write(github_line(f, name) + "\n")

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import threading
+import warnings
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from scopelint import notebook
-from scopelint.engine import LintResult, Settings, lint_source
+from scopelint.engine import LintResult, Settings, lint_source, skip_file
 from scopelint.files import Source, decode, read_source
-from scopelint.finding import Finding, syntax_finding
+from scopelint.finding import SYNTAX_ERROR, Finding, syntax_finding
+
+# LibCST's native parser recurses on the C stack and overflows it (a segfault that
+# kills the whole run) on deeply nested input; parsing on a thread with a large stack
+# moves that limit far beyond what CPython itself accepts.
+_STACK_SIZE = 256 * 1024 * 1024
+# CPython's own parser guards its recursion: what it rejects as too deep is reported
+# as SL000 before LibCST ever sees it.
+_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "nested too deeply")
 
 
 @dataclass
@@ -22,6 +34,7 @@ class FileResult:
     errors: List[str] = field(default_factory=list)
     lines: Dict[Tuple[Optional[int], int], str] = field(default_factory=dict)  # shown source lines
     source: Optional[str] = None  # kept only when asked (fixing)
+    encoding: str = "utf-8"  # of the file on disk (or stdin), to write fixes back
 
 
 def display_name(path: Path) -> str:
@@ -32,14 +45,106 @@ def display_name(path: Path) -> str:
     return str(path) if rel.startswith(".." + os.sep + "..") else rel
 
 
+def _cpython_check(text: str, filename: str) -> Tuple[Optional[Finding], Optional[SyntaxError]]:
+    """Parse with CPython's parser (fast, C, recursion-guarded).
+
+    Returns (a finding for input nested too deeply for any parser, CPython's syntax
+    error if any). A plain syntax error is not final by itself: the running Python may
+    be older than the syntax the file uses, so it only refines LibCST's verdict.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        msg = exc.msg or "invalid syntax"
+        if any(t in msg for t in _TOO_DEEP):
+            return syntax_finding(filename, f"SyntaxError: {msg}", exc.lineno or 1, max(1, exc.offset or 1)), exc
+        return None, exc
+    except (RecursionError, MemoryError):
+        return syntax_finding(filename, "SyntaxError: too deeply nested to parse"), None
+    except Exception:  # e.g. ValueError on odd input: let LibCST decide
+        return None, None
+    return None, None
+
+
+def _syntax_finding_from(exc: SyntaxError, filename: str) -> Finding:
+    row = exc.lineno or 1
+    col = max(1, exc.offset or 1)
+    f = syntax_finding(filename, f"SyntaxError: {exc.msg or 'invalid syntax'}", row, col)
+    end_row, end_col = getattr(exc, "end_lineno", None), getattr(exc, "end_offset", None)
+    if end_row and end_col and (end_row, end_col) > (row, col):
+        f.end = (end_row, end_col)
+    return f
+
+
+def _on_big_stack(func, *args):
+    """Run ``func(*args)`` on a thread with a large stack; re-raise what it raises."""
+    box: list = []
+
+    def target():
+        try:
+            box.append((True, func(*args)))
+        except BaseException as exc:  # handed to the caller
+            box.append((False, exc))
+
+    with _STACK_LOCK:
+        try:
+            previous = threading.stack_size(_STACK_SIZE)
+        except (ValueError, RuntimeError):  # the platform refuses: run here
+            return func(*args)
+        try:
+            thread = threading.Thread(target=target, name="scopelint-lint", daemon=True)
+            thread.start()
+        except RuntimeError:  # cannot start a thread: run here
+            return func(*args)
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+_STACK_LOCK = threading.Lock()
+
+
+def lint_code(code: str, filename: str, settings: Settings) -> LintResult:
+    """``lint_source`` made safe for hostile input (deep nesting) and with CPython's
+    precise location for syntax errors. Syntax errors are reported for every file,
+    also those that never mention a framework."""
+    if skip_file(code):
+        return LintResult()
+    too_deep, cpython_error = _cpython_check(code, filename)
+    if too_deep is not None:
+        return LintResult([too_deep])
+    result = _on_big_stack(lint_source, code, filename, settings)
+    if cpython_error is None:
+        return result
+    syntax = [f for f in result.findings if f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError")]
+    if syntax:  # both parsers reject it: CPython's message and position are the precise ones
+        others = [f for f in result.findings if f.code != SYNTAX_ERROR]
+        result.findings = [_syntax_finding_from(cpython_error, filename)] + others
+    elif not result.findings and not result.errors:
+        # The engine skips files that never mention a framework without parsing them;
+        # a syntax error there is still an error, once LibCST agrees it is one.
+        from scopelint.engine import parse
+
+        _, error = _on_big_stack(parse, code, filename)
+        if error is not None:
+            result.findings.append(_syntax_finding_from(cpython_error, filename))
+    return result
+
+
 def lint_text(text: str, filename: str, settings: Settings, is_notebook: bool) -> Tuple[LintResult, Optional["notebook.Notebook"]]:
     if not is_notebook:
-        return lint_source(text, filename, settings), None
+        return lint_code(text, filename, settings), None
     try:
         nb = notebook.load(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return LintResult([syntax_finding(filename, f"invalid notebook: {exc}")]), None
-    result = lint_source(nb.source, filename, settings)
+    result = lint_code(nb.source, filename, settings)
     notebook.map_findings(nb, result.findings)  # cell numbers from 1; fix edits mapped too
     return result, nb
 
@@ -59,6 +164,7 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
     out.errors = result.errors
     if keep_source:
         out.source = source.text
+        out.encoding = source.encoding
     if out.findings:
         if nb is None:
             lines = source.text.splitlines()
@@ -83,13 +189,51 @@ def check_stdin(data: bytes, filename: str, settings: Settings, keep_source: boo
     return check_source(decode(data, filename), filename, None, settings, keep_source)
 
 
+def _check_many(tasks) -> List[FileResult]:
+    return [_check_path(t) for t in tasks]
+
+
+def _crashed(task) -> FileResult:
+    path, filename, _, _ = task
+    return FileResult(filename, path, errors=[f"{filename}: internal error: the checker process crashed on this file"])
+
+
+def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileResult]]], bool]:
+    """Each chunk's results, or None where the pool broke before it was done."""
+    out: List[Optional[List[FileResult]]] = [None] * len(chunks)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_check_many, chunk) for chunk in chunks]
+        broken = False
+        for i, fut in enumerate(futures):
+            try:
+                out[i] = fut.result()
+            except BrokenProcessPool:  # a worker died (e.g. a native crash)
+                broken = True
+    return out, broken
+
+
 def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> List[FileResult]:
-    """``tasks``: (path, display name, settings, keep source). Order is preserved."""
+    """``tasks``: (path, display name, settings, keep source). Order is preserved.
+
+    A worker that dies (a crash in native code) costs only the file that killed it:
+    the unfinished files are checked again, in isolation once the culprit is near.
+    """
     if jobs <= 1 or len(tasks) < 4:
         return [_check_path(t) for t in tasks]
-    chunk = max(1, min(16, len(tasks) // (jobs * 4)))
+    size = max(1, min(16, len(tasks) // (jobs * 4)))
+    chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     try:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(_check_path, tasks, chunksize=chunk))
+        done, broken = _run_pool(chunks, jobs)
+        if broken:  # again, one file per chunk, so that one crash loses one file
+            retry = [t for chunk, res in zip(chunks, done) if res is None for t in chunk]
+            again, _ = _run_pool([[t] for t in retry], jobs)
+            fixed = {}
+            for t, res in zip(retry, again):
+                if res is None:  # alone in its own process: a crash now is this file's
+                    alone, _ = _run_pool([[t]], 1)
+                    res = alone[0]
+                fixed[id(t)] = res[0] if res is not None else _crashed(t)
+            done = [res if res is not None else [fixed[id(t)] for t in chunk] for chunk, res in zip(chunks, done)]
+        return [r for res in done for r in res]
     except (OSError, RuntimeError):  # no processes available: do it here
         return [_check_path(t) for t in tasks]
