@@ -400,6 +400,17 @@ async def test_ipynb_opened_as_text(client: LanguageClient, tmp_path: Path):
     data = json.loads(apply_text_edits(text, disable.edit.changes[uri]))
     assert "with torch.no_grad:  # noqa: SL107\n" in data["cells"][1]["source"]
 
+    (fix_all,) = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=["source.fixAll"]),
+        )
+    )
+    fixed = apply_text_edits(text, fix_all.edit.changes[uri])
+    assert json.loads(fixed)["cells"][1]["source"] == "%matplotlib inline\nwith torch.no_grad():\n    pass\n"
+    assert fixed == text.replace("no_grad:\\n    pass", "no_grad():\\n    pass")  # nothing else changed
+
 
 async def test_notebook_document_sync(client: LanguageClient, tmp_path: Path):
     nb_uri = (tmp_path / "synced.ipynb").as_uri()
