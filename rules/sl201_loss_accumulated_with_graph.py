@@ -1,7 +1,13 @@
+import libcst as cst
+
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backpropagated, recorded, returns_name, written_name
 from scopelint.core.roles import is_loss_call
 from scopelint.rule import Report, Rule
+
+
+# Expressions that build Python containers or generators, not a loss tensor.
+NOT_TENSORS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Dict, cst.Set, cst.Lambda)
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -57,6 +63,8 @@ class LossAccumulatedWithGraph(Rule):
         ]
         for node, accumulator, value, loops, func in writes:
             if not loops or value is None or accumulator is None or not recorded(value, TORCH):
+                continue
+            if isinstance(value.node, NOT_TENSORS):
                 continue
             backward_in_loop = any(
                 loops[-1] in b.loops and value in set(a for v in b.values for a in v.ancestors()) for b in facts.backwards

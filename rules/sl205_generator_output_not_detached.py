@@ -82,8 +82,8 @@ class GeneratorOutputNotDetached(Rule):
         """The backward belongs to the discriminator: the next optimizer step is the
         discriminator's, or another backward (the generator's) follows in the same body."""
         steps = [c for c in facts.calls_in(b.func) if is_optimizer_step(c) and c.seq > b.seq]
-        if steps and is_discriminator_optimizer(optimizer_name(min(steps, key=lambda c: c.seq))):
-            return True
+        if steps:
+            return is_discriminator_optimizer(optimizer_name(min(steps, key=lambda c: c.seq)))
         return any(other.func is b.func and other.loops == b.loops for other in later)
 
 

@@ -1,3 +1,5 @@
+import libcst as cst
+
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import graph_path, may_carry_graph
 from scopelint.rule import Report, Rule
@@ -39,38 +41,59 @@ class GraphBrokenByConversion(Rule):
     def check(self, ctx):
         facts = ctx.facts
         reported = set()
-
-        def left(v):
-            return "left-graph" in v.tags
-
         for b in facts.backwards:
             fws = [fw for fw in b.frameworks if fw in facts.frameworks]
             if len(fws) != 1:
                 continue
             fw = fws[0]
             for value in b.values:
-                reachable = list(graph_path(value, left))
-                other_path = any(may_carry_graph(v, fw) for v in reachable if not left(v))
-                for conv in (v for v in reachable if left(v)):
-                    if id(conv.node) in reported or not self._from_recorded(conv, fw):
+                reachable = list(graph_path(value, _left))
+                data = lambda v: _left(v) or "loop-item" in v.tags  # noqa: E731
+                other_path = any(may_carry_graph(v, fw) for v in graph_path(value, data) if not data(v))
+                for conv in (v for v in reachable if _left(v)):
+                    conv = _deepest(conv, fw)
+                    if conv is None or id(conv.node) in reported:
                         continue
-                    mxnet_partial = fw == MXNET and conv.node is not None and self._inside_record(conv, facts)
+                    # MXNet silently gives partial gradients through a round trip made
+                    # inside record(); a deliberate detach() (a stop-gradient) is fine.
+                    mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv)
                     if other_path and not mxnet_partial:
                         continue
                     reported.add(id(conv.node))
                     yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here")
 
-    @staticmethod
-    def _from_recorded(conv, fw) -> bool:
-        return any(may_carry_graph(v, fw) for p in conv.parents for v in p.ancestors())
 
-    @staticmethod
-    def _inside_record(conv, facts) -> bool:
-        call = facts.call_of(conv.node)
-        state = call.state if call is not None else None
-        if state is None:  # an attribute such as ``.data``: look at its base's call
-            return False
-        return state.mxnet.on
+def _left(v) -> bool:
+    return "left-graph" in v.tags
+
+
+def _from_recorded(conv, fw) -> bool:
+    """Some value the conversion reads (directly, not through another one) has a graph."""
+    return any(may_carry_graph(v, fw) for p in conv.parents for v in graph_path(p, _left) if not _left(v))
+
+
+def _deepest(conv, fw):
+    """The conversion where the graph is really left: ``torch.tensor(x.item())`` -> ``.item()``."""
+    if _from_recorded(conv, fw):
+        return conv
+    for p in conv.parents:
+        for v in graph_path(p, _left):
+            if _left(v) and v is not conv:
+                found = _deepest(v, fw)
+                if found is not None:
+                    return found
+    return None
+
+
+def _is_detach(conv) -> bool:
+    node = conv.node
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "data"
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("detach", "detach_")
+
+
+def _inside_record(conv) -> bool:
+    return conv.state is not None and conv.state.mxnet.on
 
 
 RULE = GraphBrokenByConversion

@@ -62,6 +62,10 @@ class FunctionInfo:
     entry: State = field(default_factory=unknown_entry_state)
     # Summary: names (in the function's own spelling) left in eval mode on some exit.
     leaves_eval: FrozenSet[str] = frozenset()
+    # Values of parameters, joined over every call site (when all sites are known).
+    params: Dict[str, Value] = field(default_factory=dict)
+    # Summary: everything it returns has left the graph (``.item()``, ``.detach()``...).
+    returns_left: bool = False
 
     @property
     def param_names(self) -> List[str]:
@@ -322,10 +326,16 @@ class Analyzer:
             for info in self.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
                 summary = self._summaries.get(id(info), frozenset())
-                if entry != info.entry or summary != info.leaves_eval:
-                    info.entry = entry
-                    info.leaves_eval = summary
+                params = self._param_values(info)
+                returns_left = self._returns_left.get(id(info), False)
+                if (
+                    entry != info.entry
+                    or summary != info.leaves_eval
+                    or params.keys() != info.params.keys()
+                    or returns_left != info.returns_left
+                ):
                     changed = True
+                info.entry, info.leaves_eval, info.params, info.returns_left = entry, summary, params, returns_left
             if not changed:
                 break
         return Facts(
@@ -346,7 +356,42 @@ class Analyzer:
         self._mutations: Dict[int, MutationFact] = {}
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self._summaries: Dict[int, FrozenSet[str]] = {}
+        self._site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
+        self._returns_left: Dict[int, bool] = {}
         self._seq = 0
+
+    def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
+        """Each parameter's value joined over all call sites, when every site is known."""
+        sites = self._site_args.get(id(info))
+        if info.opaque or id(info) in self._escapes or not sites or any(a is None for a in sites.values()):
+            return {}
+        out: Dict[str, Value] = {}
+        for name in info.param_names:
+            values = [a.get(name) for a in sites.values()]
+            if all(v is not None for v in values):
+                joined = values[0]
+                for v in values[1:]:
+                    joined = _join_values(joined, v)
+                out[name] = joined
+        return out
+
+    def _record_site_args(self, call: cst.Call, target: FunctionInfo, args: Tuple[Value, ...]) -> None:
+        params = target.param_names
+        bound = isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls")
+        if bound:
+            params = params[1:]
+        mapping: Optional[Dict[str, Value]] = {}
+        position = 0
+        for arg, value in zip(call.args, args):
+            if arg.star:
+                mapping = None
+                break
+            if arg.keyword is not None:
+                mapping[arg.keyword.value] = value
+            elif position < len(params):
+                mapping[params[position]] = value
+                position += 1
+        self._site_args[id(target)][id(call)] = mapping
 
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
         if info.opaque:
@@ -379,16 +424,21 @@ class Analyzer:
         self._loops: List[List[_Flow]] = []
         self._loop_nodes: List[cst.CSTNode] = []
         self._returns: List[_Flow] = []
+        self._returned = []
         self._block(self.module.body)
 
     def _walk_function(self, info: FunctionInfo) -> None:
         self.func = info
         self.scope = info.scope
-        self.flow = _Flow(_Env(), info.entry)
+        self.flow = _Flow(_Env(dict(info.params)), info.entry)
         self._loops = []
         self._loop_nodes = []
         self._returns = []
+        self._returned: List[Value] = []
         self._block(info.node.body)
+        self._returns_left[id(info)] = bool(self._returned) and all(
+            "left-graph" in v.tags or "const" in v.tags for v in self._returned
+        )
         exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
         left = set()
         for env in exits:
@@ -465,7 +515,7 @@ class Analyzer:
                 self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
         elif isinstance(small, cst.Return):
             if small.value is not None:
-                self._ev(small.value)
+                self._returned.append(self._ev(small.value))
             self._returns.append(self.flow)
             self.flow = _Flow(None, None)
         elif isinstance(small, cst.Raise):
@@ -515,7 +565,8 @@ class Analyzer:
             return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
-        return computed_value(stmt.target, self.flow.state, [iterable], True)
+        # Items of a loader: data, not graphs (unless the iteration itself is recorded).
+        return computed_value(stmt.target, self.flow.state, [iterable], True, frozenset({"loop-item"}))
 
     def _try(self, stmt) -> None:
         before = self.flow
@@ -638,7 +689,7 @@ class Analyzer:
                 return self.flow.env.vals[key]
             base = self._ev(e.value)
             if e.attr.value == "data":  # leaves the graph, still derived from ``base``
-                return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}))
+                return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}), state)
             if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
                 return opaque_value(e, frozenset({"attr:" + e.attr.value}))
             return computed_value(e, state, [base], True)
@@ -713,6 +764,7 @@ class Analyzer:
         self._calls[id(call)] = fact
         if target is not None:
             self._sites[id(target)][id(call)] = state
+            self._record_site_args(call, target, args)
             self._apply_summary(call, target)
 
         # backward entry points
@@ -770,10 +822,12 @@ class Analyzer:
             return leaf_value(call, F.TORCH if method == "requires_grad_" else F.MXNET)
         if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self._builtin(func)):
             parents = (receiver,) if receiver is not None else args
-            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}))
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if receiver is not None:
             pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
             return computed_value(call, state, (receiver,) + args, pure)
+        if target is not None and target.returns_left:
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
         if target is not None and target.decorator is not None and target.decorator[0] == "torch.inference_mode":
             made = computed_value(call, state, args, False, tags)
             made.inference = True  # returned from a function that runs in inference mode
