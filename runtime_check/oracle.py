@@ -131,7 +131,7 @@ def _failure(run: RunResult, who: str) -> Optional[str]:
     if t.get("missing"):
         return f"{', '.join(t['missing'])} is not installed"
     if t.get("status") == "memory":
-        return f"the {who} ran out of memory (limit {run.memory_bytes >> 20} MB): {_exception_text(t['exception'])}"
+        return f"the {who} ran out of memory (limit {run.memory_bytes >> 20} MB, SCOPELINT_VERIFY_MEMORY_MB): {_exception_text(t['exception'])}"
     if t.get("status") == "exit":
         ex = t.get("exit") or {}
         code = ex.get("code")
@@ -139,6 +139,16 @@ def _failure(run: RunResult, who: str) -> Optional[str]:
             line = f" at line {ex['line']}" if ex.get("line") else ""
             return f"the {who} stops itself with {ex.get('how', 'exit')}({code!r}){line}"
     return None
+
+
+def original_decides(run: RunResult) -> bool:
+    """The run as written already makes every verdict for its file inconclusive
+    (timeout, crash, not self-contained, missing framework, no CUDA): the fixed
+    variants need not run."""
+    if (run.trace or {}).get("no_cuda") or _failure(run, "program as written") is not None:
+        return True
+    exc = _exception(run)
+    return exc is not None and exc["type"] in _NOT_SELF_CONTAINED
 
 
 def _exception(run: RunResult) -> Optional[dict]:

@@ -9,14 +9,14 @@ import os
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.fix import apply_edits
 from scopelint.runtime_check import harness
-from scopelint.runtime_check.oracle import INCONCLUSIVE, compare
+from scopelint.runtime_check.oracle import INCONCLUSIVE, compare, original_decides
 
 DEVICES = ("cpu", "cuda", "all")
 DEFAULT_TIMEOUT = 60.0
@@ -182,25 +182,40 @@ def _combine(outcomes: List[Tuple[str, str, str, float]]) -> dict:
 
 
 def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optional[TextIO], runner) -> Dict:
+    """Run the originals first (each is shared by every finding of its file); a file's
+    fixed variants run only when its original leaves something to compare."""
     bar = Progress(len(jobs_list), progress or sys.stderr, progress is not None and _isatty(progress))
     runs: Dict = {}
+    originals = [j for j in jobs_list if j.key[2] == "original"]
+    fixed_of: Dict[Tuple[str, str], List[_Job]] = {}
+    for j in jobs_list:
+        if j.key[2] != "original":
+            fixed_of.setdefault(j.key[:2], []).append(j)
 
     def one(job: _Job):
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout)
         bar.step()
-        return job.key, result
+        return job, result
 
-    # Originals first: each is shared by all findings of its file.
-    ordered = sorted(jobs_list, key=lambda j: j.key[2] != "original")
+    def skipped(job: _Job, original) -> harness.RunResult:
+        bar.step()
+        return harness.RunResult("skipped", timeout=timeout, notes=["the program as written decides the verdict"])
+
     try:
-        if jobs <= 1 or len(ordered) <= 1:
-            for job in ordered:
-                key, result = one(job)
-                runs[key] = result
-        else:
-            with ThreadPoolExecutor(max_workers=min(jobs, len(ordered))) as pool:
-                for key, result in pool.map(one, ordered):
-                    runs[key] = result
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            pending = {pool.submit(one, j) for j in originals}
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    job, result = fut.result()
+                    runs[job.key] = result
+                    if job.key[2] != "original":
+                        continue
+                    for fixed in fixed_of.get(job.key[:2], []):
+                        if original_decides(result):
+                            runs[fixed.key] = skipped(fixed, result)
+                        else:
+                            pending.add(pool.submit(one, fixed))
     finally:
         bar.close()
     return runs

@@ -213,6 +213,24 @@ def test_misbehaving_programs_are_inconclusive_and_the_run_goes_on(tmp_path):
     assert elapsed < 4 * timeout
 
 
+def test_fixed_variants_skipped_when_the_original_is_not_self_contained(tmp_path):
+    source = "import torch\nimport helpers\n\nwith torch.no_grad:\n    pass\nwith torch.enable_grad:\n    pass\n"
+    res = _result(_write(tmp_path, "p.py", source))
+    assert len(res.findings) == 2
+    calls = []
+
+    def runner(text, filename, fws, device, timeout):
+        calls.append(text)
+        exc = {"type": "ModuleNotFoundError", "message": "No module named 'helpers'", "line": 2}
+        return harness.RunResult("ran", trace=_trace(status="exception", exception=exc))
+
+    verify([res], "cpu", 10, jobs=2, runner=runner)
+    assert calls == [source]  # only the original ran
+    for f in res.findings:
+        assert f.runtime["verdict"] == oracle.INCONCLUSIVE
+        assert f.runtime["detail"] == "not self-contained: ModuleNotFoundError: No module named 'helpers' at line 2"
+
+
 def test_not_self_contained_is_inconclusive():
     a = harness.RunResult("ran", trace=_trace(status="exception", exception={"type": "ModuleNotFoundError", "message": "No module named 'helpers'", "line": 3}))
     b = harness.RunResult("ran", trace=_trace(status="exception", exception={"type": "ModuleNotFoundError", "message": "No module named 'helpers'", "line": 3}))
