@@ -141,11 +141,19 @@ def _failure(run: RunResult, who: str) -> Optional[str]:
     return None
 
 
+def _out_of_memory(run: RunResult) -> bool:
+    if run.status == "crashed":
+        return "bad_alloc" in run.stderr_tail or "out of memory" in run.stderr_tail.lower()
+    return run.status == "ran" and (run.trace or {}).get("status") == "memory"
+
+
 def original_decides(run: RunResult) -> bool:
     """The run as written already makes every verdict for its file inconclusive
     (timeout, crash, not self-contained, missing framework, no CUDA): the fixed
-    variants need not run."""
-    if (run.trace or {}).get("no_cuda") or _failure(run, "program as written") is not None:
+    variants need not run. Running out of memory does not decide: the fix may not."""
+    if (run.trace or {}).get("no_cuda"):
+        return True
+    if _failure(run, "program as written") is not None and not _out_of_memory(run):
         return True
     exc = _exception(run)
     return exc is not None and exc["type"] in _NOT_SELF_CONTAINED
@@ -176,6 +184,9 @@ def _compare(original: RunResult, fixed: RunResult, fix_message: str) -> Tuple[s
         if t.get("no_cuda"):
             return INCONCLUSIVE, "no CUDA device"
     why = _failure(original, "program as written")
+    if why is not None and _out_of_memory(original) and fixed.status == "ran" and _failure(fixed, "fixed program") is None and _exception(fixed) is None:
+        grow = max(0, (fixed.trace or {}).get("rss_peak_kb", 0) - (fixed.trace or {}).get("rss_start_kb", 0))
+        return CONFIRMED_GRAPH, f"{why}; with the fix it completes (peak memory +{grow >> 10} MB)"
     if why is not None:
         return INCONCLUSIVE, why
     ea = _exception(original)

@@ -296,6 +296,10 @@ def test_oracle_failures():
     assert (v, d) == (oracle.INCONCLUSIVE, "no CUDA device")
     v, d = oracle.compare(ok, _ok(status="exit", exit={"how": "sys.exit", "code": 0, "line": 3}))
     assert v == oracle.REFUTED  # a clean exit(0) is a normal end
+    oom = _ok(status="memory", exception={"type": "MemoryError", "message": "", "line": 8})
+    assert not oracle.original_decides(oom)
+    v, d = oracle.compare(oom, ok)
+    assert v == oracle.CONFIRMED_GRAPH and "ran out of memory" in d and "with the fix it completes" in d
 
 
 # --- counterfactuals (no frameworks) ----------------------------------------------------------
