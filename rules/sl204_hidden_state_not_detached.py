@@ -1,3 +1,4 @@
+from scopelint.core.flow import carried_tag
 from scopelint.core.queries import backwards_in_loop, graph_path, recorded
 from scopelint.core.roles import is_model_call
 from scopelint.rule import Report, Rule
@@ -46,22 +47,23 @@ class HiddenStateNotDetached(Rule):
     def check(self, ctx):
         facts = ctx.facts
         for call in facts.calls:
-            if not call.loops or not is_model_call(call) or not backwards_in_loop(facts, call.loops[-1]):
+            if not call.loops or not is_model_call(call):
                 continue
-            for arg in call.args:
-                if self._carries_graph(arg, facts):
-                    yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached")
-                    break
+            # A loop that backpropagates each iteration, and so must cut what it carries.
+            training = [loop for loop in call.loops if backwards_in_loop(facts, loop)]
+            if any(self._carries_graph(arg, loop, facts) for arg in call.args for loop in training):
+                yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached")
 
     @staticmethod
-    def _carries_graph(arg, facts) -> bool:
+    def _carries_graph(arg, loop, facts) -> bool:
         def stop(v):  # a detach, a conversion, or any call that is not plain arithmetic
             return "left-graph" in v.tags or not v.pure
+
+        tag = carried_tag(loop)
         for v in graph_path(arg, stop):
-            if "carried" not in v.tags:
+            if tag not in v.tags:
                 continue
-            previous = v.parents[-1]
-            for w in graph_path(previous, stop):
+            for w in graph_path(v.parents[-1], stop):
                 producer = facts.call_of(w.node)
                 if producer is not None and is_model_call(producer) and any(recorded(w, fw) for fw in facts.frameworks):
                     return True

@@ -252,6 +252,7 @@ class Analyzer:
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
         self.model_classes: Set[str] = set()
+        self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
         self._collect(module.body, None, None, self.names.root)
         self._escapes = self._find_escapes()
 
@@ -273,10 +274,11 @@ class Analyzer:
                 self._collect(stmt.body, info, None, fscope)
             elif isinstance(stmt, cst.ClassDef):
                 cscope = self.names.scope_of(stmt, scope)
-                if parent is None and any(
-                    F.is_model_class(b) or b in self.model_classes for b in self._class_bases(stmt, scope)
-                ):
+                bases = list(self._class_bases(stmt, scope))
+                if parent is None and any(F.is_model_class(b) or b in self.model_classes for b in bases):
                     self.model_classes.add(stmt.name.value)
+                for b in bases:
+                    self.subclasses[b].append(stmt)
                 self._collect(stmt.body, parent, stmt, cscope)
             else:
                 for child in child_blocks(stmt):
@@ -550,7 +552,7 @@ class Analyzer:
             else:
                 start = current
             end = self._branch(stmt.body, start)
-            current = _carried(before, end, _Flow.join([before, end] + self._loops[-1]))
+            current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
         self._loop_nodes.pop()
         breaks = self._loops.pop()
         exit_flow = _Flow.join([before, end])
@@ -766,6 +768,8 @@ class Analyzer:
             self._sites[id(target)][id(call)] = state
             self._record_site_args(call, target, args)
             self._apply_summary(call, target)
+        for override in self._overrides(func):
+            self._sites[id(override)][id(call)] = state
 
         # backward entry points
         if qname is None and method == "backward" and receiver is not None:
@@ -905,6 +909,28 @@ class Analyzer:
                 return self.class_methods[id(owner.cls)].get(func.attr.value)
         return None
 
+    def _overrides(self, func: cst.BaseExpression) -> List[FunctionInfo]:
+        """For ``self.m(...)``: the methods ``m`` of subclasses defined in this file."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return []
+        owner = self.func
+        while owner is not None and owner.parent is not None:
+            owner = owner.parent
+        if owner is None or owner.cls is None:
+            return []
+        found, todo, seen = [], [owner.cls.name.value], set()
+        while todo:
+            name = todo.pop()
+            for sub in self.subclasses.get(name, ()):
+                if id(sub) in seen:
+                    continue
+                seen.add(id(sub))
+                method = self.class_methods[id(sub)].get(func.attr.value)
+                if method is not None:
+                    found.append(method)
+                todo.append(sub.name.value)
+        return found
+
     def _apply_setter(self, expr: cst.BaseExpression) -> None:
         if not isinstance(expr, cst.Call) or self.flow.state is None:
             return
@@ -923,8 +949,13 @@ class Analyzer:
             self.flow.state = state.with_recording(fw, sw)
 
 
-def _carried(before: _Flow, end: _Flow, joined: _Flow) -> _Flow:
-    """At a loop head, values the previous iteration changed are marked ``carried``."""
+def carried_tag(loop: cst.CSTNode) -> str:
+    return f"carried@{id(loop)}"
+
+
+def _carried(loop: cst.CSTNode, before: _Flow, end: _Flow, joined: _Flow) -> _Flow:
+    """At a loop head, values the previous iteration changed are marked ``carried``
+    (and with the loop that carried them)."""
     if joined.env is None or end.env is None:
         return joined
     old = before.env.vals if before.env is not None else {}
@@ -934,7 +965,7 @@ def _carried(before: _Flow, end: _Flow, joined: _Flow) -> _Flow:
             continue
         merged = joined.env.vals.get(key, new)
         parents = (prev, new) if prev is not None else (new,)
-        tags = (prev.tags & new.tags if prev is not None else new.tags) | {"carried"}
+        tags = (prev.tags & new.tags if prev is not None else new.tags) | {"carried", carried_tag(loop)}
         joined.env.vals[key] = Value(None, dict(merged.rec), parents, merged.inference, True, tags)
     return joined
 
