@@ -805,6 +805,9 @@ class Analyzer:
                 else:
                     env.in_eval = env.in_eval - {recv_key}
                     env.maybe_eval.pop(recv_key, None)
+            elif method in ("append", "extend", "insert") and recv_key is not None and receiver is not None:
+                # The container now holds what was put in: keep the def-use link.
+                self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags))
             elif method.endswith("_") and not method.startswith("_") and receiver is not None and method not in F.MAKE_LEAF_METHODS:
                 self._mutation(call, "inplace", recv_key, receiver, args[0] if args else None)
         out = call_arg(call, None, "out")
@@ -819,7 +822,10 @@ class Analyzer:
             tags = frozenset({"model"})
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
-            return leaf_value(call, F.framework_of(qname), tags)
+            leaf = leaf_value(call, F.framework_of(qname), tags)
+            if F.is_conversion(qname):  # a fresh leaf made of values taken out of a graph
+                leaf.parents, leaf.tags = args, leaf.tags | {"left-graph"}
+            return leaf
         if qname in F.PARAMETER_CLASSES and not (rg is not None and literal_bool(rg.value) is False):
             return leaf_value(call, F.framework_of(qname), tags)
         if method in F.MAKE_LEAF_METHODS and receiver is not None:

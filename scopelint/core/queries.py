@@ -264,8 +264,10 @@ def returns_name(func: FunctionInfo, name: Optional[str]) -> bool:
 def may_carry_graph(v: Value, fw: str) -> bool:
     """``v`` is a source of gradient: a leaf, a recorded model/function call, or a
     name the flow knows nothing about (a parameter, a global)."""
+    if "const" in v.tags:
+        return False
     if "leaf" in v.tags:
-        return True
+        return "left-graph" not in v.tags
     if isinstance(v.node, cst.Call) and not v.pure and "left-graph" not in v.tags:
         return recorded(v, fw)
     if not v.parents and isinstance(v.node, (cst.Name, cst.Attribute)) and not v.rec[fw].off:
