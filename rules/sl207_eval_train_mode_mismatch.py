@@ -63,18 +63,26 @@ class EvalTrainModeMismatch(Rule):
         yield from self._evaluated_in_train_mode(facts, ctx.inference_functions)
 
     def _left_in_eval(self, facts):
+        """A training forward pass (here, or in a training step called here) that runs
+        after an evaluation left the model in eval mode on the previous iteration."""
         reported = set()
+        steps = {id(b.func) for b in facts.backwards if b.func is not None}
         for call in facts.calls:
-            if not call.loops or not is_model_call(call) or call.callee not in call.maybe_eval:
+            if not call.loops or not recording(call.state, TORCH):
                 continue
-            if call.callee in call.in_eval or not recording(call.state, TORCH):
+            if is_model_call(call) and backwards_in_loop(facts, call.loops[-1]):
+                models = {call.callee}
+            elif call.target is not None and id(call.target) in steps:
+                models = _trained_models(call.target, facts)
+            else:
                 continue
-            if not backwards_in_loop(facts, call.loops[-1]):
-                continue
-            culprit = call.maybe_eval[call.callee]
-            if id(culprit) not in reported:
-                reported.add(id(culprit))
-                yield Report(culprit, f"`{call.callee}` is left in eval mode here and the training loop's next forward pass runs without `{call.callee}.train()`")
+            for name in sorted(models):
+                if name not in call.maybe_eval or name in call.in_eval:
+                    continue
+                culprit = call.maybe_eval[name]
+                if id(culprit) not in reported:
+                    reported.add(id(culprit))
+                    yield Report(culprit, f"`{name}` is left in eval mode here and the training loop's next forward pass runs without `{name}.train()`")
 
     def _evaluated_in_train_mode(self, facts, inference_functions):
         """Evaluation code (by name) under no_grad in a file that trains and never calls eval()."""
@@ -90,6 +98,15 @@ class EvalTrainModeMismatch(Rule):
             if id(call.func) not in done:
                 done.add(id(call.func))
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training")
+
+
+def _trained_models(step, facts):
+    """Models a training step runs while recording, without putting them in train mode itself."""
+    calls = facts.calls_in(step)
+    models = {c.callee for c in calls if is_model_call(c) and c.callee and recording(c.state, TORCH)}
+    models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
+    restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method == "train" and c.callee}
+    return models - restored
 
 
 RULE = EvalTrainModeMismatch
