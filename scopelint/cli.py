@@ -102,11 +102,12 @@ def cmd_check(args) -> int:
     paths = args.paths or ["."]
     fixing = args.fix or args.diff
     results: List[FileResult] = []
+    stdin_data = b""
     if "-" in paths:
         name = args.stdin_filename or "-"
         settings = resolver.settings_for(Path(name) if args.stdin_filename else Path.cwd() / "stdin.py")
-        data = sys.stdin.buffer.read()
-        results.append(check_stdin(data, name, settings, keep_source=fixing))
+        stdin_data = sys.stdin.buffer.read()
+        results.append(check_stdin(stdin_data, name, settings, keep_source=fixing))
         paths = [p for p in paths if p != "-"]
     if paths:
         tasks = []
@@ -117,15 +118,26 @@ def cmd_check(args) -> int:
     fixed = 0
     if fixing:
         fixed = _apply_fixes(results, args, resolver)
+    stdin_result = results[0] if "-" in (args.paths or []) else None
     if getattr(args, "verify", False):  # runtime verdicts: scopelint.runtime_check
         from scopelint.runtime_check.cli import run as run_verifier
 
         run_verifier(args, results)
 
     errors = [e for r in results for e in r.errors]
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
-    out = sys.stdout
-    stdin_fix_output = args.fix and not args.diff and results and results[0].path is None and "-" in (args.paths or [])
+    # `check --fix -` (editors, formatters): stdout is the file, fixed or not; the report goes to stderr.
+    stdin_fix_output = args.fix and not args.diff and stdin_result is not None
+    out = sys.stderr if stdin_fix_output else sys.stdout
+    if stdin_fix_output:
+        from scopelint.files import encode
+
+        sys.stdout.flush()
+        if stdin_result.source is not None:
+            sys.stdout.buffer.write(encode(stdin_result.source, stdin_result.encoding))
+        else:  # unreadable as Python: hand it back untouched
+            sys.stdout.buffer.write(stdin_data)
+        sys.stdout.buffer.flush()
+    color = args.color == "always" or (args.color == "auto" and out.isatty() and not os.environ.get("NO_COLOR"))
     if args.statistics:
         write_statistics(results, out, args.unsafe_fixes)
     elif args.output_format == "json":
@@ -136,7 +148,7 @@ def cmd_check(args) -> int:
         write_sarif(results, out, errors)
     elif args.output_format == "github":
         write_github(results, out)
-    elif not args.diff and not stdin_fix_output:
+    elif not args.diff:
         write_text(results, out, args.output_format == "concise", color)
         unsafe_hidden = 0 if args.unsafe_fixes else sum(
             1 for r in results for f in r.findings if f.fix is not None and f.fix.applicability == "unsafe"
@@ -155,19 +167,22 @@ def cmd_check(args) -> int:
 def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
     """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
     from scopelint.files import decode, encode
+    from scopelint.notebook import apply_edits as notebook_apply_edits
     from scopelint.runner import check_source
 
     total = 0
     for i, res in enumerate(results):
-        if res.source is None or not any(f.fix for f in res.findings) or res.filename.endswith(".ipynb"):
+        if res.source is None or not any(f.fix for f in res.findings):
             continue
+        # Notebooks: edits are cell-relative; only the fixed cells' JSON strings change.
+        apply = notebook_apply_edits if res.filename.lower().endswith(".ipynb") else apply_edits
         original = text = res.source
         current = res
         applied = 0
         settings = resolver.settings_for(Path(res.path) if res.path else Path(args.stdin_filename or Path.cwd() / "stdin.py"))
         try:
             for _ in range(5):
-                candidate, n = apply_edits(text, current.findings, args.unsafe_fixes)
+                candidate, n = apply(text, current.findings, args.unsafe_fixes)
                 if n == 0:
                     break
                 source = decode(encode(candidate, res.encoding), res.filename)
@@ -179,9 +194,8 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
                     current.errors.append(f"{res.filename}: a fix produced invalid code; left unfixed")
                     break
                 text, current, applied = candidate, nxt, applied + n
-        except UnicodeEncodeError:
-            current.errors.append(f"{res.filename}: the fixed text cannot be written as {res.encoding}; left unfixed")
-            text = original
+        except UnicodeEncodeError:  # keep the last round that could be written
+            current.errors.append(f"{res.filename}: a fix cannot be written in the file's encoding ({res.encoding})")
         if text == original:
             results[i] = current
             continue
@@ -189,11 +203,7 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
         if args.diff:
             sys.stdout.write(unified_diff(original, text, res.filename))
             continue
-        if res.path is None:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(encode(text, res.encoding))
-            sys.stdout.buffer.flush()
-        else:
+        if res.path is not None:  # stdin's fixed text is written by the caller
             try:
                 write_atomic(res.path, text, res.encoding)
             except OSError as exc:

@@ -164,7 +164,7 @@ class Resolver:
     def config_for(self, path: Path) -> Config:
         if self._fixed is not None:
             return self._fixed
-        directory = path if path.is_dir() else path.parent
+        directory = path if os.path.isdir(path) else path.parent
         directory = Path(os.path.abspath(directory))
         chain = []
         cfg = None
@@ -175,7 +175,7 @@ class Resolver:
                 break
             chain.append(d)
             candidate = d / "pyproject.toml"
-            if candidate.is_file():
+            if os.path.isfile(candidate):
                 table = read_table(candidate)
                 if table is not None:
                     cfg = load_config(candidate, table)

@@ -54,7 +54,7 @@ class GitIgnore:
     @classmethod
     def load(cls, directory: Path) -> Optional["GitIgnore"]:
         f = directory / ".gitignore"
-        if not f.is_file():  # also never open a FIFO or a device: it could block
+        if not os.path.isfile(f):  # also never open a FIFO or a device: it could block
             return None
         try:
             with open(f, encoding="utf-8", errors="replace") as fh:
@@ -120,7 +120,7 @@ def _repo_ignores(directory: Path) -> List[GitIgnore]:
         gi = GitIgnore.load(d)
         if gi is not None:
             found.append(gi)
-        if (d / ".git").exists() or d.parent == d:
+        if os.path.exists(d / ".git") or d.parent == d:
             break
         d = d.parent
     return list(reversed(found))
@@ -140,7 +140,7 @@ def discover(paths: List[str], resolver: Resolver) -> Iterator[Path]:
     seen = set()
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if os.path.isdir(p):  # never raises (an unreadable path is reported when read)
             for f in _walk(p, resolver):
                 key = os.path.abspath(f)
                 if key not in seen:
@@ -155,7 +155,7 @@ def discover(paths: List[str], resolver: Resolver) -> Iterator[Path]:
 
 def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
     real_top = Path(os.path.realpath(top))
-    inside_repo = not (real_top / ".git").exists() and real_top.parent != real_top
+    inside_repo = not os.path.exists(real_top / ".git") and real_top.parent != real_top
     base_ignores = _repo_ignores(real_top.parent) if inside_repo else []
     stack: List[Tuple[Path, List[GitIgnore]]] = [(top, base_ignores)]
     while stack:

@@ -49,8 +49,11 @@ def unified_diff(old: str, new: str, filename: str) -> str:
 
 
 def write_atomic(path: str, text: str, encoding: str = "utf-8") -> None:
-    """Write via a temporary file in the same folder and rename, keeping the mode."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Write via a temporary file in the same folder and rename, keeping the mode.
+
+    A symbolic link is followed: its target is rewritten, the link stays a link."""
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=".scopelint-", suffix=".tmp", dir=directory)
     try:

@@ -1,0 +1,349 @@
+"""Bad input never crashes the run: each odd file is a finding (SL000) or a clean
+message, and the good sibling file in the same run is still checked."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import scopelint.files
+import scopelint.runner
+from scopelint.rules import ALL_RULES
+from test_cli import MX_BAD, TORCH_BAD, found, run, run_process, write
+
+SIBLING = ("good.py", 2, 6, "SL107")
+
+
+def check(tmp_path, monkeypatch, capsys, *args):
+    return run(["check", "--output-format", "concise", "--jobs", "1", *args], tmp_path, monkeypatch, capsys)
+
+
+def sl000(out: str) -> dict:
+    """path -> (row, col, message) of each SL000 line."""
+    res = {}
+    for line in out.splitlines():
+        if ": SL000 " in line:
+            head, message = line.split(": SL000 ", 1)
+            path, row, col = head.rsplit(":", 2)
+            res[path] = (int(row), int(col), message)
+    return res
+
+
+def assert_clean_run(out: str, err: str, rc: int) -> None:
+    assert SIBLING in found(out), out
+    assert "Traceback" not in err and "Traceback" not in out
+    assert rc == 1, err
+
+
+@pytest.fixture
+def proj(tmp_path):
+    write(tmp_path, {"good.py": TORCH_BAD})
+    return tmp_path
+
+
+# --- syntax errors ---------------------------------------------------------------------------
+def test_syntax_error_is_sl000_at_its_position(proj, monkeypatch, capsys):
+    write(proj, {"bad.py": "import torch\n\ndef f(:\n    pass\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["bad.py"]
+    assert (row, col) == (3, 7)
+    assert message.startswith("SyntaxError")
+    rc, out, err = run(["check", "--output-format", "json"], proj, monkeypatch, capsys)
+    (item,) = [d for d in json.loads(out) if d["code"] == "SL000"]
+    assert item["location"] == {"row": 3, "column": 7} and item["severity"] == "error"
+    assert item["filename"].endswith("bad.py") and item["fix"] is None
+    assert any(d["code"] == "SL107" for d in json.loads(out))
+
+
+def test_syntax_error_full_text_output(proj, monkeypatch, capsys):
+    write(proj, {"bad.py": "import torch\nx = (1,\ny = 2\n"})
+    rc, out, err = run(["check", "bad.py"], proj, monkeypatch, capsys)
+    assert rc == 1 and "Traceback" not in err
+    assert "bad.py:2:5: SL000 SyntaxError: '(' was never closed" in out
+    assert "2 | x = (1,\n" in out
+
+
+@pytest.mark.parametrize(
+    "source, position",
+    [
+        ("import torch\n  x = 1\n", (2, None)),  # unexpected indent
+        ("import torch\nif True:\nx = 1\n", (3, 1)),  # expected an indented block
+        ("import torch\nx = 'abc\n", (2, 5)),  # unterminated string
+        ("import torch\nx = 1 +\n", (2, 8)),
+        ("import torch\nprint 'x'\n", (2, 1)),
+    ],
+)
+def test_syntax_error_positions(proj, monkeypatch, capsys, source, position):
+    write(proj, {"bad.py": source})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, _ = sl000(out)["bad.py"]
+    assert (row, col if position[1] is not None else None) == position
+
+
+def test_syntax_error_in_a_file_without_framework_code(proj, monkeypatch, capsys):
+    write(proj, {"plain.py": "def f(:\n    pass\n", "fine.py": "print('ok')\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert set(sl000(out)) == {"plain.py"}
+    assert sl000(out)["plain.py"][:2] == (1, 7)
+
+
+def test_newer_syntax_is_not_a_syntax_error(proj, monkeypatch, capsys):
+    # Valid Python 3.12 (PEP 695), whatever Python runs the linter.
+    write(proj, {"new.py": "import torch\ntype Alias = list[int]\ndef f[T](x: T) -> T:\n    return x\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "new.py" not in sl000(out)
+
+
+# --- encodings and odd bytes ---------------------------------------------------------------------
+def test_pep263_cookie_is_honoured(proj, monkeypatch, capsys):
+    write(proj, {"latin.py": b'# -*- coding: latin-1 -*-\nimport torch\ns = "caf\xe9"\nwith torch.no_grad:\n    pass\n'})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert ("latin.py", 4, 6, "SL107") in found(out)
+    assert sl000(out) == {}
+
+
+def test_bom_and_crlf(proj, monkeypatch, capsys):
+    write(proj, {"bom.py": b"\xef\xbb\xbfimport torch\r\nwith torch.no_grad:\r\n    pass\r\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert ("bom.py", 2, 6, "SL107") in found(out)
+
+
+def test_undecodable_bytes(proj, monkeypatch, capsys):
+    write(proj, {"bad.py": b'import torch\ns = "\xff\xfe"\n'})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["bad.py"]
+    assert (row, col) == (2, 6)
+    assert "0xff" in message and "utf-8" in message
+
+
+def test_unknown_encoding_cookie(proj, monkeypatch, capsys):
+    write(proj, {"bad.py": b"# coding: no-such-codec\nimport torch\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "no-such-codec" in sl000(out)["bad.py"][2]
+
+
+def test_binary_file(proj, monkeypatch, capsys):
+    write(proj, {"x.py": bytes(range(256)) * 4, "late.py": b"import torch\n" * 1000 + b"\0"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "binary" in sl000(out)["x.py"][2]
+    assert "binary" in sl000(out)["late.py"][2]
+
+
+def test_empty_file(proj, monkeypatch, capsys):
+    write(proj, {"empty.py": "", "blank.py": "\n\n   \n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert sl000(out) == {}
+    rc, out, err = check(proj, monkeypatch, capsys, "empty.py")
+    assert rc == 0 and err == ""
+
+
+# --- odd things on disk ----------------------------------------------------------------------------
+def test_directory_named_like_a_source_file(proj, monkeypatch, capsys):
+    (proj / "x.py").mkdir()
+    write(proj, {"x.py/inner.py": MX_BAD})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert (os.path.join("x.py", "inner.py"), 2, 6, "SL104") in found(out)
+    rc, out, err = check(proj, monkeypatch, capsys, "x.py", "good.py")
+    assert_clean_run(out, err, rc)
+
+
+def test_dangling_symlink(proj, monkeypatch, capsys):
+    os.symlink(proj / "missing.py", proj / "dangling.py")
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "dangling" in sl000(out)["dangling.py"][2]
+    rc, out, err = check(proj, monkeypatch, capsys, "dangling.py", "good.py")
+    assert_clean_run(out, err, rc)
+    assert "dangling.py" in sl000(out)
+
+
+def test_fifo_does_not_hang(proj):
+    os.mkfifo(proj / "x.py")
+    for args in (["check"], ["check", "x.py", "good.py"], ["check", "--jobs", "2", "."]):
+        proc = run_process([*args, "--output-format", "concise"], proj)  # times out (fails) on a hang
+        out = proc.stdout.decode()
+        assert proc.returncode == 1 and SIBLING in found(out), proc.stderr
+        assert "not a regular file" in sl000(out)["x.py"][2]
+        assert b"Traceback" not in proc.stderr
+
+
+def test_fifo_gitignore_and_pyproject_do_not_hang(proj):
+    os.mkfifo(proj / ".gitignore")
+    os.mkfifo(proj / "pyproject.toml")
+    proc = run_process(["check", "--output-format", "concise"], proj)
+    assert proc.returncode == 1 and SIBLING in found(proc.stdout.decode())
+
+
+def test_unreadable_file_open_fails(proj, monkeypatch, capsys):
+    write(proj, {"secret.py": TORCH_BAD})
+    real_open = builtins.open
+
+    def guarded(file, *args, **kwargs):
+        if str(file).endswith("secret.py"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "Permission denied" in sl000(out)["secret.py"][2]
+
+
+def test_unreadable_file_stat_fails(proj, monkeypatch, capsys):
+    write(proj, {"secret.py": TORCH_BAD})
+    real_stat = os.stat
+
+    def guarded(path, *args, **kwargs):
+        if str(path).endswith("secret.py"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(scopelint.files.os, "stat", guarded)
+    rc, out, err = check(proj, monkeypatch, capsys, "secret.py", "good.py")
+    assert_clean_run(out, err, rc)
+    assert "Permission denied" in sl000(out)["secret.py"][2]
+
+
+def test_read_error_midway(proj, monkeypatch, capsys):
+    write(proj, {"eio.py": TORCH_BAD})
+    real_open = builtins.open
+
+    class Failing:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self, *args):
+            raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: Failing() if str(f).endswith("eio.py") else real_open(f, *a, **k))
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "Input/output error" in sl000(out)["eio.py"][2]
+
+
+def test_huge_file(proj, monkeypatch, capsys):
+    with open(proj / "huge.py", "wb") as fh:  # sparse: cheap to make
+        fh.write(b"import torch\n")
+        fh.truncate(scopelint.files.MAX_BYTES + 1)
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert "too large" in sl000(out)["huge.py"][2]
+
+
+# --- pathological nesting ---------------------------------------------------------------------------
+def test_deeply_nested_parentheses(proj, monkeypatch, capsys):
+    write(proj, {"deep.py": "import torch\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["deep.py"]
+    assert row == 2 and "nested" in message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import torch\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n",
+        "import torch\nx = " + "[" * 3000 + "]" * 3000 + "\n",
+        "import torch\nx = " + "not " * 20000 + "1\n",
+        "import torch\nx = a" + ".b" * 50000 + "\n",
+        "import torch\nif x:\n    pass\n" + "elif x:\n    pass\n" * 20000,
+        "import torch\nx = 1" + " and 1" * 10000 + "\n",  # parses in CPython; LibCST recurses deeply
+    ],
+    ids=["parens", "lists", "not-chain", "attribute-chain", "elif-chain", "bool-chain"],
+)
+def test_pathological_nesting_never_kills_the_process(proj, source):
+    # A separate process: a native stack overflow would be a signal, not an exception.
+    write(proj, {"deep.py": source})
+    proc = run_process(["check", "--output-format", "concise", "--jobs", "1"], proj)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    assert SIBLING in found(out)
+    assert b"Traceback" not in proc.stderr
+    assert "deep.py" in sl000(out) or "deep.py" not in out
+
+
+# --- notebooks -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    ["{not json", "[1, 2]", '{"cells": 3}', "[" * 100000 + "]" * 100000, ""],
+    ids=["invalid-json", "not-an-object", "cells-not-a-list", "deep-json", "empty"],
+)
+def test_bad_notebook(proj, monkeypatch, capsys, text):
+    write(proj, {"nb.ipynb": text})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert SIBLING in found(out) and "Traceback" not in err
+    if text:
+        assert "nb.ipynb" in sl000(out)
+
+
+# --- internal failures --------------------------------------------------------------------------------------
+def test_internal_error_in_one_rule_is_reported_and_the_run_goes_on(proj, monkeypatch, capsys):
+    write(proj, {"mx.py": MX_BAD})
+
+    def boom(self, ctx):
+        raise ZeroDivisionError("simulated rule bug")
+
+    monkeypatch.setattr(ALL_RULES["SL104"], "check", boom)
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert SIBLING in found(out)  # other rules, other files: still checked
+    assert "mx.py" in err and "SL104" in err and "simulated rule bug" in err
+    assert "Traceback" not in err
+    assert rc == 2  # an internal failure is exit 2, findings or not
+
+
+def test_internal_error_outside_the_rules(proj, monkeypatch, capsys):
+    write(proj, {"other.py": MX_BAD})
+    real = scopelint.runner.lint_source
+
+    def flaky(source, filename, settings):
+        if filename.endswith("other.py"):
+            raise RuntimeError("simulated engine bug")
+        return real(source, filename, settings)
+
+    monkeypatch.setattr(scopelint.runner, "lint_source", flaky)
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert SIBLING in found(out)
+    assert "other.py" in err and "simulated engine bug" in err and "Traceback" not in err
+    assert rc == 2
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
+def test_a_worker_that_dies_costs_only_its_file(proj, monkeypatch, capsys):
+    import multiprocessing
+
+    if multiprocessing.get_start_method(allow_none=False) != "fork":
+        pytest.skip("the monkeypatch reaches workers only when they are forked")
+    write(proj, {f"f{i}.py": MX_BAD for i in range(8)})
+    write(proj, {"crash.py": TORCH_BAD})
+    real = scopelint.runner._check_path
+
+    def dying(task):
+        if task[0].endswith("crash.py"):
+            os._exit(139)  # as a segfault in native code would
+        return real(task)
+
+    monkeypatch.setattr(scopelint.runner, "_check_path", dying)
+    rc, out, err = run(["check", "--output-format", "concise", "--jobs", "2"], proj, monkeypatch, capsys)
+    assert SIBLING in found(out)
+    assert len([f for f in found(out) if f[3] == "SL104"]) == 8
+    assert "crash.py" in err and "crashed" in err
+    assert rc == 2
