@@ -1,10 +1,15 @@
 import libcst as cst
 
 from scopelint.core import frameworks as F
+from scopelint.core.flow import literal_bool
 from scopelint.core.queries import is_restore
 from scopelint.core.syntax import block_path, finds, terminates
 from scopelint.rule import Report, Rule
 from scopelint.runtime_check import counterfactuals as cf
+
+
+# Methods whose job is to set (and elsewhere reset) the global state.
+SCOPE_METHODS = {"__enter__", "__exit__", "__aenter__", "__aexit__", "setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method"}
 
 
 class GradModeSwitchedGlobally(Rule):
@@ -47,8 +52,10 @@ class GradModeSwitchedGlobally(Rule):
             if call.qname not in F.SETTERS or not call.statement or call.func is None:
                 continue
             family = F.SETTERS[call.qname]
-            if is_restore(call, ctx.facts):
-                continue
+            if call.func.name in SCOPE_METHODS or is_restore(call, ctx.facts):
+                continue  # a context manager or test fixture managing the state on purpose
+            if not call.node.args or literal_bool(call.node.args[0].value) is None:
+                continue  # propagating a state (to a thread, from a saved value): not a switch
             if not self._restored(call.node, call.func.node, family, ctx):
                 yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path", cf.global_switch(ctx, call))
 

@@ -1,13 +1,17 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import backpropagated, recorded, returns_name, written_name
+from scopelint.core.queries import backpropagated, graph_path, recorded, returns_name, written_name
 from scopelint.core.roles import is_loss_call
 from scopelint.rule import Report, Rule
 
 
 # Expressions that build Python containers or generators, not a loss tensor.
 NOT_TENSORS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Dict, cst.Set, cst.Lambda)
+
+
+def _not_arithmetic(v) -> bool:
+    return not v.pure or "loop-item" in v.tags
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -66,10 +70,13 @@ class LossAccumulatedWithGraph(Rule):
                 continue
             if isinstance(value.node, NOT_TENSORS):
                 continue
+            # The loss itself, or arithmetic on it -- not some function of it (metadata, logs).
+            lineage = [v for v in graph_path(value, _not_arithmetic) if "left-graph" not in v.tags]
             backward_in_loop = any(
-                loops[-1] in b.loops and value in set(a for v in b.values for a in v.ancestors()) for b in facts.backwards
+                loops[-1] in b.loops and any(v in lineage for bv in b.values for v in graph_path(bv, _not_arithmetic))
+                for b in facts.backwards
             )
-            from_loss = any(is_loss_call(c) for v in value.ancestors() for c in [facts.call_of(v.node)] if c is not None)
+            from_loss = any(is_loss_call(c) for v in lineage for c in [facts.call_of(v.node)] if c is not None)
             if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
                 continue
             if not backward_in_loop and func is not None and returns_name(func, written_name(node)):

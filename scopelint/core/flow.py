@@ -66,6 +66,7 @@ class FunctionInfo:
     params: Dict[str, Value] = field(default_factory=dict)
     # Summary: everything it returns has left the graph (``.item()``, ``.detach()``...).
     returns_left: bool = False
+    in_model_class: bool = False  # a method of an nn.Module / gluon Block subclass
 
     @property
     def param_names(self) -> List[str]:
@@ -263,6 +264,11 @@ class Analyzer:
                 fscope = self.names.scope_of(stmt, scope)
                 bases = tuple(self._class_bases(cls, scope)) if cls is not None else ()
                 info = FunctionInfo(stmt, stmt.name.value, cls, parent, fscope, bases)
+                owner = parent
+                while owner is not None and owner.parent is not None:
+                    owner = owner.parent
+                owner_cls = cls if cls is not None else (owner.cls if owner is not None else None)
+                info.in_model_class = owner_cls is not None and owner_cls.name.value in self.model_classes
                 self._classify_decorators(info, scope)
                 self.functions.append(info)
                 if cls is not None and parent is None:
@@ -649,8 +655,8 @@ class Analyzer:
         if "leaf" in old.tags and old in value.ancestors():
             self._mutation(node, "rebind", key, old, value)
         elif isinstance(node.value, cst.BinaryOperation) and key in (dotted(node.value.left), dotted(node.value.right)):
-            other = node.value.right if dotted(node.value.left) == key else node.value.left
-            self._mutation(node, "accumulate", key, old, self._lookup(other) if dotted(other) else value)
+            added = [p for p in value.parents if p is not old]
+            self._mutation(node, "accumulate", key, old, added[0] if len(added) == 1 else None)
 
     def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value]) -> None:
         self._seq += 1
@@ -789,7 +795,7 @@ class Analyzer:
         if qname is None and method is not None:
             if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
                 env.grads = ("zeroed", call, bool(env.grads and env.grads[0] == "computed"))
-            elif recv_key is not None and method in F.MAKE_LEAF_METHODS:
+            elif recv_key is not None and method in F.MAKE_LEAF_METHODS and not _turns_off(call):
                 fw = F.TORCH if method == "requires_grad_" else F.MXNET
                 if method == "attach_grad":
                     self._mutation(call, "attach", recv_key, receiver, None)
@@ -828,7 +834,7 @@ class Analyzer:
             return leaf
         if qname in F.PARAMETER_CLASSES and not (rg is not None and literal_bool(rg.value) is False):
             return leaf_value(call, F.framework_of(qname), tags)
-        if method in F.MAKE_LEAF_METHODS and receiver is not None:
+        if method in F.MAKE_LEAF_METHODS and receiver is not None and not _turns_off(call):
             return leaf_value(call, F.TORCH if method == "requires_grad_" else F.MXNET)
         if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self._builtin(func)):
             parents = (receiver,) if receiver is not None else args
@@ -953,6 +959,12 @@ class Analyzer:
             self.flow.state = State(state.torch, state.mxnet, sw)
         else:
             self.flow.state = state.with_recording(fw, sw)
+
+
+def _turns_off(call: cst.Call) -> bool:
+    """``x.requires_grad_(False)``: not a leaf that records."""
+    arg = call_arg(call, 0, "requires_grad")
+    return arg is not None and literal_bool(arg.value) is False
 
 
 def carried_tag(loop: cst.CSTNode) -> str:

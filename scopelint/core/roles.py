@@ -30,25 +30,26 @@ DEFAULT_INFERENCE_FUNCTIONS = (
 
 
 def is_model_call(call: "CallFact") -> bool:
-    """``model(x)``, ``self.net(x)``, ``self(x)`` in a class, a name put in ``.eval()``."""
-    if call.qname is not None:
+    """``model(x)``, ``self.net(x)``, ``net.forward(x)``, ``self(x)`` in a model class,
+    anything made by a model constructor or put in ``.eval()``."""
+    if call.qname is not None or call.callee is None:
         return False
     callee = call.callee
-    if callee is None:
-        return False
+    if call.method in ("forward", "hybrid_forward"):
+        callee = callee[: -len(call.method) - 1]
     made_by = call.callee_value.tags if call.callee_value is not None else frozenset()
     if "model" in made_by or any(t.startswith("ctor:") and is_model_constructor(t[5:]) for t in made_by):
         return True
-    if call.method in ("forward", "hybrid_forward"):
-        callee = callee.rsplit(".", 1)[0]
-    elif call.method is not None and not _MODEL_WORDS.search(callee.rsplit(".", 1)[-1]):
-        return callee in call.in_eval
     if callee in call.in_eval:
         return True
     if callee == "self":
-        return call.func is not None and call.func.cls is not None
-    last = callee.rsplit(".", 1)[-1]
-    return bool(_MODEL_WORDS.search(last))
+        return call.func is not None and call.func.in_model_class
+    # By name, only where a name can hold a model: ``model(x)``, ``self.encoder(x)``.
+    # ``writer.generator(...)`` or ``gm.modules()`` are methods, not forward passes.
+    parts = callee.split(".")
+    if len(parts) == 1 or (len(parts) == 2 and parts[0] == "self"):
+        return bool(_MODEL_WORDS.search(parts[-1]))
+    return False
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
