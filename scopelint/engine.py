@@ -5,6 +5,7 @@ Knows nothing about files on disk, the CLI or editors; they all call ``lint_sour
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple, Type
@@ -20,8 +21,27 @@ from scopelint.rules import ALL_RULES
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
-# Cheap text gate: a file that names neither framework cannot produce a finding.
+# Cheap text gates, before any parsing: a file that names neither framework, or none
+# of the words some rule needs (every rule needs one of these, or an inference-named
+# function for SL103), cannot produce a finding.
 _MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
+_RULE_WORDS = (
+    r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|\brecord\b|\bpause\b|"
+    r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
+    r"parameters\(|\.eval\(|\.train\(|zero_grad|loss|criterion"
+)
+
+
+@functools.lru_cache(maxsize=32)
+def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
+    names = "|".join(re.escape(p).replace(r"\*", r"\w*").replace(r"\?", r"\w") for p in inference_functions)
+    return re.compile(_RULE_WORDS + (rf"|def\s+(?:{names})\s*\(" if names else ""))
+
+
+def might_fire(source: str, settings: "Settings") -> bool:
+    if not _MENTIONS_FRAMEWORK.search(source):
+        return False
+    return not settings.gate or _rule_trigger(tuple(settings.inference_functions)).search(source) is not None
 
 
 @dataclass(frozen=True)
@@ -31,6 +51,7 @@ class Settings:
     select: Tuple[str, ...] = tuple(ALL_RULES)
     inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
     severity: Tuple[Tuple[str, str], ...] = ()
+    gate: bool = True  # skip files with none of the words any rule needs
 
 
 @dataclass
@@ -82,7 +103,7 @@ def parse(source: str, filename: str) -> Tuple[Optional[cst.Module], Optional[Fi
 
 def lint_source(source: str, filename: str, settings: Settings = Settings()) -> LintResult:
     result = LintResult()
-    if skip_file(source) or not _MENTIONS_FRAMEWORK.search(source):
+    if skip_file(source) or not might_fire(source, settings):
         return result
     module, error = parse(source, filename)
     if error is not None:
