@@ -1,5 +1,3 @@
-import libcst as cst
-
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backward_functions, names_escaping_block
 from scopelint.core.roles import is_model_call, matches_any

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 Position = Tuple[int, int]  # (row, column), both 1-based
 
@@ -57,5 +57,3 @@ def syntax_finding(filename: str, message: str, row: int = 1, col: int = 1) -> F
     return Finding(SYNTAX_ERROR, message, "error", filename, (row, col), (row, col))
 
 
-def sorted_findings(findings: List[Finding]) -> List[Finding]:
-    return sorted(findings, key=Finding.sort_key)

@@ -13,7 +13,7 @@ from typing import ClassVar, Iterable, Optional, Sequence, Tuple
 import libcst as cst
 
 from scopelint import DOCS_URL
-from scopelint.core.flow import Facts, FunctionInfo
+from scopelint.core.flow import Facts
 
 
 @dataclass
@@ -45,9 +45,6 @@ class Report:
 class RuleContext:
     facts: Facts
     inference_functions: Tuple[str, ...]
-
-    def position_hint(self, func: Optional[FunctionInfo]) -> str:
-        return f"in `{func.qualname}`" if func else "at module level"
 
 
 class Rule:

@@ -1040,5 +1040,3 @@ class _RefCounter:
                     self.self_calls[f.attr.value] += 1
 
 
-def analyze(module: cst.Module) -> Facts:
-    return Analyzer(module).run()

@@ -12,7 +12,7 @@ from typing import Dict, Iterable, Optional, Set, Union
 
 import libcst as cst
 
-from scopelint.core.frameworks import FRAMEWORKS, canonical, framework_of
+from scopelint.core.frameworks import canonical, framework_of
 from scopelint.core.syntax import is_nested_scope, walk
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
@@ -183,5 +183,3 @@ class Names:
         return canonical(".".join([base, *reversed(parts)]))
 
 
-def is_framework(qname: Optional[str]) -> bool:
-    return framework_of(qname) in FRAMEWORKS

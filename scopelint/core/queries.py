@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import LEAVING_METHODS, BackwardFact, Facts, FunctionInfo
+from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo
 from scopelint.core.names import dotted
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
 from scopelint.core.state import Origin, State, Switch, Value
@@ -80,20 +80,6 @@ def explicit_off(state: State, frameworks: Iterable[str]) -> Optional[Switch]:
 def backward_functions(facts: Facts) -> set:
     """ids of the functions that call backward/grad themselves."""
     return {id(b.func) for b in facts.backwards if b.func is not None}
-
-
-def enclosing_with(node: cst.CSTNode, facts: Facts) -> Optional[cst.With]:
-    for s in facts.scopes:
-        if s.item is node:
-            return s.with_node
-    return None
-
-
-def decorator_origin(b: BackwardFact) -> Optional[Origin]:
-    func: Optional[FunctionInfo] = b.func
-    if func is None or func.decorator is None:
-        return None
-    return Origin("decorator", func.decorator[1], func.decorator[0])
 
 
 def _graph_names_in(node: cst.CSTNode):
@@ -215,10 +201,6 @@ def zeroes_grads(call) -> bool:
     if call.qname is not None:
         return False
     return call.method == "zero_grad" or (call.method == "zero_" and (call.callee or "").endswith(".grad.zero_"))
-
-
-def frameworks_for(facts: Facts, b: BackwardFact) -> Iterable[str]:
-    return [fw for fw in b.frameworks if fw in facts.frameworks]
 
 
 def graph_path(value: Value, stop) -> Iterable[Value]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Iterable
 
 from scopelint.core.frameworks import is_model_constructor
 
 if TYPE_CHECKING:  # flow imports this module
-    from scopelint.core.flow import CallFact, FunctionInfo
+    from scopelint.core.flow import CallFact
 
 _MODEL_WORDS = re.compile(
     r"(^|_)(model|net|network|module|encoder|decoder|classifier|backbone|generator|"
@@ -54,12 +54,6 @@ def is_model_call(call: "CallFact") -> bool:
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def method_owner(func: Optional["FunctionInfo"]) -> Optional["FunctionInfo"]:
-    while func is not None and func.parent is not None:
-        func = func.parent
-    return func
 
 
 def _ctor(call: "CallFact") -> str:
