@@ -47,9 +47,8 @@ class ParamUpdateOutsideNoGrad(Rule):
             if m.kind not in ("augassign", "inplace", "rebind") or "leaf" not in m.before.tags:
                 continue
             sw = m.state.torch
-            known_on = sw.on or (
-                sw.mode.value == "unknown" and sw.origin is not None and sw.origin.kind == "unknown-entry" and id(m.func) in trains
-            )
+            # ON, or a function entry nobody fixed in a function that backpropagates.
+            known_on = sw.on or (sw.probably_on and id(m.func) in trains)
             if not known_on:
                 continue
             if m.kind == "rebind":

@@ -168,23 +168,18 @@ def _assigned_names_of(func_node: cst.FunctionDef, call_node: cst.Call):
 
 
 # --- training-loop questions ----------------------------------------------------------
-def _probably_on(sw: Switch) -> bool:
-    """ON, or a function entry nobody agreed on (PyTorch's global default is ON)."""
-    return sw.on or (sw.mode.value == "unknown" and sw.origin is not None and sw.origin.kind == "unknown-entry")
-
-
 def recorded(value: Value, fw: str) -> bool:
     """The value was computed while ``fw`` recorded (or, in a function whose entry
     nobody fixed, while nothing turned recording off)."""
     sw = value.rec[fw]
     if fw == F.MXNET:
         return sw.on
-    return _probably_on(sw)
+    return sw.probably_on
 
 
 def recording(state: State, fw: str) -> bool:
     sw = state.recording(fw)
-    return sw.on if fw == F.MXNET else _probably_on(sw)
+    return sw.on if fw == F.MXNET else sw.probably_on
 
 
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
@@ -206,16 +201,7 @@ def zeroes_grads(call) -> bool:
 def graph_path(value: Value, stop) -> Iterable[Value]:
     """``value`` and its ancestors, not looking past values where ``stop(v)`` holds
     (those are yielded, their parents are not)."""
-    seen = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        yield v
-        if not stop(v):
-            stack.extend(v.parents)
+    return value.ancestors(stop)
 
 
 def written_name(node: cst.CSTNode) -> Optional[str]:

@@ -59,6 +59,11 @@ class Switch:
     def off(self) -> bool:
         return self.mode == Mode.OFF
 
+    @property
+    def probably_on(self) -> bool:
+        """ON, or a function entry nobody agreed on (PyTorch's global default is ON)."""
+        return self.on or (self.mode == Mode.UNKNOWN and self.origin is not None and self.origin.kind == "unknown-entry")
+
 
 UNKNOWN = Switch(Mode.UNKNOWN)
 
@@ -114,14 +119,9 @@ class Value:
     tags: frozenset = field(default_factory=frozenset)
     state: Optional[State] = None  # where it was computed, when it was
 
-    def off_in(self, fw: str) -> bool:
-        return self.rec[fw].off
-
-    def on_in(self, fw: str) -> bool:
-        return self.rec[fw].on
-
-    def ancestors(self):
-        """This value and every value it was computed from, each once."""
+    def ancestors(self, stop=None):
+        """This value and every value it was computed from, each once; below a value
+        for which ``stop(v)`` holds nothing is visited (that value itself is)."""
         seen = set()
         stack = [self]
         while stack:
@@ -130,7 +130,8 @@ class Value:
                 continue
             seen.add(id(v))
             yield v
-            stack.extend(v.parents)
+            if stop is None or not stop(v):
+                stack.extend(v.parents)
 
 
 def opaque_value(node: Optional[cst.CSTNode] = None, tags: frozenset = frozenset()) -> Value:
@@ -168,8 +169,7 @@ def computed_value(
 
 
 def _graph_capable(p: "Value", fw: str) -> bool:
-    sw = p.rec[fw]
-    return sw.on or "leaf" in p.tags or (sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry")
+    return p.rec[fw].probably_on or "leaf" in p.tags
 
 
 def _only_defaults(parents, fw: str) -> bool:
