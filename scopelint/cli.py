@@ -17,6 +17,7 @@ from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult, check_paths, check_stdin, display_name
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+MAX_FIX_ROUNDS = 25  # fixes that overlap wait for the next round (as ruff, which allows 100)
 
 
 def _codes(value: str) -> List[str]:
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    check.add_argument("--no-cache", action="store_true", help="accepted for ruff compatibility")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.scopelint_cache/)")
     check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="parallel workers (default: all cores)")
     check.add_argument("--config", type=Path, metavar="FILE", help="use this pyproject.toml / TOML file only")
     check.add_argument("--stdin-filename", metavar="NAME", help="file name for input read from stdin")
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", help="e.g. SL101")
     rule.add_argument("--all", action="store_true", help="every rule")
     sub.add_parser("lsp", help="run the language server over stdio (needs scopelint[lsp])")
+    sub.add_parser("clean", help="remove the cache (.scopelint_cache/ at the project root)")
     return parser
 
 
@@ -72,6 +74,13 @@ def main(argv: Optional[List[str]] = None) -> int:
             from scopelint import lsp
 
             return lsp.main()
+        if args.command == "clean":
+            from scopelint.cache import clean
+
+            removed = clean()
+            if removed is not None:
+                print(f"Removing cache at: {removed}", file=sys.stderr)
+            return EXIT_OK
         parser.print_help()
         return EXIT_ERROR
     except ConfigError as exc:
@@ -99,6 +108,8 @@ def cmd_check(args) -> int:
     if args.jobs < 1:
         raise ConfigError("--jobs must be at least 1")
     resolver = Resolver(Overrides(args.select, args.ignore, args.extend_select, args.config))
+    if not args.paths and args.stdin_filename:  # as ruff: --stdin-filename alone reads stdin
+        args.paths = ["-"]
     paths = args.paths or ["."]
     fixing = args.fix or args.diff
     results: List[FileResult] = []
@@ -113,7 +124,12 @@ def cmd_check(args) -> int:
         tasks = []
         for path in discover(paths, resolver):
             tasks.append((str(path), display_name(path), resolver.settings_for(path), fixing))
-        results.extend(check_paths(tasks, args.jobs))
+        cache = None
+        if not args.no_cache:
+            from scopelint.cache import Cache, cache_dir
+
+            cache = Cache(cache_dir())
+        results.extend(check_paths(tasks, args.jobs, cache))
 
     fixed = 0
     if fixing:
@@ -181,7 +197,7 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
         applied = 0
         settings = resolver.settings_for(Path(res.path) if res.path else Path(args.stdin_filename or Path.cwd() / "stdin.py"))
         try:
-            for _ in range(5):
+            for _ in range(MAX_FIX_ROUNDS):
                 candidate, n = apply(text, current.findings, args.unsafe_fixes)
                 if n == 0:
                     break

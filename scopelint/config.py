@@ -137,15 +137,40 @@ class Overrides:
     config_file: Optional[Path] = None
 
 
-def _matches(path: Path, root: Path, pattern: str) -> bool:
+def _matches(path: Path, root: Path, pattern: str, folders: bool = False) -> bool:
+    """Glob ``pattern`` (relative to ``root``, the configuration's folder) against ``path``.
+
+    A pattern without ``/`` matches the file name or the relative path; ``**/`` matches
+    zero or more folders. With ``folders``, a pattern also matches every file below a
+    folder it names (``"legacy"``, ``"src/gen"``), as per-file-ignores users expect.
+    """
     try:
-        rel = path.resolve().relative_to(root.resolve()).as_posix()
+        rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(root))).as_posix()
+        inside = True
     except ValueError:
-        rel = path.as_posix()
+        try:
+            rel = path.resolve().relative_to(root.resolve()).as_posix()
+            inside = True
+        except (ValueError, OSError):
+            rel, inside = path.as_posix(), False
+    pattern = pattern.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
     pattern = pattern.rstrip("/")
+    if not pattern:
+        return False
+    candidates = [pattern.lstrip("/")]
+    while candidates[-1].startswith("**/"):
+        candidates.append(candidates[-1][3:])
+    targets = [rel]
+    if folders and inside:
+        parts = rel.split("/")
+        targets += ["/".join(parts[:i]) for i in range(1, len(parts))]
     if "/" not in pattern:
-        return fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(rel, pattern)
-    return fnmatch.fnmatchcase(rel, pattern.lstrip("./")) or fnmatch.fnmatchcase(rel, pattern.lstrip("/"))
+        names = [path.name] + (rel.split("/")[:-1] if folders and inside else [])
+        if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            return True
+    return any(fnmatch.fnmatchcase(t, c) for t in targets for c in candidates)
 
 
 class Resolver:
@@ -200,7 +225,7 @@ class Resolver:
         selected += cfg.extend_select + expand_codes(ov.extend_select, "--extend-select")
         ignored = set(cfg.ignore) | set(expand_codes(ov.ignore, "--ignore"))
         for glob, codes in cfg.per_file_ignores.items():
-            if _matches(path, cfg.root, glob):
+            if _matches(path, cfg.root, glob, folders=True):
                 ignored.update(codes)
         select = tuple(c for c in ALL_RULES if c in selected and c not in ignored)
         inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)

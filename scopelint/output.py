@@ -103,7 +103,7 @@ def finding_json(f: Finding, path: Optional[str]) -> dict:
 
 
 def write_json(results: List[FileResult], out: TextIO) -> None:
-    data = [finding_json(f, r.path or r.filename) for r in results for f in r.findings]
+    data = [finding_json(f, r.path or (r.filename if r.filename != "-" else None)) for r in results for f in r.findings]
     json.dump(data, out, indent=2)
     out.write("\n")
 

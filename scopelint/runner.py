@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import threading
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -108,6 +109,7 @@ def _on_big_stack(func, *args):
 
 
 _STACK_LOCK = threading.Lock()
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def lint_code(code: str, filename: str, settings: Settings) -> LintResult:
@@ -167,7 +169,9 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
         out.encoding = source.encoding
     if out.findings:
         if nb is None:
-            lines = source.text.splitlines()
+            # Only \n, \r\n and \r end a line for Python (str.splitlines also splits on
+            # form feeds and U+2028, which would shift the shown source line).
+            lines = _LINE_BREAK.split(source.text)
             for f in out.findings:
                 if 1 <= f.start[0] <= len(lines):
                     out.lines[(None, f.start[0])] = lines[f.start[0] - 1]
@@ -180,9 +184,22 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
     return out
 
 
+_CACHE = None  # a scopelint.cache.Cache while check_paths runs with one (also in its workers)
+
+
+def _set_cache(cache) -> None:
+    global _CACHE
+    _CACHE = cache
+
+
 def _check_path(task) -> FileResult:
     path, filename, settings, keep = task
-    return check_source(read_source(Path(path), filename), filename, path, settings, keep)
+    data = _CACHE.read_bytes(path) if _CACHE is not None and not keep else None
+    if data is None:
+        return check_source(read_source(Path(path), filename), filename, path, settings, keep)
+    result = check_source(decode(data, filename), filename, path, settings, keep)
+    _CACHE.put(_CACHE.key(data, settings, filename), result)  # keyed by the bytes linted
+    return result
 
 
 def check_stdin(data: bytes, filename: str, settings: Settings, keep_source: bool = False) -> FileResult:
@@ -201,7 +218,7 @@ def _crashed(task) -> FileResult:
 def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileResult]]], bool]:
     """Each chunk's results, or None where the pool broke before it was done."""
     out: List[Optional[List[FileResult]]] = [None] * len(chunks)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_set_cache, initargs=(_CACHE,)) as pool:
         futures = [pool.submit(_check_many, chunk) for chunk in chunks]
         broken = False
         for i, fut in enumerate(futures):
@@ -212,7 +229,25 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
     return out, broken
 
 
-def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> List[FileResult]:
+def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int, cache=None) -> List[FileResult]:
+    """``tasks``: (path, display name, settings, keep source). Order is preserved.
+
+    With a ``cache`` (scopelint.cache.Cache), files whose entry is there are not
+    linted; the others are, and their results are stored.
+    """
+    if cache is None:
+        return _check_paths(tasks, jobs)
+    results: List[Optional[FileResult]] = [None if t[3] else cache.lookup(t[0], t[1], t[2]) for t in tasks]
+    todo = [t for t, r in zip(tasks, results) if r is None]
+    _set_cache(cache)
+    try:
+        fresh = iter(_check_paths(todo, jobs))
+    finally:
+        _set_cache(None)
+    return [r if r is not None else next(fresh) for r in results]
+
+
+def _check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> List[FileResult]:
     """``tasks``: (path, display name, settings, keep source). Order is preserved.
 
     A worker that dies (a crash in native code) costs only the file that killed it:

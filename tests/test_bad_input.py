@@ -347,3 +347,10 @@ def test_a_worker_that_dies_costs_only_its_file(proj, monkeypatch, capsys):
     assert len([f for f in found(out) if f[3] == "SL104"]) == 8
     assert "crash.py" in err and "crashed" in err
     assert rc == 2
+
+
+def test_form_feed_and_line_separator_do_not_shift_the_shown_line(proj, monkeypatch, capsys):
+    write(proj, {"ff.py": "import torch\n\x0c\ns = 'a\u2028b'\nwith torch.no_grad:\n    pass\n"})
+    rc, out, err = run(["check", "ff.py"], proj, monkeypatch, capsys)
+    assert "ff.py:4:6: SL107" in out
+    assert "4 | with torch.no_grad:" in out

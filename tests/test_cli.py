@@ -365,3 +365,13 @@ def test_rule_end_to_end(tmp_path):
     assert proc.returncode == 0 and b"grad-context-not-called" in proc.stdout
     proc = run_process(["rule", "SL999"], tmp_path)
     assert proc.returncode == 2 and b"SL999" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_stdin_filename_alone_reads_stdin(tmp_path, monkeypatch, capsys):
+    rc, out, _ = run(["check", "--stdin-filename", "m.py", "--output-format", "json"], tmp_path, monkeypatch, capsys,
+                     stdin=TORCH_BAD.encode())
+    (item,) = json.loads(out)
+    assert rc == 1 and item["code"] == "SL107"
+    assert item["filename"] == str(tmp_path / "m.py")
+    rc, out, _ = run(["check", "-", "--output-format", "json"], tmp_path, monkeypatch, capsys, stdin=TORCH_BAD.encode())
+    assert json.loads(out)[0]["filename"] == "-"

@@ -291,3 +291,24 @@ def test_symlinked_folder_is_not_followed(tmp_path, monkeypatch, capsys):
     write(tmp_path, {"real/a.py": TORCH_BAD})
     os.symlink(tmp_path / "real", tmp_path / "link", target_is_directory=True)
     assert files(check(tmp_path, monkeypatch, capsys)[1]) == {"real/a.py"}
+
+
+@pytest.mark.parametrize(
+    "glob, ignored",
+    [
+        ("legacy", {"legacy/old.py", "legacy/deep/older.py"}),
+        ("legacy/", {"legacy/old.py", "legacy/deep/older.py"}),
+        ("legacy/*", {"legacy/old.py", "legacy/deep/older.py"}),  # fnmatch's * crosses folders
+        ("./legacy/*.py", {"legacy/old.py", "legacy/deep/older.py"}),
+        ("**/older.py", {"legacy/deep/older.py"}),
+        ("**/main.py", {"main.py"}),  # **/ matches zero folders too
+        ("*.py", {"main.py", "legacy/old.py", "legacy/deep/older.py"}),
+        ("deep", {"legacy/deep/older.py"}),
+    ],
+)
+def test_per_file_ignores_glob_forms(tmp_path, monkeypatch, capsys, glob, ignored):
+    names = {"main.py", "legacy/old.py", "legacy/deep/older.py"}
+    write(tmp_path, {n: TORCH_BAD for n in names})
+    write(tmp_path, {"pyproject.toml": f'[tool.scopelint.per-file-ignores]\n"{glob}" = ["SL107"]\n'})
+    rc, out, _ = check(tmp_path, monkeypatch, capsys)
+    assert files(out) == names - ignored

@@ -201,3 +201,21 @@ def test_fix_through_a_symlink_keeps_the_link(tmp_path, monkeypatch, capsys):
     assert rc == 0, out + err
     assert os.path.islink(tmp_path / "link.py")
     assert (tmp_path / "real" / "a.py").read_text() == CLEAN
+
+
+def test_many_overlapping_fixes_converge(tmp_path, monkeypatch, capsys):
+    # SL104's fix rewrites a large region: each round applies one, the loop goes on.
+    src = "from mxnet import autograd\n" + "with autograd.pause():\n    x = 1\n" * 8 + "import torch\nwith torch.no_grad:\n    pass\n"
+    write(tmp_path, {"m.py": src})
+    rc, out, err = fix(tmp_path, monkeypatch, capsys, "--fix", "--unsafe-fixes")
+    new = (tmp_path / "m.py").read_text()
+    assert "pause" not in new and "torch.no_grad():" in new, out + err
+    assert rc == 0 and "Fixed 9 findings" in out
+
+
+def test_apply_edits_drops_fixes_outside_the_text():
+    from scopelint.finding import Edit, Finding, Fix
+
+    bad = Finding("SL107", "m", "error", "x", (9, 1), (9, 2), fix=Fix("safe", "m", (Edit("Q", (9, 1), (9, 2)),)))
+    good = Finding("SL107", "m", "error", "x", (1, 1), (1, 2), fix=Fix("safe", "m", (Edit("Q", (1, 1), (1, 2)),)))
+    assert scopelint.fix.apply_edits("ab\n", [bad, good], unsafe=False) == ("Qb\n", 1)
