@@ -102,6 +102,8 @@ def parse(source: str, filename: str) -> Tuple[Optional[cst.Module], Optional[Fi
 
 
 def lint_source(source: str, filename: str, settings: Settings = Settings()) -> LintResult:
+    """Lint trusted text. For text from users or editors, call ``runner.lint_code``,
+    which guards against input too deep for LibCST and reports CPython's syntax errors."""
     result = LintResult()
     if skip_file(source) or not might_fire(source, settings):
         return result

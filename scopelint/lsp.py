@@ -25,11 +25,11 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scopelint import __version__, notebook
 from scopelint.config import ConfigError, Overrides, Resolver
-from scopelint.engine import Settings, lint_source, noqa_codes
+from scopelint.engine import Settings, noqa_codes
 from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.fix import apply_edits
 from scopelint.rules import ALL_RULES
-from scopelint.runner import lint_text
+from scopelint.runner import lint_code, lint_text
 
 log = logging.getLogger("scopelint.lsp")
 
@@ -422,7 +422,7 @@ def create_server():
                 rng = finding_range(dt, f, start, end if end is not None else start)
                 items.append(Item(f, uri, rng))
         else:
-            result = lint_source(text, path, settings)
+            result = lint_code(text, path, settings)
             for f in result.findings:
                 rng = finding_range(dt, f, dt.offset(*f.start), dt.offset(*f.end))
                 items.append(Item(f, uri, rng))
@@ -448,7 +448,7 @@ def create_server():
         """Lint cells as a notebook: (findings with cell numbers, errors)."""
         source, line_map = notebook.join([(n, src) for n, _, src in cells])
         nb = notebook.Notebook(source, line_map, [])
-        result = lint_source(source, path, settings_for(path))
+        result = lint_code(source, path, settings_for(path))
         notebook.map_findings(nb, result.findings)
         return result.findings, result.errors
 
@@ -602,7 +602,7 @@ def create_server():
                 result, _nb = lint_text(text, path, settings, True)
                 new, n = notebook.apply_edits(text, result.findings, False)
             else:
-                result = lint_source(text, path, settings)
+                result = lint_code(text, path, settings)
                 new, n = apply_edits(text, result.findings, False)
             if n == 0 or new == text:
                 break
