@@ -573,8 +573,9 @@ class Analyzer:
             return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
-        # Items of a loader: data, not graphs (unless the iteration itself is recorded).
-        return computed_value(stmt.target, self.flow.state, [iterable], True, frozenset({"loop-item"}))
+        # Items of a data loader: data, not graphs.
+        tags = frozenset({"loop-item"}) if roles.is_data_iterable(stmt.iter) else frozenset()
+        return computed_value(stmt.target, self.flow.state, [iterable], True, tags)
 
     def _try(self, stmt) -> None:
         before = self.flow
@@ -789,6 +790,10 @@ class Analyzer:
             env.grads = ("computed",)
         elif qname in F.BACKWARD_FUNCS:
             self._record_backward_function(call, qname, args, state)
+            create_graph = call_arg(call, None, "create_graph")
+            if create_graph is None or literal_bool(create_graph.value) is not True:
+                # Gradients, not a graph (unless create_graph=True).
+                return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph", "gradient"}), state)
 
         # effects on names and buffers
         recv_key = dotted(func.value) if isinstance(func, cst.Attribute) else None

@@ -11,7 +11,10 @@ import fnmatch
 import re
 from typing import TYPE_CHECKING, Iterable
 
+import libcst as cst
+
 from scopelint.core.frameworks import is_model_constructor
+from scopelint.core.names import dotted
 
 if TYPE_CHECKING:  # flow imports this module
     from scopelint.core.flow import CallFact
@@ -134,3 +137,15 @@ _LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_d
 def is_loss_call(call: "CallFact") -> bool:
     name = (call.qname or call.callee or "").rsplit(".", 1)[-1]
     return bool(_LOSS_NAME.search(name))
+
+
+_DATA_NAME = re.compile(r"(^|_)(loader|dataloader|dataset|data|batches|dl|iterator|samples)s?(_|$)", re.IGNORECASE)
+_ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "tqdm.tqdm", "progress", "track"}
+
+
+def is_data_iterable(expr) -> bool:
+    """``loader``, ``enumerate(train_loader)``, ``tqdm(self.dataloader)``: batches of data."""
+    while isinstance(expr, cst.Call) and (dotted(expr.func) or "") in _ITER_WRAPPERS and expr.args:
+        expr = expr.args[0].value
+    name = dotted(expr)
+    return name is not None and bool(_DATA_NAME.search(name.rsplit(".", 1)[-1]))
