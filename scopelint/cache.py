@@ -1,0 +1,189 @@
+"""A persistent per-file cache of lint results.
+
+An entry is keyed by a hash of the file's bytes, scopelint's version (and, for
+development installs, a stamp of its own source files), the file's effective
+``Settings`` and its display name (findings carry it). Entries live in
+``.scopelint_cache/`` at the project root (the folder of the nearest ``pyproject.toml``
+above the working directory, else the working directory), one small JSON file per
+entry in 256 shard folders.
+
+Concurrent runs (pre-commit starts several) are safe: an entry is written to a
+temporary file in its shard and moved into place with ``os.replace``, so a reader
+sees either nothing or a whole entry. An entry that cannot be read back (truncated,
+corrupt, written by another format) is a miss and is rewritten after linting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from scopelint import __version__
+from scopelint.finding import Edit, Finding, Fix
+
+CACHE_DIR_NAME = ".scopelint_cache"
+FORMAT = 1
+MAX_BYTES = 10 * 1024 * 1024  # as scopelint.files.MAX_BYTES: larger files are never cached
+
+
+def project_root(cwd: Optional[Path] = None) -> Path:
+    """The folder of the nearest pyproject.toml at or above ``cwd``; else ``cwd``."""
+    cwd = Path(cwd or os.getcwd()).absolute()
+    for folder in (cwd, *cwd.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return cwd
+
+
+def cache_dir(cwd: Optional[Path] = None) -> Path:
+    return project_root(cwd) / CACHE_DIR_NAME
+
+
+def _code_stamp() -> str:
+    """The version, plus the names, sizes and mtimes of scopelint's own sources, so that
+    an edited development install never reads results of the code it replaced."""
+    h = hashlib.blake2b(f"{__version__}:{FORMAT}".encode(), digest_size=16)
+    pkg = Path(__file__).resolve().parent
+    for dirpath, dirnames, filenames in os.walk(pkg):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                h.update(f"{os.path.relpath(os.path.join(dirpath, name), pkg)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
+# --- (de)serialising results ---------------------------------------------------------
+def _finding_to_json(f: Finding) -> dict:
+    fix = None
+    if f.fix is not None:
+        fix = [f.fix.applicability, f.fix.message, [[e.content, list(e.start), list(e.end)] for e in f.fix.edits]]
+    return {
+        "code": f.code, "message": f.message, "severity": f.severity, "filename": f.filename,
+        "start": list(f.start), "end": list(f.end), "help": f.help, "fix": fix, "cell": f.cell,
+        "runtime": f.runtime, "extra": f.extra,
+    }
+
+
+def _finding_from_json(d: dict) -> Finding:
+    fix = None
+    if d["fix"] is not None:
+        app, msg, edits = d["fix"]
+        fix = Fix(app, msg, tuple(Edit(c, tuple(s), tuple(e)) for c, s, e in edits))
+    return Finding(
+        d["code"], d["message"], d["severity"], d["filename"], tuple(d["start"]), tuple(d["end"]),
+        help=d["help"], fix=fix, cell=d["cell"], runtime=d["runtime"], extra=d["extra"],
+    )
+
+
+class Cache:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+        self.stamp = _code_stamp()
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.directory)!r})"
+
+    def key(self, data: bytes, settings, filename: str) -> str:
+        h = hashlib.blake2b(digest_size=20)
+        h.update(f"{self.stamp}\0{settings!r}\0{filename}\0".encode("utf-8", "surrogatepass"))
+        h.update(data)
+        return h.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.directory / key[:2] / (key[2:] + ".json")
+
+    @staticmethod
+    def read_bytes(path: str) -> Optional[bytes]:
+        """The file's bytes when it is a regular, readable file small enough to check;
+        else None (the normal reading path then reports why)."""
+        try:
+            st = os.stat(path)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+                return None
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def get(self, key: str, path: Optional[str] = None):
+        """A FileResult for the entry, or None on a miss (also for any unreadable entry)."""
+        from scopelint.runner import FileResult
+
+        try:
+            with open(self._entry(key), "rb") as fh:
+                d = json.loads(fh.read())
+            if d.get("key") != key:
+                return None
+            res = FileResult(d["filename"], path)
+            res.findings = [_finding_from_json(f) for f in d["findings"]]
+            res.lines = {(cell, row): text for cell, row, text in d["lines"]}
+            return res
+        except Exception:  # missing, truncated, corrupt, another format: a miss
+            return None
+
+    def lookup(self, path: str, filename: str, settings):
+        data = self.read_bytes(path)
+        if data is None:
+            return None
+        return self.get(self.key(data, settings, filename), path)
+
+    def put(self, key: str, result) -> None:
+        """Store ``result`` (a FileResult); results with internal errors are not kept."""
+        if result.errors:
+            return
+        try:
+            payload = json.dumps({
+                "key": key,
+                "filename": result.filename,
+                "findings": [_finding_to_json(f) for f in result.findings],
+                "lines": [[cell, row, text] for (cell, row), text in result.lines.items()],
+            }, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        except (TypeError, ValueError):  # something not JSON-able: just do not cache it
+            return
+        entry = self._entry(key)
+        try:
+            self._ensure_root()
+            entry.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(payload)
+                os.replace(tmp, entry)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:  # read-only or full disk: run without the cache
+            pass
+
+    def _ensure_root(self) -> None:
+        if (self.directory / ".gitignore").is_file():
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", "# Automatically created by scopelint.\n*\n"),
+                           ("CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")):
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+            os.replace(tmp, self.directory / name)
+
+
+def clean(cwd: Optional[Path] = None) -> Optional[Path]:
+    """Remove the cache folder; returns it when there was one."""
+    directory = cache_dir(cwd)
+    if not directory.exists():
+        return None
+    shutil.rmtree(directory, ignore_errors=True)
+    return directory
