@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or offer) unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
+    check.add_argument(
+        "--force-exclude", action="store_true",
+        help="apply exclude settings to paths named on the command line too (for pre-commit)",
+    )
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.scopelint_cache/)")
     check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="parallel workers (default: all cores)")
@@ -123,6 +127,8 @@ def cmd_check(args) -> int:
     if paths:
         tasks = []
         for path in discover(paths, resolver):
+            if args.force_exclude and resolver.excluded_with_parents(path):
+                continue
             tasks.append((str(path), display_name(path), resolver.settings_for(path), fixing))
         cache = None
         if not args.no_cache:

@@ -231,6 +231,17 @@ class Resolver:
         inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)
         return Settings(select, inference, tuple(sorted(cfg.severity.items())))
 
+    def excluded_with_parents(self, path: Path) -> bool:
+        """``path`` or a folder above it (up to its project root) is excluded."""
+        path = Path(os.path.abspath(path))
+        root = Path(os.path.abspath(self.config_for(path).root))
+        for candidate in (path, *path.parents):
+            if candidate == root or root not in candidate.parents:
+                return self.excluded(candidate) if candidate == path else False
+            if self.excluded(candidate):
+                return True
+        return False
+
     def excluded(self, path: Path) -> bool:
         cfg = self.config_for(path)
         patterns: Sequence[str] = tuple(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + tuple(cfg.extend_exclude)

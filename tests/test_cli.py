@@ -375,3 +375,17 @@ def test_stdin_filename_alone_reads_stdin(tmp_path, monkeypatch, capsys):
     assert item["filename"] == str(tmp_path / "m.py")
     rc, out, _ = run(["check", "-", "--output-format", "json"], tmp_path, monkeypatch, capsys, stdin=TORCH_BAD.encode())
     assert json.loads(out)[0]["filename"] == "-"
+
+
+def test_force_exclude_applies_exclusions_to_named_files(tmp_path, monkeypatch, capsys):
+    write(tmp_path, {
+        "pyproject.toml": '[tool.scopelint]\nextend-exclude = ["sub", "gen_*.py"]\n',
+        "sub/deep/c.py": TORCH_BAD, "gen_x.py": TORCH_BAD, "a.py": TORCH_BAD,
+    })
+    named = ["sub/deep/c.py", "gen_x.py", "a.py", "--no-cache", "--output-format", "concise"]
+    rc, out, _ = run(["check", *named], tmp_path, monkeypatch, capsys)
+    assert {m["path"] for m in LINE.finditer(out)} == {"sub/deep/c.py", "gen_x.py", "a.py"}
+    rc, out, _ = run(["check", "--force-exclude", *named], tmp_path, monkeypatch, capsys)
+    assert rc == 1 and {m["path"] for m in LINE.finditer(out)} == {"a.py"}
+    rc, out, _ = run(["check", "--force-exclude", "sub/deep/c.py", "--no-cache"], tmp_path, monkeypatch, capsys)
+    assert rc == 0, out
