@@ -3,11 +3,26 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backpropagated, graph_path, recorded, returns_name, written_name
 from scopelint.core.roles import is_loss_call
+from scopelint.core.names import dotted
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 # Expressions that build Python containers or generators, not a loss tensor.
 NOT_TENSORS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Dict, cst.Set, cst.Lambda)
+
+
+def _added_expression(node):
+    """The expression a write accumulates: ``total += <e>``, ``total = total + <e>``, ``xs.append(<e>)``."""
+    if isinstance(node, cst.AugAssign):
+        return node.value
+    if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
+        target = written_name(node)
+        left, right = node.value.left, node.value.right
+        return right if dotted(left) == target else left
+    if isinstance(node, cst.Call) and node.args:
+        return node.args[0].value
+    return None
 
 
 def _not_arithmetic(v) -> bool:
@@ -81,7 +96,8 @@ class LossAccumulatedWithGraph(Rule):
                 continue
             if not backward_in_loop and func is not None and returns_name(func, written_name(node)):
                 continue  # a joint loss handed to the caller
-            yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive")
+            fix = cf.detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
+            yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)
 
 
 RULE = LossAccumulatedWithGraph

@@ -1,7 +1,13 @@
 from scopelint.core.flow import carried_tag
+from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, graph_path, recorded
 from scopelint.core.roles import is_model_call
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
+
+
+# Recurrent modules whose state is one tensor (an LSTM's is a pair).
+SINGLE_STATE = {f"ctor:torch.nn.{m}" for m in ("RNN", "GRU", "RNNCell", "GRUCell")}
 
 
 class HiddenStateNotDetached(Rule):
@@ -51,8 +57,13 @@ class HiddenStateNotDetached(Rule):
                 continue
             # A loop that backpropagates each iteration, and so must cut what it carries.
             training = [loop for loop in call.loops if backwards_in_loop(facts, loop)]
-            if any(self._carries_graph(arg, loop, facts) for arg in call.args for loop in training):
-                yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached")
+            carried = [i for i, arg in enumerate(call.args) if any(self._carries_graph(arg, loop, facts) for loop in training)]
+            if carried:
+                expr = call.node.args[carried[0]].value
+                single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
+                each = True if facts.frameworks == {MXNET} else (False if single else "either")
+                fix = cf.detach_expression(expr, "Detach the state carried from the previous iteration", each=each)
+                yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached", fix)
 
     @staticmethod
     def _carries_graph(arg, loop, facts) -> bool:

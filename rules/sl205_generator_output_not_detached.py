@@ -8,6 +8,7 @@ from scopelint.core.roles import (
     optimizer_name,
 )
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class GeneratorOutputNotDetached(Rule):
@@ -55,7 +56,9 @@ class GeneratorOutputNotDetached(Rule):
                 if id(d_call.node) in reported or not self._is_discriminator_step(b, backwards[i + 1:], facts):
                     continue
                 reported.add(id(d_call.node))
-                yield Report(d_call.node, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`")
+                args = d_call.node.args
+                fix = cf.detach_expression(args[0].value if args else None, "Feed the discriminator a detached sample")
+                yield Report(d_call.node, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
 
     @staticmethod
     def _d_calls_on_fake(b, facts):

@@ -1,5 +1,6 @@
 from scopelint.core.frameworks import MXNET
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class InplaceWriteWhileRecording(Rule):
@@ -47,7 +48,8 @@ class InplaceWriteWhileRecording(Rule):
             # A value carried from the previous iteration: in the graph from the second on.
             carried = "carried" in m.before.tags and m.before.parents[-1].rec[MXNET].on
             if in_graph or carried:
-                yield Report(m.node, "in-place write inside `autograd.record()` to an array that is part of the recorded graph")
+                fix = cf.augassign_to_assign(m.node) or cf.write_to_rebind(m.node) or cf.drop_out_argument(m.node)
+                yield Report(m.node, "in-place write inside `autograd.record()` to an array that is part of the recorded graph", fix)
 
 
 RULE = InplaceWriteWhileRecording

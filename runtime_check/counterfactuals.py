@@ -541,3 +541,79 @@ def inference_tensor(ctx, value) -> Optional[NodeFix]:
             return None
     sc = _scope(ctx, _function_of(ctx, origin))
     return _torch_scope_call(ctx, sc, "torch.no_grad", module, expr, f"Use `{{new}}` instead of `{_code(expr)}`")
+
+
+# --- training-loop rules: expression-level counterfactuals --------------------------------
+def detached(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr.detach()`` (parenthesised when needed); a tuple of states detaches each."""
+    if isinstance(expr, cst.Tuple):
+        return expr.with_changes(elements=[el.with_changes(value=detached(el.value)) for el in expr.elements])
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("detach")))
+
+
+def detach_expression(expr: Optional[cst.BaseExpression], message: str, each=False) -> Optional[NodeFix]:
+    """``expr.detach()``; with ``each=True``, ``[s.detach() for s in expr]`` (MXNet's list
+    of states); with ``each="either"``, whichever of the two the state turns out to be."""
+    if expr is None:
+        return None
+    if each == "either" and isinstance(expr, (cst.Name, cst.Attribute)):
+        return _localized(expr, detached_state(expr), message)
+    if each is True and not isinstance(expr, cst.Tuple):
+        item = cst.Name("s")
+        replacement = cst.ListComp(
+            elt=detached(item),
+            for_in=cst.CompFor(target=item, iter=expr),
+        )
+        return _localized(expr, replacement, message)
+    return _localized(expr, detached(expr), message)
+
+
+def drop_out_argument(node: cst.CSTNode) -> Optional[NodeFix]:
+    """``f(x, out=y)`` -> ``f(x)``: no write into ``y``."""
+    if not isinstance(node, cst.Call):
+        return None
+    args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "out")]
+    if len(args) == len(node.args):
+        return None
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return _localized(node, node.with_changes(args=args), "Do not write the result into an array of the graph")
+
+
+def detached_state(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """A state that may be a tensor or a tuple of tensors (LSTM), detached either way."""
+    item = cst.Name("s")
+    as_tuple = cst.Call(
+        func=cst.Name("tuple"),
+        args=[cst.Arg(cst.GeneratorExp(elt=detached(item), for_in=cst.CompFor(target=item, iter=expr)))],
+    )
+    test = cst.Call(func=cst.Name("hasattr"), args=[cst.Arg(expr), cst.Arg(cst.SimpleString('"detach"'))])
+    return cst.IfExp(test=test, body=detached(expr), orelse=as_tuple, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def write_to_rebind(node: cst.CSTNode) -> Optional[NodeFix]:
+    """``y[:] = v`` -> ``y = v``: bind a new array instead of writing into the old one."""
+    if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript)):
+        return None
+    target = node.targets[0].target.value
+    return _localized(node, node.with_changes(targets=[cst.AssignTarget(target=target)]), "Bind a new array instead of writing into it")
+
+
+def augassign_to_assign(node: cst.CSTNode) -> Optional[NodeFix]:
+    """``y += v`` -> ``y = y + v``: a new array instead of an in-place write."""
+    if not isinstance(node, cst.AugAssign):
+        return None
+    op = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+          cst.DivideAssign: cst.Divide}.get(type(node.operator))
+    if op is None:
+        return None
+    value = node.value
+    if isinstance(value, cst.BinaryOperation) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    replacement = cst.Assign(
+        targets=[cst.AssignTarget(target=node.target)],
+        value=cst.BinaryOperation(left=node.target, operator=op(), right=value),
+    )
+    return _localized(node, replacement, "Compute a new array instead of writing in place")

@@ -1,6 +1,6 @@
 """The runtime verifier: counterfactual fixes, the harness, the oracles, the CLI.
 
-Fixture tests glob whatever is in fixtures/SL1xx/: each bad fixture's own findings must
+Fixture tests glob the fixtures of the rules in VERIFIED: each bad fixture's own findings must
 get the verdict RULES.md predicts ("Runtime verdicts"); a fixture may state another
 with a `# verdict: ...` header line. They run the programs, so they need torch/mxnet.
 """
@@ -29,8 +29,10 @@ HAS = {fw: importlib.util.find_spec(fw) is not None for fw in ("torch", "mxnet")
 TIMEOUT = 180.0  # per run; generous because test machines are shared
 VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 
-BAD = sorted(FIXTURES.glob("SL1*/bad_*.py"))
-GOOD = sorted(FIXTURES.glob("SL1*/good_*.py"))
+# The rules that supply a counterfactual (all SL1xx; of the rest, those listed here).
+VERIFIED = ("SL1*", "SL201", "SL204", "SL205", "SL304")
+BAD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/bad_*.py"))
+GOOD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/good_*.py"))
 
 
 def _ids(p: Path) -> str:
@@ -64,16 +66,20 @@ def expected_verdict(path: Path) -> str:
         "SL105": oracle.CONFIRMED_ERROR,
         "SL107": oracle.CONFIRMED_ERROR,
         "SL108": oracle.CONFIRMED_ERROR,
+        "SL201": oracle.CONFIRMED_GRAPH,
+        "SL304": oracle.CONFIRMED_ERROR,
     }
     if code in fixed:
         return fixed[code]
     if code == "SL103":
         return oracle.CONFIRMED_OUTPUTS if "mxnet" in frameworks_of(path) else oracle.CONFIRMED_GRAPH
-    # SL106: per its fixture -- the leaked state either breaks a later backward
-    # (raises) or shows in what the program prints.
+    # Per the fixture's declared effect: an error, or (SL106) what the program prints,
+    # (SL204/SL205) the gradients.
     effect = declared_effect(path)
-    assert effect is not None, "an SL106 fixture declares its `# effect:`"
-    return oracle.CONFIRMED_ERROR if effect[0] == "raises" else oracle.CONFIRMED_OUTPUTS
+    assert effect is not None, "a bad fixture declares its `# effect:`"
+    if effect[0] == "raises":
+        return oracle.CONFIRMED_ERROR
+    return oracle.CONFIRMED_OUTPUTS if code == "SL106" else oracle.CONFIRMED_GRADS
 
 
 # --- fixtures, run --------------------------------------------------------------------------
