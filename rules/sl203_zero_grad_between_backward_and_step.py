@@ -2,6 +2,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_optimizer_name, is_optimizer_step, optimizer_name
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -52,7 +53,8 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             if id(zero) in reported or not self._same_optimizer(zero, step, facts):
                 continue
             reported.add(id(zero))
-            yield Report(zero, f"gradients are zeroed after backward and before `{step.callee}()`: the step uses zero gradients")
+            fix = cf.drop_statement(ctx, zero, "Do not zero the gradients between backward and step")
+            yield Report(zero, f"gradients are zeroed after backward and before `{step.callee}()`: the step uses zero gradients", fix)
 
     @staticmethod
     def _same_optimizer(zero, step, facts) -> bool:

@@ -2,6 +2,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backwards_in_loop, recording
 from scopelint.core.roles import is_model_call, matches_any
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class EvalTrainModeMismatch(Rule):
@@ -59,12 +60,13 @@ class EvalTrainModeMismatch(Rule):
         facts = ctx.facts
         if TORCH not in facts.frameworks:
             return
-        yield from self._left_in_eval(facts)
-        yield from self._evaluated_in_train_mode(facts, ctx.inference_functions)
+        yield from self._left_in_eval(ctx)
+        yield from self._evaluated_in_train_mode(ctx)
 
-    def _left_in_eval(self, facts):
+    def _left_in_eval(self, ctx):
         """A training forward pass (here, or in a training step called here) that runs
         after an evaluation left the model in eval mode on the previous iteration."""
+        facts = ctx.facts
         reported = set()
         steps = {id(b.func) for b in facts.backwards if b.func is not None}
         for call in facts.calls:
@@ -82,10 +84,12 @@ class EvalTrainModeMismatch(Rule):
                 culprit = call.maybe_eval[name]
                 if id(culprit) not in reported:
                     reported.add(id(culprit))
-                    yield Report(culprit, f"`{name}` is left in eval mode here and the training loop's next forward pass runs without `{name}.train()`")
+                    fix = cf.insert_call(ctx, culprit, name, "train", True, f"Put `{name}` back in train mode")
+                    yield Report(culprit, f"`{name}` is left in eval mode here and the training loop's next forward pass runs without `{name}.train()`", fix)
 
-    def _evaluated_in_train_mode(self, facts, inference_functions):
+    def _evaluated_in_train_mode(self, ctx):
         """Evaluation code (by name) under no_grad in a file that trains and never calls eval()."""
+        facts, inference_functions = ctx.facts, ctx.inference_functions
         if not facts.backwards or any(c.method == "eval" or (c.method == "train" and c.node.args) for c in facts.calls):
             return
         done = set()
@@ -97,7 +101,8 @@ class EvalTrainModeMismatch(Rule):
                 continue
             if id(call.func) not in done:
                 done.add(id(call.func))
-                yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training")
+                fix = cf.insert_call(ctx, call.node, call.callee, "eval", False, f"Put `{call.callee}` in eval mode first")
+                yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
 
 
 def _trained_models(step, facts):

@@ -1,5 +1,6 @@
 from scopelint.core.frameworks import TORCH
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class ParamUpdateOutsideNoGrad(Rule):
@@ -51,10 +52,11 @@ class ParamUpdateOutsideNoGrad(Rule):
             known_on = sw.on or (sw.probably_on and id(m.func) in trains)
             if not known_on:
                 continue
+            fix = cf.wrap_in_no_grad(ctx, m.func, m.node, "Update the parameter under `torch.no_grad()`")
             if m.kind == "rebind":
-                yield Report(m.node, f"`{m.key}` is rebound from itself while recording: it becomes a non-leaf and its next `.grad` is None")
+                yield Report(m.node, f"`{m.key}` is rebound from itself while recording: it becomes a non-leaf and its next `.grad` is None", fix)
             else:
-                yield Report(m.node, "in-place update of a parameter that requires grad while recording: raises at run time")
+                yield Report(m.node, "in-place update of a parameter that requires grad while recording: raises at run time", fix)
 
 
 RULE = ParamUpdateOutsideNoGrad

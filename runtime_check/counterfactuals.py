@@ -617,3 +617,53 @@ def augassign_to_assign(node: cst.CSTNode) -> Optional[NodeFix]:
         value=cst.BinaryOperation(left=node.target, operator=op(), right=value),
     )
     return _localized(node, replacement, "Compute a new array instead of writing in place")
+
+
+# --- training-loop rules: statement-level counterfactuals ---------------------------------
+def _statement_call(dotted_name: str, method: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Expr(cst.parse_expression(f"{dotted_name}.{method}()"))])
+
+
+_IN_PLACE = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign}
+
+
+@_quiet
+def wrap_in_no_grad(ctx, func, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """``with torch.no_grad():`` around the statement holding ``node``; a rebinding
+    ``w = w - e`` becomes the in-place ``w -= e`` that keeps ``w`` the same leaf."""
+    module = ctx.facts.module
+    stmt = _statement_of(module, node)
+    scope_fn, imports = spell_or_import(ctx, _scope(ctx, func), "torch.no_grad")
+    if stmt is None or scope_fn is None:
+        return None
+    if isinstance(node, cst.Assign) and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        value, target = node.value, node.targets[0].target
+        op = _IN_PLACE.get(type(getattr(value, "operator", None)))
+        if op is None or not isinstance(value, cst.BinaryOperation) or not value.left.deep_equals(target):
+            return None
+        stmt = stmt.with_changes(body=[cst.AugAssign(target=target, operator=op(), value=value.right)])
+        original = _statement_of(module, node)
+        return _module_fix(module, {id(original): _wrap([stmt], _call(scope_fn))}, message, imports)
+    return _module_fix(module, {id(stmt): _wrap([stmt], _call(scope_fn))}, message, imports)
+
+
+@_quiet
+def drop_statement(ctx, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """The statement holding ``node`` becomes ``pass``."""
+    module = ctx.facts.module
+    stmt = _statement_of(module, node)
+    if stmt is None:
+        return None
+    return _module_fix(module, {id(stmt): cst.SimpleStatementLine([cst.Pass()], leading_lines=stmt.leading_lines)}, message)
+
+
+@_quiet
+def insert_call(ctx, node: cst.CSTNode, dotted_name: str, method: str, after: bool, message: str) -> Optional[NodeFix]:
+    """``<dotted_name>.<method>()`` as a statement before or after the one holding ``node``."""
+    module = ctx.facts.module
+    stmt = _statement_of(module, node)
+    if stmt is None or not dotted_name:
+        return None
+    extra = _statement_call(dotted_name, method)
+    stmts = [stmt, extra] if after else [extra.with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
+    return _module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, message)

@@ -30,7 +30,7 @@ TIMEOUT = 180.0  # per run; generous because test machines are shared
 VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 
 # The rules that supply a counterfactual (all SL1xx; of the rest, those listed here).
-VERIFIED = ("SL1*", "SL201", "SL204", "SL205", "SL304")
+VERIFIED = ("SL1*", "SL201", "SL203", "SL204", "SL205", "SL207", "SL301", "SL304")
 BAD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/bad_*.py"))
 GOOD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/good_*.py"))
 
@@ -67,6 +67,7 @@ def expected_verdict(path: Path) -> str:
         "SL107": oracle.CONFIRMED_ERROR,
         "SL108": oracle.CONFIRMED_ERROR,
         "SL201": oracle.CONFIRMED_GRAPH,
+        "SL203": oracle.CONFIRMED_GRADS,
         "SL304": oracle.CONFIRMED_ERROR,
     }
     if code in fixed:
@@ -79,7 +80,7 @@ def expected_verdict(path: Path) -> str:
     assert effect is not None, "a bad fixture declares its `# effect:`"
     if effect[0] == "raises":
         return oracle.CONFIRMED_ERROR
-    return oracle.CONFIRMED_OUTPUTS if code == "SL106" else oracle.CONFIRMED_GRADS
+    return oracle.CONFIRMED_OUTPUTS if code in ("SL106", "SL207") else oracle.CONFIRMED_GRADS
 
 
 # --- fixtures, run --------------------------------------------------------------------------
