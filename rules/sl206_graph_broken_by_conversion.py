@@ -48,8 +48,7 @@ class GraphBrokenByConversion(Rule):
             fw = fws[0]
             for value in b.values:
                 reachable = list(graph_path(value, _left))
-                data = lambda v: _left(v) or "loop-item" in v.tags  # noqa: E731
-                other_path = any(may_carry_graph(v, fw) for v in graph_path(value, data) if not data(v))
+                other_path = any(may_carry_graph(v, fw) for v in graph_path(value, _left_or_data) if not _left_or_data(v))
                 for conv in (v for v in reachable if _left(v)):
                     conv = _deepest(conv, fw)
                     if conv is None or id(conv.node) in reported:
@@ -65,6 +64,11 @@ class GraphBrokenByConversion(Rule):
 
 def _left(v) -> bool:
     return "left-graph" in v.tags
+
+
+def _left_or_data(v) -> bool:
+    """Out of the graph, or an item of a data loader: neither is another path to the loss."""
+    return _left(v) or "loop-item" in v.tags
 
 
 def _from_recorded(conv, fw) -> bool:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from scopelint import __version__
+from scopelint.files import write_bytes_atomic
 from scopelint.finding import Edit, Finding, Fix
 
 CACHE_DIR_NAME = ".scopelint_cache"
@@ -154,17 +155,7 @@ class Cache:
         try:
             self._ensure_root()
             entry.parent.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                os.replace(tmp, entry)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_bytes_atomic(str(entry), payload)
         except OSError:  # read-only or full disk: run without the cache
             pass
 

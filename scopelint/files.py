@@ -243,3 +243,23 @@ def read_source(path: Path, filename: str) -> Source:
     except OSError as exc:
         return Source(None, syntax_finding(filename, f"cannot read: {exc.strerror or exc}"))
     return decode(data, filename)
+
+
+def write_bytes_atomic(path: str, data: bytes, mode: Optional[int] = None) -> None:
+    """Write through a temporary file in the same folder and rename it into place, so a
+    reader never sees a half-written file; ``mode`` is given to the result."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".scopelint-", suffix=".tmp", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -5,10 +5,10 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-import tempfile
 from typing import Iterable, List, Tuple
 
-from scopelint.finding import Edit, Finding
+from scopelint.files import write_bytes_atomic
+from scopelint.finding import Finding
 
 
 def _offsets(text: str) -> List[int]:
@@ -70,17 +70,5 @@ def write_atomic(path: str, text: str, encoding: str = "utf-8") -> None:
 
     A symbolic link is followed: its target is rewritten, the link stays a link."""
     path = os.path.realpath(path)
-    directory = os.path.dirname(path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=".scopelint-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_bytes_atomic(path, text.encode(encoding), mode)
