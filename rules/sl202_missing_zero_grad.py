@@ -5,6 +5,7 @@ from scopelint.core.queries import zeroes_grads
 from scopelint.core.roles import is_optimizer_step
 from scopelint.core.syntax import finds
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class MissingZeroGrad(Rule):
@@ -67,7 +68,10 @@ class MissingZeroGrad(Rule):
             loop = next((l for l in b.loops if any(l in s.loops for s in steps)), None)
             if loop is not None and id(loop) not in reported:
                 reported.add(id(loop))
-                yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps")
+                in_loop = [s for s in steps if loop in s.loops]
+                step = next((s for s in in_loop if s.func is b.func and s.seq > b.seq), in_loop[0])
+                fix = cf.zero_grad_before_backward(ctx, b.node, step, next(iter(fws)))
+                yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps", fix)
 
 
 def _grad_req_add(module: cst.Module) -> bool:

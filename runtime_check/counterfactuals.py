@@ -22,6 +22,7 @@ import libcst as cst
 
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import MXNET, TORCH, canonical
+from scopelint.core.names import dotted
 from scopelint.rule import NodeFix
 
 UNSAFE = "unsafe"
@@ -667,3 +668,48 @@ def insert_call(ctx, node: cst.CSTNode, dotted_name: str, method: str, after: bo
     extra = _statement_call(dotted_name, method)
     stmts = [stmt, extra] if after else [extra.with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
     return _module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, message)
+
+
+# --- SL202: zero the gradients before backward ------------------------------------------------
+def _ctor_of(value) -> str:
+    for t in getattr(value, "tags", ()) or ():
+        if t.startswith("ctor:"):
+            return t[5:]
+    return ""
+
+
+def _zero_grad_target(ctx, step, fw: str) -> Optional[str]:
+    """What to call ``zero_grad()`` on for the optimizer ``step`` belongs to: the optimizer
+    (``opt``, ``self.optimizer``; ``scaler.step(opt)`` -> ``opt``) or, for a Gluon
+    ``Trainer`` (it has no ``zero_grad`` in MXNet 1.x), the parameters it was made with
+    (``net.collect_params()``), when they are spelled the same where the step is."""
+    callee = step.callee or ""
+    if not callee.endswith(".step"):
+        return None
+    receiver = callee[: -len(".step")]
+    ctor = _ctor_of(step.receiver)
+    if "GradScaler" in ctor or receiver.rsplit(".", 1)[-1] == "scaler":
+        args = step.node.args
+        return dotted(args[0].value) if args and args[0].keyword is None else None
+    if fw == MXNET:
+        made = getattr(step.receiver, "node", None)
+        if ctor != "mxnet.gluon.Trainer" or not isinstance(made, cst.Call) or not made.args or made.args[0].keyword is not None:
+            return None
+        params = made.args[0].value
+        if _function_of(ctx, made) is not step.func and not (dotted(params) or _code(params)).startswith("self."):
+            return None
+        # ``net.collect_params()`` / ``params``: an expression that is cheap and safe to re-evaluate.
+        if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute) and params.func.attr.value == "collect_params" \
+                and dotted(params.func.value) is not None and not params.args:
+            return _code(params)
+        return dotted(params)
+    return receiver or None
+
+
+@_quiet
+def zero_grad_before_backward(ctx, backward_node: cst.CSTNode, step, fw: str) -> Optional[NodeFix]:
+    """SL202: ``<optimizer>.zero_grad()`` just before the backward call."""
+    target = _zero_grad_target(ctx, step, fw)
+    if not target:
+        return None
+    return insert_call(ctx, backward_node, target, "zero_grad", False, f"Zero the gradients before backward: `{target}.zero_grad()`")
