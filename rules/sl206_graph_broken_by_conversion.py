@@ -3,6 +3,7 @@ import libcst as cst
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import graph_path, may_carry_graph
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class GraphBrokenByConversion(Rule):
@@ -59,7 +60,10 @@ class GraphBrokenByConversion(Rule):
                     if other_path and not mxnet_partial:
                         continue
                     reported.add(id(conv.node))
-                    yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here")
+                    # Undo it, and the conversions after it that lead back to the loss.
+                    chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
+                    fix = cf.reconnect_graph(ctx, chain, fw)
+                    yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix)
 
 
 def _left(v) -> bool:
@@ -87,6 +91,11 @@ def _deepest(conv, fw):
                 if found is not None:
                     return found
     return None
+
+
+def _deepest_node(conv, fw):
+    found = _deepest(conv, fw)
+    return found.node if found is not None else None
 
 
 def _is_detach(conv) -> bool:
