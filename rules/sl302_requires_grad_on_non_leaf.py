@@ -4,6 +4,7 @@ from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import TORCH
 from scopelint.core.syntax import walk
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class RequiresGradOnNonLeaf(Rule):
@@ -52,8 +53,10 @@ class RequiresGradOnNonLeaf(Rule):
             value = m.value
             if id(value) in factories or _ends_with_requires_grad(value):
                 continue
-            if _chain_contains(value, factories):
-                yield Report(value, "the tensor created with `requires_grad=True` is transformed before it is bound: the name holds a non-leaf whose `.grad` stays None")
+            factory = _factory_in(value, factories)
+            if factory is not None:
+                fix = cf.requires_grad_last(value, factory)
+                yield Report(value, "the tensor created with `requires_grad=True` is transformed before it is bound: the name holds a non-leaf whose `.grad` stays None", fix)
 
 
 def _assignments(module: cst.Module):
@@ -64,19 +67,19 @@ def _ends_with_requires_grad(expr) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "requires_grad_"
 
 
-def _chain_contains(expr, factories) -> bool:
-    """A factory call is the base of a method chain or an operand of arithmetic."""
+def _factory_in(expr, factories):
+    """The factory call that is the base of a method chain or an operand of arithmetic, or None."""
     if id(expr) in factories:
-        return True
+        return expr
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-        return _chain_contains(expr.func.value, factories)
+        return _factory_in(expr.func.value, factories)
     if isinstance(expr, cst.BinaryOperation):
-        return _chain_contains(expr.left, factories) or _chain_contains(expr.right, factories)
+        return _factory_in(expr.left, factories) or _factory_in(expr.right, factories)
     if isinstance(expr, (cst.UnaryOperation,)):
-        return _chain_contains(expr.expression, factories)
+        return _factory_in(expr.expression, factories)
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
-        return _chain_contains(expr.value, factories)
-    return False
+        return _factory_in(expr.value, factories)
+    return None
 
 
 RULE = RequiresGradOnNonLeaf

@@ -973,3 +973,20 @@ def _walk(node: cst.CSTNode):
 def _clip(text: str, n: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 3] + "..."
+
+
+# --- SL302: requires_grad on the tensor that is bound ---------------------------------------
+@_quiet
+def requires_grad_last(expr: cst.BaseExpression, factory: cst.Call) -> Optional[NodeFix]:
+    """``torch.randn(3, requires_grad=True) * 0.01`` -> ``(torch.randn(3) * 0.01).requires_grad_()``:
+    the name is bound to a leaf that requires grad."""
+    args = [a for a in factory.args if not (a.keyword is not None and a.keyword.value == "requires_grad")]
+    if len(args) == len(factory.args):
+        return None
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    inner = expr.visit(_Replace({id(factory): factory.with_changes(args=args)}))
+    if not isinstance(inner, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not inner.lpar:
+        inner = inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    new = cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("requires_grad_")))
+    return _localized(expr, new, f"Make the bound tensor the leaf: `{_clip(_code(new))}`")
