@@ -1,5 +1,6 @@
 from scopelint.core.frameworks import MXNET
 from scopelint.rule import Report, Rule
+from scopelint.runtime_check import counterfactuals as cf
 
 
 class AttachGradAfterUse(Rule):
@@ -43,12 +44,15 @@ class AttachGradAfterUse(Rule):
             for b in facts.backwards:
                 if MXNET not in b.frameworks or b.seq < m.seq:
                     continue
-                if any(
-                    m.before in v.parents and v.state is not None and v.state.mxnet.on
+                uses = [
+                    v.node
                     for value in b.values
                     for v in value.ancestors()
-                ):
-                    yield Report(m.node, f"`{m.key}.attach_grad()` after `{m.key}` was used in the recorded computation: that use is not connected to the new leaf")
+                    if m.before in v.parents and v.state is not None and v.state.mxnet.on and v.node is not None
+                ]
+                if uses:
+                    fix = cf.attach_before_use(ctx, m.node, m.key, uses)
+                    yield Report(m.node, f"`{m.key}.attach_grad()` after `{m.key}` was used in the recorded computation: that use is not connected to the new leaf", fix)
                     break
 
 

@@ -990,3 +990,48 @@ def requires_grad_last(expr: cst.BaseExpression, factory: cst.Call) -> Optional[
         inner = inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     new = cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("requires_grad_")))
     return _localized(expr, new, f"Make the bound tensor the leaf: `{_clip(_code(new))}`")
+
+
+# --- SL303: attach the gradient buffer before the first use ----------------------------------
+def _source_order(module: cst.Module) -> Dict[int, int]:
+    return {id(n): i for i, n in enumerate(_walk(module))}
+
+
+@_quiet
+def attach_before_use(ctx, attach: cst.CSTNode, key: str, uses: Sequence[cst.CSTNode]) -> Optional[NodeFix]:
+    """SL303: move the ``x.attach_grad()`` statement to just before the first statement of
+    the same function that uses ``x`` in the recorded computation."""
+    module = ctx.facts.module
+    stmt = _statement_of(module, attach)
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is attach):
+        return None
+    located = _block_of(module, stmt)
+    if located is None:
+        return None
+    func = _function_of(ctx, attach)
+    order = _source_order(module)
+    targets = []
+    for use in uses:
+        target = _statement_of(module, use)
+        if target is None or target is stmt or _function_of(ctx, use) is not func:
+            continue
+        if order[id(target)] > order[id(stmt)] or any(n is stmt for n in _walk(target)):
+            continue  # not before the attach, or holds it (a loop around both)
+        if not any(isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) == key for n in _walk(target)):
+            continue  # the name is not spelled there (an alias): it may not be bound yet
+        targets.append(target)
+    if not targets:
+        return None
+    target = min(targets, key=lambda t: order[id(t)])
+    block, index = located
+    moved = stmt.with_changes(leading_lines=target.leading_lines)
+    mapping: Dict[int, _Replacement] = {id(target): cst.FlattenSentinel([moved, target.with_changes(leading_lines=())])}
+    if len(block.body) == 1:
+        mapping[id(stmt)] = cst.SimpleStatementLine([cst.Pass()], leading_lines=stmt.leading_lines)
+    else:
+        mapping[id(stmt)] = cst.RemovalSentinel.REMOVE
+        if index + 1 < len(block.body) and stmt.leading_lines:  # its comment stays where it was
+            after = block.body[index + 1]
+            mapping[id(after)] = after.with_changes(leading_lines=tuple(stmt.leading_lines) + tuple(after.leading_lines))
+    return _module_fix(module, mapping, f"Call `{key}.attach_grad()` before `{key}` is first used")
