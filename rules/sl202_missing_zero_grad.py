@@ -13,6 +13,7 @@ class MissingZeroGrad(Rule):
     name = "missing-zero-grad"
     severity = "warning"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "A training loop calls backward and `step()` but never zeroes the gradients."
     help = "Call `optimizer.zero_grad()` (or set `p.grad = None`) once per step, before `backward()`."
     why = """

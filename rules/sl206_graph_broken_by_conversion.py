@@ -11,6 +11,7 @@ class GraphBrokenByConversion(Rule):
     name = "graph-broken-by-conversion"
     severity = "error"
     frameworks = ("torch", "mxnet")
+    fixable = "unsafe"
     summary = "A conversion that leaves the graph sits between a recorded value and what is backpropagated."
     help = "Stay in tensor operations on the way to the loss (`torch.exp`, `nd.exp`, ...); convert only for logging."
     why = """

@@ -12,6 +12,7 @@ class RequiresGradOnNonLeaf(Rule):
     name = "requires-grad-on-non-leaf"
     severity = "error"
     frameworks = ("torch",)
+    fixable = "unsafe"
     summary = "A tensor made with `requires_grad=True` is moved, cast or computed on before it gets a name: the name holds a non-leaf."
     help = "Pass `device=`/`dtype=` to the factory, or call `.requires_grad_()` last."
     why = """

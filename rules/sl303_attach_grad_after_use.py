@@ -8,6 +8,7 @@ class AttachGradAfterUse(Rule):
     name = "attach-grad-after-use"
     severity = "error"
     frameworks = ("mxnet",)
+    fixable = "unsafe"
     summary = "`x.attach_grad()` is called after `x` was already used in the recorded computation that is backpropagated."
     help = "Call `x.attach_grad()` before `x` is used inside `autograd.record()`."
     why = """

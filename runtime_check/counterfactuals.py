@@ -808,7 +808,7 @@ class _Reconnect:
             value = pos[0].value
             inner = self._undo(value)
             if self.is_list(value):
-                return self.stack(inner)
+                return self.stack(value, inner)
             return inner
         if kind == "numpy":
             if any(a.keyword is not None or a.star for a in node.args):
@@ -877,13 +877,23 @@ class _Reconnect:
             raise _NoFix
         return expr
 
-    def stack(self, items: cst.BaseExpression) -> cst.Call:
+    def stack(self, original: cst.BaseExpression, items: cst.BaseExpression) -> cst.Call:
+        """One array of a list of graph values: ``torch.stack``; MXNet's scalars (shape
+        (1,)) joined with ``nd.concat(..., dim=0)``, other arrays with ``nd.stack``."""
         if self.fw == TORCH:
             return cst.Call(func=self.spell("stack"), args=[cst.Arg(items)])
+        scalars = isinstance(original, (cst.List, cst.Tuple)) and original.elements and all(
+            isinstance(e.value, cst.Call) and isinstance(e.value.func, cst.Attribute) and e.value.func.attr.value == "asscalar"
+            for e in original.elements
+        )
+        if scalars:
+            dim = _call(cst.Name("_"), dim=cst.Integer("0")).args[0]
+            return cst.Call(func=self.spell("concat"), args=[cst.Arg(items, star="*"), dim])
         return cst.Call(func=self.spell("stack"), args=[cst.Arg(items, star="*")])
 
     def is_list(self, expr) -> bool:
-        """A list (or tuple) literal, or a name only ever bound to one here."""
+        """A list (or tuple) literal, or a name only ever bound to one here (whose items
+        are not taken out of the graph on the way: that edit would be elsewhere)."""
         if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp)):
             return True
         if not isinstance(expr, cst.Name):
@@ -898,7 +908,11 @@ class _Reconnect:
             if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in n.targets):
                 values.append(n.value)
             stack.extend(n.children)
-        return bool(values) and all(isinstance(v, (cst.List, cst.ListComp)) for v in values)
+        if not values or not all(isinstance(v, (cst.List, cst.ListComp)) for v in values):
+            return False
+        if any(self.holds_conversion(v) for v in values):
+            raise _NoFix
+        return True
 
     def top(self, conv: cst.CSTNode) -> cst.CSTNode:
         """The outermost expression around ``conv`` that belongs to the round trip out of

@@ -30,7 +30,7 @@ TIMEOUT = 180.0  # per run; generous because test machines are shared
 VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 
 # The rules that supply a counterfactual (all SL1xx; of the rest, those listed here).
-VERIFIED = ("SL1*", "SL201", "SL203", "SL204", "SL205", "SL207", "SL301", "SL304")
+VERIFIED = ("SL1*", "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL301", "SL302", "SL303", "SL304")
 BAD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/bad_*.py"))
 GOOD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/good_*.py"))
 
@@ -75,11 +75,15 @@ def expected_verdict(path: Path) -> str:
     if code == "SL103":
         return oracle.CONFIRMED_OUTPUTS if "mxnet" in frameworks_of(path) else oracle.CONFIRMED_GRAPH
     # Per the fixture's declared effect: an error, or (SL106) what the program prints,
-    # (SL204/SL205) the gradients.
+    # (SL204/SL205, SL202, SL206) the gradients, (SL302) the non-leaf: backward reaches the
+    # hidden leaf with the same gradients, but the bound name holds a tensor with a grad_fn
+    # (its `.grad` None) where the fix binds the leaf itself.
     effect = declared_effect(path)
     assert effect is not None, "a bad fixture declares its `# effect:`"
     if effect[0] == "raises":
         return oracle.CONFIRMED_ERROR
+    if code == "SL302":
+        return oracle.CONFIRMED_GRAPH
     return oracle.CONFIRMED_OUTPUTS if code in ("SL106", "SL207") else oracle.CONFIRMED_GRADS
 
 
@@ -388,6 +392,134 @@ def test_counterfactual_adds_import_when_no_spelling_exists():
     """, "SL103")
     assert "import torch\n" in text and "with torch.no_grad():\n        return model(x)" in text
 
+
+def test_counterfactual_sl202_zeroes_the_stepped_optimizer():
+    text = _fixed("""
+        import torch
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        for step in range(3):
+            loss = model(torch.randn(4, 3)).pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+    """, "SL202")
+    assert "    opt.zero_grad()\n    scaler.scale(loss).backward()\n" in text
+
+
+def test_counterfactual_sl202_mxnet_zeroes_the_trainers_parameters():
+    # A Gluon Trainer has no zero_grad() in MXNet 1.x; the parameters it was given have.
+    text = _fixed("""
+        from mxnet import autograd, gluon, nd
+        net = gluon.nn.Dense(1, in_units=2)
+        net.initialize()
+        net.collect_params().setattr("grad_req", "add")
+        trainer = gluon.Trainer(net.collect_params(), "sgd")
+        for i in range(3):
+            with autograd.record():
+                loss = net(nd.ones((1, 2))).sum()
+            loss.backward()
+            trainer.step(1)
+    """, "SL202")
+    assert "    net.collect_params().zero_grad()\n    loss.backward()\n" in text
+
+
+def test_counterfactual_sl206_undoes_the_round_trip():
+    text = _fixed("""
+        import numpy as np
+        from mxnet import autograd, nd
+        x = nd.array([1.0, 2.0])
+        x.attach_grad()
+        with autograd.record():
+            y = x * x
+            z = nd.array(np.exp(y.asnumpy()) + 1) * x
+        z.backward()
+    """, "SL206")
+    assert "    z = (nd.exp(y) + 1) * x\n" in text
+    text = _fixed("""
+        import torch
+        model = torch.nn.Linear(3, 2)
+        out = model(torch.randn(4, 3))
+        parts = [out[:, 0].mean(), out[:, 1].mean()]
+        loss = torch.tensor(parts).sum()
+        loss.backward()
+    """, "SL206")
+    assert "loss = torch.stack(parts).sum()\n" in text
+    text = _fixed("""
+        from mxnet import autograd, nd
+        x = nd.array([1.0, 2.0])
+        x.attach_grad()
+        with autograd.record():
+            a, b = (x * x).sum(), (x * 3).sum()
+            z = nd.array([a.asscalar(), b.asscalar()]) * x
+        z.backward()
+    """, "SL206")
+    assert "    z = nd.concat(*[a, b], dim=0) * x\n" in text  # MXNet sums have shape (1,)
+
+
+HUBER = """
+    import numpy as np
+    import torch
+
+    def huber_np(pred, target):
+        err = np.abs(pred - target)
+        return np.where(err < 1.0, 0.5 * err ** 2, err - 0.5).mean()
+
+    model = torch.nn.Linear(3, 1)
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    loss = torch.from_numpy(np.asarray(huber_np(model(x).detach().numpy(), y.numpy())))
+    loss.backward()
+"""
+
+
+def test_counterfactual_sl206_ports_a_numpy_helper_called_once():
+    text = _fixed(HUBER, "SL206")
+    assert "    err = torch.abs(pred - target)\n    return torch.where(err < 1.0," in text
+    assert "loss = huber_np(model(x), y)\n" in text
+
+
+@pytest.mark.parametrize("change", [
+    ("loss.backward()\n", "loss.backward()\nprint(huber_np(np.ones(2), np.zeros(2)))\n"),  # used elsewhere too
+    ("np.abs(pred - target)", "np.dot(pred - target, 1.0)"),  # no framework twin
+    ("loss = torch.from_numpy(np.asarray(huber_np(model(x).detach().numpy(), y.numpy())))",
+     "losses = [model(x).sum().item() for _ in range(2)]\nloss = torch.tensor(losses, requires_grad=True).mean()"),  # not the helper: items taken out elsewhere
+], ids=["called-twice", "no-twin", "list-of-items"])
+def test_counterfactual_sl206_none_without_a_minimal_edit(change):
+    source = textwrap.dedent(HUBER).replace(*change)
+    assert source != textwrap.dedent(HUBER)
+    found = [f for f in lint_source(source, "x.py").findings if f.code == "SL206"]
+    assert found and all(f.fix is None for f in found)
+
+
+def test_counterfactual_sl302_requires_grad_last():
+    text = _fixed("""
+        import torch
+        w = torch.randn(3, requires_grad=True) * 0.01
+        loss = (w * 2).sum()
+        loss.backward()
+    """, "SL302")
+    assert "w = (torch.randn(3) * 0.01).requires_grad_()\n" in text
+    text = _fixed("""
+        import torch
+        x = torch.randn(5, requires_grad=True, dtype=torch.float32).double()
+        x.sum().backward()
+    """, "SL302")
+    assert "x = torch.randn(5, dtype=torch.float32).double().requires_grad_()\n" in text
+
+
+def test_counterfactual_sl303_moves_attach_before_the_first_use():
+    text = _fixed("""
+        from mxnet import autograd, nd
+        x = nd.array([1.0, 2.0])
+        with autograd.record():
+            y = x * x
+            z = y * x
+        # too late
+        x.attach_grad()
+        z.backward()
+    """, "SL303")
+    assert text.endswith("with autograd.record():\n    x.attach_grad()\n    y = x * x\n    z = y * x\n# too late\nz.backward()\n")
 
 # --- CLI and imports ----------------------------------------------------------------------------
 def test_importing_the_verifier_imports_no_framework():
