@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Tuple, Type
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from scopelint.core import slicing
 from scopelint.core.flow import Analyzer
 from scopelint.core.roles import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.finding import Edit, Finding, Fix, syntax_finding
@@ -107,19 +108,32 @@ def lint_source(source: str, filename: str, settings: Settings = Settings()) -> 
     result = LintResult()
     if skip_file(source) or not might_fire(source, settings):
         return result
-    module, error = parse(source, filename)
+    plan = slicing.plan(source, settings.inference_functions) if settings.gate else None
+    if plan is not None and plan.source is None:
+        return result  # no rule can fire anywhere in the file
+    module, error = parse(plan.source if plan is not None else source, filename)
     if error is not None:
         result.findings.append(error)
         return result
-    return lint_module(module, source, filename, settings, result)
+    result = lint_module(module, source, filename, settings, result, plan.whole if plan is not None else None)
+    if plan is not None and plan.sliced and any(f.fix is not None for f in result.findings):
+        # Fixes are code made by the parsed module: make them from the whole file.
+        return lint_source(source, filename, replace(settings, gate=False))
+    return result
 
 
 def lint_module(
-    module: cst.Module, source: str, filename: str, settings: Settings, result: Optional[LintResult] = None
+    module: cst.Module,
+    source: str,
+    filename: str,
+    settings: Settings,
+    result: Optional[LintResult] = None,
+    whole: Optional[slicing.Whole] = None,
 ) -> LintResult:
+    """``module``: the parse of ``source``, or of a plan's slice of it (then ``whole``)."""
     result = result or LintResult()
     try:
-        facts = Analyzer(module).run()
+        facts = Analyzer(module, whole=whole).run()
     except RecursionError:
         result.findings.append(syntax_finding(filename, "file is too deeply nested to analyse"))
         return result

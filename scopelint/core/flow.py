@@ -17,7 +17,8 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.names import Names, Scope, dotted
-from scopelint.core.syntax import child_blocks, iter_children, statements, walk
+from scopelint.core.slicing import Whole, whole_of_source
+from scopelint.core.syntax import child_blocks, iter_children, statements
 from scopelint.core.state import (
     UNKNOWN,
     Mode,
@@ -246,9 +247,14 @@ def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst
 class Analyzer:
     MAX_ROUNDS = 4
 
-    def __init__(self, module: cst.Module, names: Optional[Names] = None):
+    def __init__(self, module: cst.Module, names: Optional[Names] = None, whole: Optional[Whole] = None):
+        """``whole``: facts of the whole file when ``module`` is a slice of it
+        (``slicing.plan``); computed from ``module`` otherwise."""
         self.module = module
         self.names = names or Names(module)
+        self.whole = whole if whole is not None else whole_of_source(module.code)
+        if self.whole is not None:
+            self.names.frameworks.update(self.whole.frameworks)
         self.functions: List[FunctionInfo] = []
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
@@ -310,14 +316,16 @@ class Analyzer:
 
     def _find_escapes(self) -> Set[int]:
         """Functions referenced other than by a direct call: their callers are unknown."""
-        counter = _RefCounter(self.module)
+        whole = self.whole
         escapes = set()
         for info in self.functions:
-            if info.cls is not None and info.parent is None:
-                name = info.name
-                if name.startswith("__") or name == "forward" or counter.attr_refs[name] > counter.self_calls[name]:
+            name = info.name
+            if whole is None:
+                escapes.add(id(info))
+            elif info.cls is not None and info.parent is None:
+                if name.startswith("__") or name == "forward" or whole.attr_refs.get(name, 0) > whole.self_calls.get(name, 0):
                     escapes.add(id(info))
-            elif counter.name_refs[info.name] - counter.defs[info.name] > counter.name_calls[info.name]:
+            elif whole.name_refs.get(name, 0) > whole.name_calls.get(name, 0):
                 escapes.add(id(info))
         return escapes
 
@@ -1018,30 +1026,3 @@ def _apply_scope(state: State, api: str, call: Optional[cst.Call], origin: Origi
     if effect == "off":  # mxnet pause(train_mode=False)
         return State(state.torch, switch(False), switch(arg_flag(0, "train_mode", False)))
     return State(state.torch, state.mxnet, switch(effect == "train"))
-
-
-class _RefCounter:
-    """How each function name is referenced: called directly, or otherwise."""
-
-    def __init__(self, module: cst.Module):
-        self.name_refs = defaultdict(int)
-        self.name_calls = defaultdict(int)
-        self.defs = defaultdict(int)
-        self.attr_refs = defaultdict(int)
-        self.self_calls = defaultdict(int)
-        for node in walk(module):
-            t = type(node)
-            if t is cst.Name:
-                self.name_refs[node.value] += 1
-            elif t is cst.FunctionDef:
-                self.defs[node.name.value] += 1
-            elif t is cst.Attribute:
-                self.attr_refs[node.attr.value] += 1
-            elif t is cst.Call:
-                f = node.func
-                if isinstance(f, cst.Name):
-                    self.name_calls[f.value] += 1
-                elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in ("self", "cls"):
-                    self.self_calls[f.attr.value] += 1
-
-

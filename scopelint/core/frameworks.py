@@ -6,6 +6,7 @@ many public spellings of one API (``torch.autograd.grad_mode.no_grad``) map onto
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional
 
 TORCH = "torch"
@@ -120,6 +121,10 @@ def is_conversion(qname: Optional[str], builtin: Optional[str] = None) -> bool:
     if not qname:
         return False
     return qname in CONVERSION_FUNCS or qname.startswith("numpy.")
+
+
+# Callees whose name says they compute a loss (the last component of the name).
+LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
 
 
 # Constructors whose result is a model (a callable holding parameters).

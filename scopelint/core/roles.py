@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
+from scopelint.core import frameworks as F
 from scopelint.core.frameworks import is_model_constructor
 from scopelint.core.names import dotted
 
@@ -131,12 +132,11 @@ def is_discriminator_optimizer(name: str) -> bool:
     return bool(re.match(r"^(d|disc|discriminator|critic|netd)_(opt|optim|optimizer|trainer)$", n, re.IGNORECASE))
 
 
-_LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
 
 
 def is_loss_call(call: "CallFact") -> bool:
     name = (call.qname or call.callee or "").rsplit(".", 1)[-1]
-    return bool(_LOSS_NAME.search(name))
+    return bool(F.LOSS_NAME.search(name))
 
 
 _DATA_NAME = re.compile(r"(^|_)(loader|dataloader|dataset|data|batches|dl|iterator|samples)s?(_|$)", re.IGNORECASE)

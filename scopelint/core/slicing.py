@@ -1,0 +1,457 @@
+"""Which parts of a file can produce a finding, decided with the stdlib ``ast`` before
+LibCST parses anything (LibCST is ~10x slower to parse than ``ast``).
+
+The file is cut into *units*: each module-level statement, and for a module-level
+class its header (bases, decorators, body statements that are not methods) and each of
+its methods. A unit is an *anchor* when it does something the analysis reacts to (a
+backward call, a grad-mode scope or switch, ``zero_grad()``, ``eval()``/``train()``, a
+leaf made with ``requires_grad=True``/``Parameter()``/``parameters()``, ``p.grad =
+None``, a loss call, an inference-named function). A finding needs an anchor, and the
+analysis of a unit depends on others only through names, so the kept units are the
+closure of the anchors under "needs":
+
+- a unit needs the functions and classes its code names (callees, model classes, base
+  classes); what only a decorator calls is not needed (its value is dropped);
+- a function needs every unit that names it (its call sites give its entry state and
+  its parameters); a class needs the classes derived from it (overrides);
+- a method needs its class header, the methods it calls as ``self.m``/``cls.m`` and the
+  units that call it so;
+- the module walk: a unit needs the module-level statements and class bodies that
+  change a name it reads at module level (decorators included), and those need the
+  module-level statements and class bodies that read it after them;
+- module-scope imports, ``raise`` and rebinding an imported name are kept whatever
+  happens (for what they bind; what they call is needed only through the closure);
+  simple statements sharing a line stay together.
+
+Excluded units are blanked line by line, so every kept line keeps its number and
+columns; the result is parsed with LibCST instead of the file. What the analysis needs
+from the whole file (the frameworks imported anywhere, how each function is referenced)
+comes from here too, in ``Whole``. All name matching on text is by words, a superset of
+the identifiers in code: a word in a comment only keeps more.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from scopelint.core import frameworks as F
+
+
+@dataclass(frozen=True)
+class Whole:
+    """Facts of the whole file that the analysis of any part of it needs."""
+
+    frameworks: frozenset
+    # For the functions whose callers matter: Name references and direct calls by name,
+    # attribute references and ``self.m()``/``cls.m()`` calls by attribute name.
+    name_refs: Dict[str, int] = field(default_factory=dict)
+    name_calls: Dict[str, int] = field(default_factory=dict)
+    attr_refs: Dict[str, int] = field(default_factory=dict)
+    self_calls: Dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    source: Optional[str]  # the text to parse; None when no rule can fire in the file
+    whole: Whole
+    kept_lines: int
+    total_lines: int
+
+    @property
+    def sliced(self) -> bool:
+        return self.source is not None and self.kept_lines < self.total_lines
+
+
+# --- anchors ---------------------------------------------------------------------------
+def _last(qname: str) -> str:
+    return qname.rsplit(".", 1)[-1]
+
+
+# What the analysis reacts to (flow.Analyzer): grad-mode scopes and switches, named as
+# attributes (``torch.no_grad``) or by the names they are imported under, in any use
+# (a decorator, a ``with`` item, called or not) ...
+_SCOPE_NAMES = {
+    fw: frozenset(_last(q) for q in (*F.SCOPES, *F.SETTERS) if F.framework_of(q) == fw) for fw in F.FRAMEWORKS
+}
+# ... and calls of these methods and functions (``loss.backward()``, ``model.eval()``,
+# ``autograd.grad(...)``, ``nn.Parameter(...)``, ``model.parameters()``).
+_CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES)} | {
+    "backward", "zero_grad", "zero_", "eval", "train", "parameters", "named_parameters", "setattr",
+}
+_API = frozenset().union(*_SCOPE_NAMES.values()) | _CALLED
+_KEYWORDS = frozenset({"requires_grad", "grad_req"})  # requires_grad=True, grad_req="add"
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEF = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)")
+# Words that make a unit worth walking (a superset: strings and comments count too).
+_CANDIDATE_WORDS = _API | _KEYWORDS | {"grad"}
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_SELF_ATTR = re.compile(r"\b(?:self|cls)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
+
+
+def _names_anchor(nodes: Iterable[ast.AST], imported_api: Set[str], scope_names: frozenset) -> bool:
+    """Some rule needs what these nodes do."""
+    loss = F.LOSS_NAME.search
+    for node in nodes:
+        t = type(node)
+        if t is ast.Attribute:
+            if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
+                return True
+        elif t is ast.Name:
+            if node.id in imported_api:
+                return True
+        elif t is ast.keyword:
+            if node.arg in _KEYWORDS:
+                return True
+        elif t is ast.Call:
+            f = node.func
+            name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
+            if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
+                return True
+    return False
+
+
+# --- units -----------------------------------------------------------------------------
+class _Unit:
+    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "text", "words")
+
+    def __init__(self, index: int, kind: str, nodes: List[ast.AST], first: int, last: int,
+                 cls: Optional[int] = None, name: Optional[str] = None):
+        self.index = index
+        self.kind = kind  # "stmt" | "def" | "class" (a class header) | "method"
+        self.nodes = nodes  # every node of the file is under exactly one unit's nodes
+        self.first, self.last = first, last  # lines it spans (a class: the whole class)
+        self.cls = cls  # a method's header unit
+        self.name = name
+        self.text = ""
+        self.words: Set[str] = set()
+
+
+def _start(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None) or ()
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def _units(tree: ast.Module, lines: List[str]) -> List[_Unit]:
+    units: List[_Unit] = []
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef):
+            header = _Unit(len(units), "class", [], _start(stmt), stmt.end_lineno, name=stmt.name)
+            units.append(header)
+            rest = []
+            for b in stmt.body:
+                if isinstance(b, _FUNCS):
+                    units.append(_Unit(len(units), "method", [b], _start(b), b.end_lineno, header.index, b.name))
+                else:
+                    rest.append(b)
+            header.nodes = [*stmt.decorator_list, *stmt.bases, *stmt.keywords, *rest]
+            # Its text: the class line(s) and the body statements that are not methods.
+            body_start = _start(stmt.body[0])
+            parts = lines[header.first - 1:body_start - 1] or [lines[header.first - 1]]
+            parts += [line for b in rest for line in lines[_start(b) - 1:b.end_lineno]]
+            header.text = "".join(parts)
+        elif isinstance(stmt, _FUNCS):
+            units.append(_Unit(len(units), "def", [stmt], _start(stmt), stmt.end_lineno, name=stmt.name))
+        else:
+            units.append(_Unit(len(units), "stmt", [stmt], _start(stmt), stmt.end_lineno))
+    for u in units:
+        if u.kind != "class":
+            u.text = "".join(lines[u.first - 1:u.last])
+        u.words = set(_WORD.findall(u.text))
+    return units
+
+
+def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
+    for n in nodes:
+        yield from ast.walk(n)
+
+
+def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of a module-level statement that run in module scope (not in a body of a
+    function, class or lambda; their decorators, defaults and bases do)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        yield node
+        t = type(node)
+        if t in _FUNCS or t is ast.Lambda:
+            args = node.args
+            todo.extend(getattr(node, "decorator_list", ()))
+            todo.extend(d for d in (*args.defaults, *args.kw_defaults) if d is not None)
+        elif t is ast.ClassDef:
+            todo.extend((*node.decorator_list, *node.bases, *node.keywords))
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
+_REBINDING_METHODS = frozenset({"append", "extend", "insert"})  # flow.Analyzer._call
+
+
+def _root_name(node: ast.AST) -> Optional[str]:
+    while type(node) in (ast.Attribute, ast.Subscript):
+        node = node.value
+    return node.id if type(node) is ast.Name else None
+
+
+def _bound_names(node: ast.AST) -> Iterable[str]:
+    """Names whose value in the analysis' environment ``node`` changes."""
+    t = type(node)
+    if t in _FUNCS or t is ast.ClassDef:
+        yield node.name
+    elif t is ast.Name and type(node.ctx) is not ast.Load:
+        yield node.id
+    elif t in (ast.Attribute, ast.Subscript) and type(node.ctx) is not ast.Load:
+        root = _root_name(node)
+        if root:
+            yield root
+    elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _REBINDING_METHODS:
+        root = _root_name(node.func.value)
+        if root:
+            yield root
+    elif t in _IMPORTS:
+        for alias in node.names:
+            if alias.name != "*":
+                yield alias.asname or alias.name.split(".", 1)[0]
+    elif t in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:
+        yield node.name
+    elif t is ast.MatchMapping and node.rest:
+        yield node.rest
+
+
+# --- whole-file facts ---------------------------------------------------------------------
+def _frameworks(imports: Iterable[ast.AST]) -> Set[str]:
+    """The frameworks that ``names.Names`` finds imported in any scope."""
+    found = set()
+    for node in imports:
+        if type(node) is ast.Import:
+            qnames = [alias.name for alias in node.names]
+        elif node.level == 0 and node.module is not None:
+            qnames = [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+        else:
+            continue
+        found.update(fw for fw in map(F.framework_of, qnames) if fw)
+    return found
+
+
+def _count(nodes: Iterable[ast.AST], names: Optional[Set[str]], out: Tuple[Counter, ...]) -> None:
+    """Name references, direct calls by name, attribute references, ``self.m()`` calls."""
+    name_refs, name_calls, attr_refs, self_calls = out
+    for node in nodes:
+        t = type(node)
+        if t is ast.Name:
+            if names is None or node.id in names:
+                name_refs[node.id] += 1
+        elif t is ast.Attribute:
+            if names is None or node.attr in names:
+                attr_refs[node.attr] += 1
+        elif t is ast.Call:
+            f = node.func
+            if type(f) is ast.Name:
+                if names is None or f.id in names:
+                    name_calls[f.id] += 1
+            elif type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id in ("self", "cls"):
+                if names is None or f.attr in names:
+                    self_calls[f.attr] += 1
+
+
+def whole_of(tree: ast.Module) -> Whole:
+    """``Whole`` of a file analysed in full."""
+    counts = (Counter(), Counter(), Counter(), Counter())
+    _count(ast.walk(tree), None, counts)
+    imports = [n for n in ast.walk(tree) if type(n) in _IMPORTS]
+    return Whole(frozenset(_frameworks(imports)), *(dict(c) for c in counts))
+
+
+def whole_of_source(code: str) -> Optional[Whole]:
+    try:
+        return whole_of(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+# --- the plan -------------------------------------------------------------------------------
+def plan(source: str, inference_functions: Sequence[str]) -> Optional[Plan]:
+    """What to parse. None when ``ast`` cannot parse the file: parse all of it."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = _LINE.findall(source)  # as ast and LibCST count lines (not str.splitlines)
+    total = len(lines)
+    units = _units(tree, lines)
+    n = len(units)
+
+    # Imports (any scope: the frameworks; module scope: names that must resolve alike).
+    imports: List[ast.AST] = []
+    module_imported: Set[str] = set()
+    defines: Dict[str, List[int]] = defaultdict(list)  # def/class names at module scope
+    binds: Dict[str, List[int]] = defaultdict(list)  # other module-scope names -> stmt units
+    methods: Dict[str, List[int]] = defaultdict(list)
+    always: Set[int] = set()
+    for u in units:
+        if "import" in u.words:
+            imports.extend(node for node in _walk(u.nodes) if type(node) in _IMPORTS)
+        if u.kind in ("def", "class"):
+            defines[u.name].append(u.index)
+        elif u.kind == "method":
+            methods[u.name].append(u.index)
+        else:
+            for node in _module_scope(u.nodes[0]):
+                t = type(node)
+                if t in _IMPORTS:
+                    always.add(u.index)
+                    module_imported.update(_bound_names(node))
+                elif t is ast.Raise:
+                    always.add(u.index)  # may stop the module's walk
+                for name in _bound_names(node):
+                    (defines if t in _FUNCS or t is ast.ClassDef else binds)[name].append(u.index)
+    frameworks = frozenset(_frameworks(imports))
+    if not frameworks:
+        return Plan(None, Whole(frameworks), 0, total)
+    for name in module_imported:  # a name both imported and bound resolves to nothing
+        always.update(binds.get(name, ()))
+        always.update(defines.get(name, ()))
+
+    imported_api = {
+        alias.asname or alias.name.split(".", 1)[0]
+        for node in imports for alias in node.names if _last(alias.name) in _API
+    }
+    scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
+    all_words = set().union(*(u.words for u in units))
+    worth = (_CANDIDATE_WORDS | imported_api | {w for w in all_words if F.LOSS_NAME.search(w)}) & all_words
+    anchors = [
+        u.index for u in units
+        if ("def" in u.words and any(fnmatch.fnmatchcase(name, p) for name in _DEF.findall(u.text) for p in inference_functions))
+        or (not worth.isdisjoint(u.words) and _names_anchor(_walk(u.nodes), imported_api, scope_names))
+    ]
+    if not anchors:
+        return Plan(None, Whole(frameworks), 0, total)
+
+    # What each unit needs when it is kept.
+    needs: List[Set[int]] = [set() for _ in range(n)]
+    # Units that change a name's value in the module walk. Functions and classes are bound
+    # to values the analysis knows nothing about, with or without them: not binders.
+    binders: Dict[str, List[int]] = defaultdict(list, {name: list(js) for name, js in binds.items()})
+    reads: Dict[int, Set[str]] = {}  # the words of what runs in the module walk
+    for u in units:
+        if u.kind == "class":
+            reads[u.index] = u.words
+            for node in _walk(u.nodes):
+                if type(node) not in _FUNCS and type(node) is not ast.ClassDef:
+                    for name in _bound_names(node):
+                        binders[name].append(u.index)
+        elif u.kind == "method":
+            reads[u.index] = _decorator_words(u.nodes[0], lines)
+        elif u.kind == "def":
+            reads[u.index] = _decorator_words(u.nodes[0], lines)
+        else:
+            reads[u.index] = u.words
+    for u in units:
+        i = u.index
+        if u.kind == "method":
+            needs[i].add(u.cls)
+        # What is analysed needs the functions and classes it names, and a function its
+        # call sites. A decorator's value is dropped (the analysis binds the name to an
+        # opaque value), so what a decorator calls is not needed for its sake.
+        body = u.words if u.kind in ("stmt", "class") or not reads[i] else _body_words(u, lines)
+        for word in u.words:
+            for j in defines.get(word, ()):
+                if word in body:
+                    needs[i].add(j)
+                if units[j].kind != "class":
+                    needs[j].add(i)
+        for word in reads[i]:  # the module walk: what binds a name, before or after
+            for j in binders.get(word, ()):
+                needs[i].add(j)
+                if u.kind in ("stmt", "class"):
+                    needs[j].add(i)  # what follows a binding at module level sees its value
+        if u.kind != "class" and ("self" in u.words or "cls" in u.words):
+            for m in set(_SELF_ATTR.findall(u.text)):
+                for j in methods.get(m, ()):
+                    needs[i].add(j)
+                    needs[j].add(i)
+    for u in units:
+        if u.kind == "class":  # a class needs the classes derived from it (overrides)
+            cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]
+            for node in _walk(cls_bases):
+                if type(node) is ast.Name:
+                    for j in defines.get(node.id, ()):
+                        needs[j].add(u.index)
+    # Simple statements sharing a line stay together.
+    owner: Dict[int, int] = {}
+    for u in units:
+        if u.kind == "stmt":
+            for line in (u.first, u.last):
+                j = owner.setdefault(line, u.index)
+                needs[j].add(u.index)
+                needs[u.index].add(j)
+
+    kept: Set[int] = set()
+    todo = list(anchors)
+    while todo:
+        i = todo.pop()
+        if i not in kept:
+            kept.add(i)
+            todo.extend(needs[i] - kept)
+    # Imports and the like stay for what they bind, not for what they call: whatever
+    # depends on them is in the closure already.
+    kept |= always
+
+    # How the kept functions are referenced, counted wherever their names occur.
+    fnames = {node.name for i in kept for node in _walk(units[i].nodes) if type(node) in _FUNCS}
+    counts = (Counter(), Counter(), Counter(), Counter())
+    if fnames:
+        for u in units:
+            if not fnames.isdisjoint(u.words):
+                _count(_walk(u.nodes), fnames, counts)
+    whole = Whole(frameworks, *(dict(c) for c in counts))
+    if len(kept) == n:
+        return Plan(source, whole, total, total)
+
+    # Blank what is not kept; a kept class left without a body gets a `pass`.
+    blank = [False] * (total + 2)
+    placeholders: Dict[int, str] = {}
+    has_body = {u.cls for u in units if u.kind == "method" and u.index in kept}
+    has_body.update(u.index for u in units if u.kind == "class" and _has_statements(u))
+    for u in units:
+        if u.index in kept or (u.kind == "method" and u.cls not in kept):
+            continue
+        if u.kind == "method" and u.cls not in has_body:
+            has_body.add(u.cls)
+            line = lines[u.first - 1]
+            placeholders[u.first] = line[: len(line) - len(line.lstrip())] + "pass" + _newline(line)
+        for number in range(u.first, u.last + 1):
+            blank[number] = True
+    out = []
+    kept_lines = 0
+    for number, line in enumerate(lines, 1):
+        if number in placeholders:
+            out.append(placeholders[number])
+        elif blank[number]:
+            out.append(_newline(line))
+        else:
+            out.append(line)
+            kept_lines += 1
+    return Plan("".join(out), whole, kept_lines, total)
+
+
+def _body_words(u: _Unit, lines: List[str]) -> Set[str]:
+    return {w for line in lines[u.nodes[0].lineno - 1:u.last] for w in _WORD.findall(line)}
+
+
+def _decorator_words(fdef: ast.AST, lines: List[str]) -> Set[str]:
+    return {w for d in fdef.decorator_list for line in lines[d.lineno - 1:d.end_lineno] for w in _WORD.findall(line)}
+
+
+def _has_statements(header: _Unit) -> bool:
+    return any(isinstance(node, ast.stmt) for node in header.nodes)
+
+
+def _newline(line: str) -> str:
+    return line[len(line.rstrip("\r\n")):]

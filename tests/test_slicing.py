@@ -1,0 +1,208 @@
+"""The ast gate (scopelint.core.slicing): LibCST sees only the units where a rule can
+fire and what their analysis depends on, blanked in place; findings stay identical."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import replace
+
+import pytest
+
+from fixtures_util import all_fixtures
+from scopelint.core import slicing
+from scopelint.engine import Settings, lint_source
+
+ON, OFF = Settings(), replace(Settings(), gate=False)
+
+
+def _plan(src: str) -> slicing.Plan:
+    return slicing.plan(textwrap.dedent(src), ON.inference_functions)
+
+
+def _kept(plan: slicing.Plan, source: str, text: str) -> bool:
+    """The line of ``source`` that reads ``text`` is kept as it was."""
+    lines, sliced = source.splitlines(), plan.source.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == text.strip())
+    return sliced[start] == lines[start]
+
+
+def _findings(text: str, settings: Settings):
+    return [(f.code, f.start, f.end, f.message, f.fix) for f in lint_source(text, "t.py", settings).findings]
+
+
+SAMPLE = textwrap.dedent(
+    """\
+    import torch
+    import json
+
+
+    def load(path):
+        with open(path) as f:
+            return json.load(f)
+
+
+    class Report:
+        kind = "text"
+
+        def render(self, rows):
+            return "\\n".join(map(str, rows))
+
+        def save(self, path):
+            pass
+
+
+    def fit(model, opt, loader):
+        for x, y in loader:
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+
+
+    def main():
+        fit(torch.nn.Linear(2, 1), None, [])
+
+
+    main()
+    """
+)
+
+
+def test_plan_keeps_the_anchor_its_callers_and_imports_and_blanks_the_rest():
+    plan = _plan(SAMPLE)
+    assert plan.sliced and plan.source is not None
+    assert len(plan.source.splitlines()) == len(SAMPLE.splitlines())  # every line keeps its number
+    for kept in ("import torch", "import json", "def fit(model, opt, loader):", "            loss.backward()",
+                 "def main():", "main()"):
+        assert _kept(plan, SAMPLE, kept), kept
+    for gone in ("def load(path):", "class Report:", "        def render(self, rows):"):
+        assert not _kept(plan, SAMPLE, gone), gone
+    ast.parse(plan.source)  # still a program
+
+
+def test_no_anchor_means_nothing_to_parse():
+    plan = _plan("import torch\n\ndef f(x):\n    return torch.relu(x) + 1\n")
+    assert plan is not None and plan.source is None
+    # words in strings and comments do not make anchors; identifiers do
+    assert _plan('import torch\n\ndef f(x):\n    "call loss.backward() first"  # requires_grad\n    return x\n').source is None
+    assert _plan("import torch\n\ndef f(x):\n    x.backward()\n").source is not None
+
+
+def test_a_method_keeps_its_class_and_a_pass_replaces_dropped_methods():
+    src = textwrap.dedent(
+        """\
+        import torch
+
+
+        class Trainer:
+            def helper(self):
+                return 1
+
+            def step(self, loss):
+                loss.backward()
+
+
+        class Empty:
+            def a(self):
+                return 2
+        """
+    )
+    plan = _plan(src)
+    assert _kept(plan, src, "class Trainer:") and _kept(plan, src, "            def step(self, loss):")
+    assert not _kept(plan, src, "            def helper(self):")
+    assert not _kept(plan, src, "class Empty:")
+    ast.parse(plan.source)
+
+    only_header = textwrap.dedent(
+        """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def other(self):
+                return 1
+
+
+        def train(net: "Net", x):
+            Net()
+            net(x).sum().backward()
+        """
+    )
+    plan = _plan(only_header)
+    assert _kept(plan, only_header, "class Net(torch.nn.Module):")
+    assert not _kept(plan, only_header, "            def other(self):")
+    assert "    pass" in plan.source.splitlines()
+    ast.parse(plan.source)
+
+
+def test_callers_are_kept_because_they_give_the_entry_state():
+    src = textwrap.dedent(
+        """\
+        import torch
+
+        def update(params):
+            for p in params:
+                p -= 0.1 * p.grad
+
+        def run(params):
+            update(params)
+
+        def unrelated():
+            return 3
+
+        run([torch.zeros(3, requires_grad=True)])
+        """
+    )
+    plan = _plan(src)
+    assert _kept(plan, src, "        def run(params):") and _kept(plan, src, "        run([torch.zeros(3, requires_grad=True)])")
+    assert not _kept(plan, src, "        def unrelated():")
+    assert _findings(src, ON) == _findings(src, OFF)
+
+
+def _unrelated_code(text: str) -> str:
+    """Code that names every function and method of ``text`` without calling it (so they
+    escape in the whole file) and code that has nothing to do with it."""
+    tree = ast.parse(text)
+    methods = sorted({n.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in c.body
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))})
+    refs = ", ".join(f"obj.{m}" for m in methods) or "obj"
+    return textwrap.dedent(
+        f"""
+
+        class _UnrelatedHolder:
+            size = 3
+
+            def describe(self, obj):
+                return [{refs}]
+
+            def grow(self):
+                self.size += 1
+                return self.size
+
+
+        def _unrelated_helper(values):
+            total = 0
+            for v in values:
+                total += v
+            return total
+
+
+        _UNRELATED = _unrelated_helper([1, 2, 3])
+        """
+    )
+
+
+FIXTURES = all_fixtures()
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_findings_are_the_same_with_the_ast_gate_on_and_off(path):
+    """Each fixture with unrelated code appended: the gate really slices, and findings
+    (positions, messages, fixes) are those of the whole file parsed."""
+    text = path.read_text(encoding="utf-8")
+    text = text + _unrelated_code(text)
+    plan = slicing.plan(text, ON.inference_functions)
+    if plan.source is not None:
+        assert plan.sliced, "the unrelated code should not be parsed"
+        assert "_unrelated_helper(values)" not in plan.source
+    assert _findings(text, ON) == _findings(text, OFF)
