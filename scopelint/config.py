@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from scopelint.core.roles import DEFAULT_INFERENCE_FUNCTIONS
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.engine import Settings
 from scopelint.finding import SEVERITIES
 from scopelint.rules import ALL_RULES

@@ -8,17 +8,17 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Tuple, Type
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple, Type
 
 from scopelint.core import slicing
-from scopelint.core.flow import Analyzer
-from scopelint.core.roles import DEFAULT_INFERENCE_FUNCTIONS
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.finding import Edit, Finding, Fix, syntax_finding
-from scopelint.rule import Report, Rule, RuleContext
 from scopelint.rules import ALL_RULES
+
+if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
+    import libcst as cst
+
+    from scopelint.rule import Report, Rule
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
@@ -90,7 +90,9 @@ def suppressed(finding: Finding, lines: List[str]) -> bool:
     return codes is not None and (codes == () or finding.code in codes)
 
 
-def parse(source: str, filename: str) -> Tuple[Optional[cst.Module], Optional[Finding]]:
+def parse(source: str, filename: str) -> Tuple[Optional["cst.Module"], Optional[Finding]]:
+    import libcst as cst
+
     try:
         return cst.parse_module(source), None
     except cst.ParserSyntaxError as exc:
@@ -123,7 +125,7 @@ def lint_source(source: str, filename: str, settings: Settings = Settings()) -> 
 
 
 def lint_module(
-    module: cst.Module,
+    module: "cst.Module",
     source: str,
     filename: str,
     settings: Settings,
@@ -131,6 +133,11 @@ def lint_module(
     whole: Optional[slicing.Whole] = None,
 ) -> LintResult:
     """``module``: the parse of ``source``, or of a plan's slice of it (then ``whole``)."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from scopelint.core.flow import Analyzer
+    from scopelint.rule import RuleContext
+
     result = result or LintResult()
     try:
         facts = Analyzer(module, whole=whole).run()
@@ -143,7 +150,7 @@ def lint_module(
     if not facts.frameworks:
         return result
     ctx = RuleContext(facts, tuple(settings.inference_functions))
-    reports: List[Tuple[Type[Rule], Report]] = []
+    reports: List[Tuple[Type["Rule"], "Report"]] = []
     for code in settings.select:
         rule = ALL_RULES.get(code)
         if rule is None:
@@ -168,12 +175,12 @@ def lint_module(
     return result
 
 
-def _range(node: cst.CSTNode, positions: Dict) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+def _range(node: "cst.CSTNode", positions: Dict) -> Tuple[Tuple[int, int], Tuple[int, int]]:
     pos = positions[node]
     return (pos.start.line, pos.start.column + 1), (pos.end.line, pos.end.column + 1)
 
 
-def _to_finding(rule, report: Report, module, positions, filename: str, severity: Dict[str, str]) -> Finding:
+def _to_finding(rule, report: "Report", module, positions, filename: str, severity: Dict[str, str]) -> Finding:
     start, end = _range(report.node, positions)
     fix = None
     if report.fix is not None:

@@ -123,6 +123,11 @@ def is_conversion(qname: Optional[str], builtin: Optional[str] = None) -> bool:
     return qname in CONVERSION_FUNCS or qname.startswith("numpy.")
 
 
+# Functions that are inference code by their name (``inference-functions`` adds more).
+DEFAULT_INFERENCE_FUNCTIONS = (
+    "predict*", "infer*", "evaluate*", "eval*", "valid*", "validation_step",
+    "test_step", "predict_step", "generate*",
+)
 # Callees whose name says they compute a loss (the last component of the name).
 LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
 

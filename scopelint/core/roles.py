@@ -27,10 +27,7 @@ _MODEL_WORDS = re.compile(
     re.IGNORECASE,
 )
 
-DEFAULT_INFERENCE_FUNCTIONS = (
-    "predict*", "infer*", "evaluate*", "eval*", "valid*", "validation_step",
-    "test_step", "predict_step", "generate*",
-)
+DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
 
 def is_model_call(call: "CallFact") -> bool:
