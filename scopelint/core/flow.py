@@ -225,6 +225,126 @@ class _Flow:
         return _Flow(env, state)
 
 
+class _Walk:
+    """One unit's walk (the module's or a function's) and what it read.
+
+    A walk reads its entry state, its parameter values, the summaries of the local
+    functions it calls and the frameworks imported so far; it makes facts, the states
+    and argument values at its calls of local functions, its summary, and a run of
+    sequence numbers. When all it read is as before, a later round replays it rather
+    than walking again: the facts are kept with their sequence numbers moved to where
+    this round's counter stands, and every value made by the walk is copied, in terms
+    of this round's parameter values -- so each round's values are new objects, as
+    they are when everything is walked again (rules compare values by identity).
+    """
+
+    __slots__ = (
+        "calls", "backwards", "scopes", "mutations", "sites", "site_args", "summary",
+        "returns_left", "seq_start", "seq_count", "entry", "params", "reads", "frameworks",
+    )
+
+    def __init__(self, info: Optional[FunctionInfo], seq_start: int, frameworks: int):
+        self.calls: Dict[int, CallFact] = {}
+        self.backwards: Dict[int, BackwardFact] = {}
+        self.scopes: Dict[int, ScopeFact] = {}
+        self.mutations: Dict[int, MutationFact] = {}
+        self.sites: Dict[int, Dict[int, State]] = defaultdict(dict)
+        self.site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
+        self.summary: FrozenSet[str] = frozenset()
+        self.returns_left = False
+        self.seq_start = seq_start
+        self.seq_count = 0
+        self.entry = info.entry if info is not None else None
+        self.params: Dict[str, Value] = info.params if info is not None else {}
+        self.reads: tuple = ()
+        self.frameworks = frameworks
+
+    def replay(self, seq_start: int, mapping: Dict[int, Value], params: Dict[str, Value]) -> None:
+        """Make this walk the one a walk starting at ``seq_start`` with ``params`` would
+        make: ``mapping`` takes the old parameter values (and their ancestors) to the new."""
+        delta = seq_start - self.seq_start
+        made: List[Value] = []  # old values copied: kept alive while ``mapping`` holds their ids
+
+        def copy(v: Optional[Value]) -> Optional[Value]:
+            if v is None:
+                return None
+            new = mapping.get(id(v))
+            if new is not None:
+                return new
+            todo = [v]
+            fresh = len(made)
+            while todo:
+                old = todo.pop()
+                if id(old) in mapping:
+                    continue
+                new = object.__new__(Value)
+                new.__dict__.update(old.__dict__)
+                mapping[id(old)] = new
+                made.append(old)
+                todo.extend(old.parents)
+            for old in made[fresh:]:
+                if old.parents:
+                    mapping[id(old)].parents = tuple([mapping[id(p)] for p in old.parents])
+            return mapping[id(v)]
+
+        for c in self.calls.values():
+            if c.receiver is not None:
+                c.receiver = copy(c.receiver)
+            if c.args:
+                c.args = tuple([copy(a) for a in c.args])
+            if c.callee_value is not None:
+                c.callee_value = copy(c.callee_value)
+            c.seq += delta
+        for b in self.backwards.values():
+            b.values = tuple([copy(v) for v in b.values])
+            b.seq += delta
+        for m in self.mutations.values():
+            m.before = copy(m.before)
+            m.value = copy(m.value)
+            m.seq += delta
+        for by_call in self.site_args.values():
+            for call, args in by_call.items():
+                if args is not None:
+                    by_call[call] = {name: copy(v) for name, v in args.items()}
+        self.seq_start = seq_start
+        self.params = params
+
+
+def _same_shape(old: Dict[str, Value], new: Dict[str, Value]) -> Optional[Dict[int, Value]]:
+    """When the values of ``new`` are those of ``old`` made again -- the same fields,
+    parents of the same shape, shared where theirs are shared -- the map from each old
+    value and ancestor (by id) to its counterpart; None otherwise."""
+    if list(old) != list(new):
+        return None
+    forward: Dict[int, Value] = {}
+    backward: Dict[int, Value] = {}
+    todo = list(zip(old.values(), new.values()))
+    while todo:
+        a, b = todo.pop()
+        seen = forward.get(id(a))
+        if seen is not None:
+            if seen is not b:
+                return None
+            continue
+        if id(b) in backward:
+            return None
+        if a is not b and (
+            a.node is not b.node
+            or a.inference != b.inference
+            or a.pure != b.pure
+            or a.tags != b.tags
+            or a.rec != b.rec
+            or a.state != b.state
+            or len(a.parents) != len(b.parents)
+        ):
+            return None
+        forward[id(a)] = b
+        backward[id(b)] = a
+        if a.parents:
+            todo.extend(zip(a.parents, b.parents))
+    return forward
+
+
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"
@@ -246,6 +366,9 @@ def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst
 
 class Analyzer:
     MAX_ROUNDS = 4
+    # Replay a unit's previous walk when nothing it reads changed (False: walk every
+    # unit every round; the results are the same, tests compare the two).
+    REUSE_WALKS = True
 
     def __init__(self, module: cst.Module, names: Optional[Names] = None, whole: Optional[Whole] = None):
         """``whole``: facts of the whole file when ``module`` is a slice of it
@@ -333,11 +456,13 @@ class Analyzer:
     def run(self) -> Facts:
         for info in self.functions:
             info.entry = self._entry(info, None)
+        # One walk per unit (the module, then each function), kept between rounds.
+        self._walks: Dict[int, _Walk] = {}
+        units: List[Optional[FunctionInfo]] = [None, *self.functions]
         for _ in range(self.MAX_ROUNDS):
             self._reset()
-            self._walk_module()
-            for info in self.functions:
-                self._walk_function(info)
+            for info in units:
+                self._walk_unit(info)
             changed = False
             for info in self.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
@@ -354,27 +479,82 @@ class Analyzer:
                 info.entry, info.leaves_eval, info.params, info.returns_left = entry, summary, params, returns_left
             if not changed:
                 break
+        calls: Dict[int, CallFact] = {}
+        backwards: Dict[int, BackwardFact] = {}
+        scopes: Dict[int, ScopeFact] = {}
+        mutations: Dict[int, MutationFact] = {}
+        for info in units:
+            walk = self._walks[id(info)]
+            calls.update(walk.calls)
+            backwards.update(walk.backwards)
+            scopes.update(walk.scopes)
+            mutations.update(walk.mutations)
         return Facts(
             self.module,
             self.names,
             frozenset(self.names.frameworks),
             self.functions,
-            list(self._calls.values()),
-            list(self._backwards.values()),
-            list(self._scopes.values()),
-            list(self._mutations.values()),
+            list(calls.values()),
+            list(backwards.values()),
+            list(scopes.values()),
+            list(mutations.values()),
         )
 
     def _reset(self) -> None:
-        self._calls: Dict[int, CallFact] = {}
-        self._backwards: Dict[int, BackwardFact] = {}
-        self._scopes: Dict[int, ScopeFact] = {}
-        self._mutations: Dict[int, MutationFact] = {}
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self._summaries: Dict[int, FrozenSet[str]] = {}
         self._site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
         self._returns_left: Dict[int, bool] = {}
         self._seq = 0
+
+    def _walk_unit(self, info: Optional[FunctionInfo]) -> None:
+        """Walk the module (``info`` None) or a function, or, when what the walk reads
+        is as it was at the unit's last walk, replay that walk: see ``_Walk``."""
+        walk = self._walks.get(id(info))
+        mapping = self._replayable(walk, info) if walk is not None and self.REUSE_WALKS else None
+        if mapping is None:
+            walk = self._walks[id(info)] = _Walk(info, self._seq, len(self.names.frameworks))
+            # The walk writes its facts and its calls' sites into its own tables.
+            self._calls, self._backwards, self._scopes, self._mutations = (
+                walk.calls, walk.backwards, walk.scopes, walk.mutations,
+            )
+            all_sites, all_site_args = self._sites, self._site_args
+            self._sites, self._site_args, self._reads = walk.sites, walk.site_args, {}
+            try:
+                if info is None:
+                    self._walk_module()
+                else:
+                    self._walk_function(info)
+            finally:
+                self._sites, self._site_args = all_sites, all_site_args
+            walk.seq_count = self._seq - walk.seq_start
+            walk.reads = tuple((t, tuple(t.leaves_eval), t.returns_left) for t in self._reads.values())
+            if info is not None:
+                walk.summary, walk.returns_left = self._summaries[id(info)], self._returns_left[id(info)]
+        else:
+            walk.replay(self._seq, mapping, info.params if info is not None else {})
+            self._seq += walk.seq_count
+            if info is not None:
+                self._summaries[id(info)], self._returns_left[id(info)] = walk.summary, walk.returns_left
+        for target, sites in walk.sites.items():
+            self._sites[target].update(sites)
+        for target, args in walk.site_args.items():
+            self._site_args[target].update(args)
+
+    def _replayable(self, walk: "_Walk", info: Optional[FunctionInfo]) -> Optional[Dict[int, Value]]:
+        """When a walk of ``info`` now would make what ``walk`` made (the same entry
+        state, parameter values of the same shape, the same summaries of the functions
+        it calls): how its parameter values map to theirs now. None otherwise."""
+        if walk.frameworks != len(self.names.frameworks):
+            return None
+        for target, leaves_eval, returns_left in walk.reads:
+            if target.returns_left != returns_left or tuple(target.leaves_eval) != leaves_eval:
+                return None
+        if info is None:
+            return {}
+        if info.entry != walk.entry:
+            return None
+        return _same_shape(walk.params, info.params)
 
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
@@ -780,6 +960,7 @@ class Analyzer:
         )
         self._calls[id(call)] = fact
         if target is not None:
+            self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
             self._record_site_args(call, target, args)
             self._apply_summary(call, target)
