@@ -176,7 +176,7 @@ def _combine(outcomes: List[Tuple[str, str, str, float]]) -> dict:
         return {"verdict": verdict, "detail": detail, "device": dev}
     conclusive = [o for o in outcomes if o[1] != INCONCLUSIVE]
     chosen = conclusive[0] if conclusive else outcomes[0]
-    others = "; ".join(f"{dev}: {verdict} ({detail})" for dev, verdict, detail, _ in outcomes if (dev, verdict) != chosen[:2])
+    others = "; ".join(f"{dev}: {verdict} ({detail})" for dev, verdict, detail, _ in outcomes if dev != chosen[0])
     detail = chosen[2] + (f" | {others}" if others else "")
     return {"verdict": chosen[1], "detail": detail, "device": chosen[0]}
 

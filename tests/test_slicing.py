@@ -4,6 +4,8 @@ fire and what their analysis depends on, blanked in place; findings stay identic
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 from dataclasses import replace
 
@@ -206,3 +208,19 @@ def test_findings_are_the_same_with_the_ast_gate_on_and_off(path):
         assert plan.sliced, "the unrelated code should not be parsed"
         assert "_unrelated_helper(values)" not in plan.source
     assert _findings(text, ON) == _findings(text, OFF)
+
+
+def test_a_file_no_rule_can_fire_in_is_checked_without_importing_libcst(tmp_path):
+    """The editor and warm paths: nothing to parse, so LibCST is never imported."""
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("import torch\n\n\ndef f(x):\n    return torch.relu(x) + 1  # no backward here\n")
+    busy = tmp_path / "busy.py"
+    busy.write_text("import torch\n\n\ndef f(x):\n    with torch.no_grad:\n        return x\n")
+    probe = (
+        "import sys; from scopelint.cli import main; "
+        "rc = main(['check', '--no-cache', '--jobs', '1', '--output-format', 'concise', sys.argv[1]]); "
+        "print('RESULT', rc, 'libcst' in sys.modules)"
+    )
+    for path, expected in ((quiet, "RESULT 0 False"), (busy, "RESULT 1 True")):
+        out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120)
+        assert expected in out.stdout, out.stdout + out.stderr

@@ -178,6 +178,34 @@ def test_cuda_device_without_gpu_is_inconclusive(tmp_path):
     assert all(f.runtime == {"verdict": "inconclusive", "detail": "no CUDA device", "device": "cuda"} for f in res.findings)
 
 
+def test_device_all_reports_both_verdicts_even_when_they_agree():
+    from scopelint.runtime_check.verify import _combine
+
+    same = _combine([("cpu", oracle.CONFIRMED_ERROR, "RuntimeError", 1.0), ("cuda", oracle.CONFIRMED_ERROR, "RuntimeError", 1.0)])
+    assert same["verdict"] == oracle.CONFIRMED_ERROR and same["device"] == "cpu"
+    assert "cuda: confirmed:error (RuntimeError)" in same["detail"]
+    differ = _combine([("cpu", oracle.INCONCLUSIVE, "timeout", 1.0), ("cuda", oracle.CONFIRMED_GRADS, "grads", 1.0)])
+    assert differ["device"] == "cuda" and "cpu: inconclusive (timeout)" in differ["detail"]
+
+
+@pytest.mark.parametrize("path", [p for p in BAD if p.parent.name in ("SL101", "SL201", "SL203")
+                                  and "mxnet" not in p.read_text(encoding="utf-8")][:6], ids=_ids)
+def test_cuda_runs_on_the_gpu_and_agrees_with_cpu(path):
+    """--device all on a machine with a GPU: the same verdict on both devices, each
+    reported. Skipped (not faked) where there is no CUDA device."""
+    if not HAS.get("torch") or not harness.cuda_present():
+        pytest.skip("needs torch and a CUDA device")
+    res = _result(path)
+    verify([res], "all", TIMEOUT, jobs=1)
+    own = [f for f in res.findings if f.code == path.parent.name]
+    assert own
+    for f in own:
+        rt = f.runtime
+        other = "cuda" if rt["device"] == "cpu" else "cpu"
+        assert rt["verdict"] == expected_verdict(path), rt
+        assert f"{other}: {rt['verdict']} (" in rt["detail"], rt  # both devices, one verdict
+
+
 # --- programs that misbehave ------------------------------------------------------------------
 # SL107 makes the original fail at once; the fixed program then misbehaves.
 MISBEHAVING = {
