@@ -144,15 +144,21 @@ def _matches(path: Path, root: Path, pattern: str, folders: bool = False) -> boo
     zero or more folders. With ``folders``, a pattern also matches every file below a
     folder it names (``"legacy"``, ``"src/gen"``), as per-file-ignores users expect.
     """
+    return _matches_relative(path.name, *_relative(path, root), pattern, folders)
+
+
+def _relative(path: Path, root: Path) -> Tuple[str, bool]:
+    """``path`` relative to ``root`` in POSIX form, and whether it is inside it."""
     try:
-        rel = Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(root))).as_posix()
-        inside = True
+        return Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(root))).as_posix(), True
     except ValueError:
         try:
-            rel = path.resolve().relative_to(root.resolve()).as_posix()
-            inside = True
+            return path.resolve().relative_to(root.resolve()).as_posix(), True
         except (ValueError, OSError):
-            rel, inside = path.as_posix(), False
+            return path.as_posix(), False
+
+
+def _matches_relative(name: str, rel: str, inside: bool, pattern: str, folders: bool = False) -> bool:
     pattern = pattern.strip()
     while pattern.startswith("./"):
         pattern = pattern[2:]
@@ -167,7 +173,7 @@ def _matches(path: Path, root: Path, pattern: str, folders: bool = False) -> boo
         parts = rel.split("/")
         targets += ["/".join(parts[:i]) for i in range(1, len(parts))]
     if "/" not in pattern:
-        names = [path.name] + (rel.split("/")[:-1] if folders and inside else [])
+        names = [name] + (rel.split("/")[:-1] if folders and inside else [])
         if any(fnmatch.fnmatchcase(n, pattern) for n in names):
             return True
     return any(fnmatch.fnmatchcase(t, c) for t in targets for c in candidates)
@@ -245,4 +251,5 @@ class Resolver:
     def excluded(self, path: Path) -> bool:
         cfg = self.config_for(path)
         patterns: Sequence[str] = tuple(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + tuple(cfg.extend_exclude)
-        return any(_matches(path, cfg.root, p) for p in patterns)
+        rel, inside = _relative(path, cfg.root)
+        return any(_matches_relative(path.name, rel, inside, p) for p in patterns)
