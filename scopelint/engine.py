@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 from scopelint.core import slicing
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
@@ -90,10 +90,16 @@ def suppressed(finding: Finding, lines: List[str]) -> bool:
     return codes is not None and (codes == () or finding.code in codes)
 
 
-def parse(source: str, filename: str) -> Tuple[Optional["cst.Module"], Optional[Finding]]:
+def parse(source: str, filename: str, starts: Sequence[int] = ()) -> Tuple[Optional["cst.Module"], Optional[Finding]]:
+    """``starts``: lines where module-level statements start; a long text is parsed in
+    pieces cut there (LibCST's parser peaks at ~30 kB per line of a dense file)."""
     import libcst as cst
 
     try:
+        if len(starts) > 1 and source.count("\n") > 2 * CHUNK_LINES:
+            module = _parse_in_pieces(source, starts)
+            if module is not None:
+                return module, None
         return cst.parse_module(source), None
     except cst.ParserSyntaxError as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid syntax"
@@ -102,6 +108,45 @@ def parse(source: str, filename: str) -> Tuple[Optional["cst.Module"], Optional[
         return None, syntax_finding(filename, "file is too deeply nested to parse")
     except Exception as exc:  # libcst can fail in odd ways on odd input
         return None, syntax_finding(filename, f"cannot parse: {type(exc).__name__}: {exc}")
+
+
+CHUNK_LINES = 1500
+_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module"]:
+    """One module made of the parses of consecutive pieces of ``source``, each cut where
+    a module-level statement starts; its code is ``source``. None when the pieces do not
+    agree on indentation or newlines (then parse the whole)."""
+    import libcst as cst
+
+    if "\r" in source:
+        return None  # keep line counting trivial: "\n" only
+    lines = _LINES.findall(source)
+    cuts = [1]
+    for line in starts:
+        if line - cuts[-1] >= CHUNK_LINES:
+            cuts.append(line)
+    if len(cuts) == 1:
+        return None
+    cuts.append(len(lines) + 1)
+    pieces = ["".join(lines[a - 1:b - 1]) for a, b in zip(cuts, cuts[1:])]
+    modules = [cst.parse_module(piece) for piece in pieces if piece]
+    first = modules[0]
+    if any(m.default_indent != first.default_indent or m.default_newline != first.default_newline for m in modules):
+        return None
+    body: List["cst.BaseStatement"] = []
+    carry: List["cst.EmptyLine"] = []  # blank lines and comments between two pieces' statements
+    for i, m in enumerate(modules):
+        lead = carry + (list(m.header) if i else [])
+        stmts = list(m.body)
+        if stmts:
+            stmts[0] = stmts[0].with_changes(leading_lines=lead + list(stmts[0].leading_lines))
+            carry = list(m.footer)
+        else:
+            carry = lead + list(m.footer)
+        body.extend(stmts)
+    return first.with_changes(body=body, footer=carry, has_trailing_newline=modules[-1].has_trailing_newline)
 
 
 def lint_source(source: str, filename: str, settings: Settings = Settings()) -> LintResult:
@@ -113,13 +158,13 @@ def lint_source(source: str, filename: str, settings: Settings = Settings()) -> 
     plan = slicing.plan(source, settings.inference_functions) if settings.gate else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file
-    module, error = parse(plan.source if plan is not None else source, filename)
+    module, error = parse(plan.source, filename, plan.starts) if plan is not None else parse(source, filename)
     if error is not None:
         result.findings.append(error)
         return result
     result = lint_module(module, source, filename, settings, result, plan.whole if plan is not None else None)
-    if plan is not None and plan.sliced and any(f.fix is not None for f in result.findings):
-        # Fixes are code made by the parsed module: make them from the whole file.
+    if plan is not None and (plan.sliced or len(plan.starts) > 1) and any(f.fix is not None for f in result.findings):
+        # Fixes are code made by the parsed module: make them from one parse of the file.
         return lint_source(source, filename, replace(settings, gate=False))
     return result
 

@@ -13,6 +13,7 @@ import pytest
 
 from fixtures_util import all_fixtures
 from scopelint.core import slicing
+from scopelint import engine
 from scopelint.engine import Settings, lint_source
 
 ON, OFF = Settings(), replace(Settings(), gate=False)
@@ -198,9 +199,11 @@ FIXTURES = all_fixtures()
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_findings_are_the_same_with_the_ast_gate_on_and_off(path):
+def test_findings_are_the_same_with_the_ast_gate_on_and_off(path, monkeypatch):
     """Each fixture with unrelated code appended: the gate really slices, and findings
-    (positions, messages, fixes) are those of the whole file parsed."""
+    (positions, messages, fixes) are those of the whole file parsed, also when what is
+    parsed is parsed in pieces (tiny pieces here)."""
+    monkeypatch.setattr(engine, "CHUNK_LINES", 8)
     text = path.read_text(encoding="utf-8")
     text = text + _unrelated_code(text)
     plan = slicing.plan(text, ON.inference_functions)
@@ -224,3 +227,15 @@ def test_a_file_no_rule_can_fire_in_is_checked_without_importing_libcst(tmp_path
     for path, expected in ((quiet, "RESULT 0 False"), (busy, "RESULT 1 True")):
         out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120)
         assert expected in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("path", FIXTURES[::4], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_module_parsed_in_pieces_is_the_module(path, monkeypatch):
+    import libcst as cst
+
+    monkeypatch.setattr(engine, "CHUNK_LINES", 5)
+    text = path.read_text(encoding="utf-8") + "\n\n# a comment between pieces\n\nx = 1  # trailing\n"
+    starts = [min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])]) for n in ast.parse(text).body]
+    module = engine._parse_in_pieces(text, starts)
+    assert module is not None and len(module.body) == len(cst.parse_module(text).body)
+    assert module.code == text

@@ -61,6 +61,9 @@ class Plan:
     whole: Whole
     kept_lines: int
     total_lines: int
+    # Lines where a module-level statement starts: ``source`` may be parsed in pieces cut
+    # there (``engine.parse``), which bounds the parser's memory on huge files.
+    starts: Tuple[int, ...] = ()
 
     @property
     def sliced(self) -> bool:
@@ -412,7 +415,7 @@ def plan(source: str, inference_functions: Sequence[str]) -> Optional[Plan]:
                 _count(_walk(u.nodes), fnames, counts)
     whole = Whole(frameworks, *(dict(c) for c in counts))
     if len(kept) == n:
-        return Plan(source, whole, total, total)
+        return Plan(source, whole, total, total, tuple(u.first for u in units if u.kind != "method"))
 
     # Blank what is not kept; a kept class left without a body gets a `pass`.
     blank = [False] * (total + 2)
@@ -438,7 +441,7 @@ def plan(source: str, inference_functions: Sequence[str]) -> Optional[Plan]:
         else:
             out.append(line)
             kept_lines += 1
-    return Plan("".join(out), whole, kept_lines, total)
+    return Plan("".join(out), whole, kept_lines, total, tuple(u.first for u in units if u.kind != "method"))
 
 
 def _body_words(u: _Unit, lines: List[str]) -> Set[str]:
