@@ -208,7 +208,29 @@ def check_stdin(data: bytes, filename: str, settings: Settings, keep_source: boo
 
 
 def _check_many(tasks) -> List[FileResult]:
-    return [_check_path(t) for t in tasks]
+    out = []
+    for t in tasks:
+        out.append(_check_path(t))
+        _give_back_memory()
+    return out
+
+
+def _give_back_memory() -> None:
+    """Return the C heap's free memory to the system (glibc keeps it), so that a worker
+    does not hold on to the peak of the largest file it has seen."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM = None
 
 
 def _crashed(task) -> FileResult:
