@@ -33,6 +33,7 @@ class LossAccumulatedWithGraph(Rule):
     code = "SL201"
     name = "loss-accumulated-with-graph"
     severity = "warning"
+    fixable = "unsafe"
     frameworks = ("torch",)
     summary = "A recorded loss is accumulated across loop iterations without `.item()`/`.detach()`."
     help = "Accumulate a number: `total += loss.item()` (or `loss.detach()`); append `loss.item()`."

@@ -9,6 +9,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     code = "SL203"
     name = "zero-grad-between-backward-and-step"
     severity = "error"
+    fixable = "unsafe"
     frameworks = ("torch",)
     summary = "`zero_grad()` runs after backward and before `step()`: the step uses zeroed gradients."
     help = "Move `zero_grad()` before the forward pass (or after `step()`)."

@@ -14,6 +14,7 @@ class HiddenStateNotDetached(Rule):
     code = "SL204"
     name = "hidden-state-not-detached"
     severity = "error"
+    fixable = "unsafe"
     frameworks = ("torch", "mxnet")
     summary = "A recurrent state returned by a forward pass is fed into the next iteration's forward without `.detach()`."
     help = "Detach the state at the start of each iteration: `hidden = hidden.detach()` (or `repackage_hidden(hidden)`)."

@@ -15,6 +15,7 @@ class GeneratorOutputNotDetached(Rule):
     code = "SL205"
     name = "generator-output-not-detached"
     severity = "warning"
+    fixable = "unsafe"
     frameworks = ("torch", "mxnet")
     summary = "A generator's output reaches the discriminator's loss without `.detach()` (or, in MXNet, outside `pause()`)."
     help = "Feed `fake.detach()` to the discriminator for its own loss; keep `fake` for the generator's loss."

@@ -9,6 +9,7 @@ class EvalTrainModeMismatch(Rule):
     code = "SL207"
     name = "eval-train-mode-mismatch"
     severity = "warning"
+    fixable = "unsafe"
     frameworks = ("torch",)
     summary = "Evaluation runs a model still in training mode, or training resumes with the model left in eval mode."
     help = "Call `model.eval()` before evaluating and `model.train()` before the next training forward pass."

@@ -7,6 +7,7 @@ class ParamUpdateOutsideNoGrad(Rule):
     code = "SL301"
     name = "param-update-outside-no-grad"
     severity = "error"
+    fixable = "unsafe"
     frameworks = ("torch",)
     summary = "A manual update of a parameter that requires grad runs while recording."
     help = "Put the update inside `with torch.no_grad():` (and zero `.grad` after it)."

@@ -7,6 +7,7 @@ class InplaceWriteWhileRecording(Rule):
     code = "SL304"
     name = "inplace-write-while-recording"
     severity = "error"
+    fixable = "unsafe"
     frameworks = ("mxnet",)
     summary = "Inside `autograd.record()`, an in-place write to an array that is part of the recorded graph."
     help = "Compute a new array instead (`y = y + 1`, `y = nd.concat(...)`); write in place only outside `record()`."

@@ -34,6 +34,24 @@ def test_documentation_has_every_part(code):
     assert rule.url().endswith(code.lower() + ".html")
 
 
+@pytest.mark.parametrize("code", sorted(ALL_RULES))
+def test_documented_fix_is_the_fix_findings_carry(code):
+    """`fixable` (what `scopelint rule` says) is the applicability of the fixes the
+    rule's findings carry over its bad fixtures, and a fixable rule fixes something."""
+    from fixtures_util import FIXTURES
+
+    rule = ALL_RULES[code]
+    carried = set()
+    for path in sorted((FIXTURES / code).glob("bad_*.py")):
+        for f in lint_source(path.read_text(encoding="utf-8"), str(path)).findings:
+            if f.code == code and f.fix is not None:
+                carried.add(f.fix.applicability)
+    assert carried <= {rule.fixable}, (rule.fixable, carried)
+    assert bool(carried) == (rule.fixable is not None), (rule.fixable, carried)
+    doc = rule.documentation()
+    assert ("No automatic fix." in doc) == (rule.fixable is None)
+
+
 def test_catalog_matches_the_spec():
     assert sorted(ALL_RULES) == [
         "SL101", "SL102", "SL103", "SL104", "SL105", "SL106", "SL107", "SL108",
