@@ -336,7 +336,60 @@ def plan(source: str, inference_functions: Sequence[str]) -> Optional[Plan]:
     if not anchors:
         return Plan(None, Whole(frameworks), 0, total)
 
-    # What each unit needs when it is kept.
+    needs = _needs(units, defines, binds, methods, lines)
+    # Imports and the like stay for what they bind, not for what they call: whatever
+    # depends on them is in the closure already.
+    kept = _closure(anchors, needs) | always
+
+    # How the kept functions are referenced, counted wherever their names occur.
+    fnames = {node.name for i in kept for node in _walk(units[i].nodes) if type(node) in _FUNCS}
+    counts = (Counter(), Counter(), Counter(), Counter())
+    if fnames:
+        for u in units:
+            if not fnames.isdisjoint(u.words):
+                _count(_walk(u.nodes), fnames, counts)
+    whole = Whole(frameworks, *(dict(c) for c in counts))
+    starts = tuple(u.first for u in units if u.kind != "method")
+    if len(kept) == n:
+        return Plan(source, whole, total, total, starts)
+
+    text, kept_lines = _blank(lines, units, kept)
+    return Plan(text, whole, kept_lines, total, starts)
+
+
+def _blank(lines: List[str], units: List[_Unit], kept: Set[int]) -> Tuple[str, int]:
+    """The text with every line of what is not kept emptied (its newline stays), and the
+    number of lines kept. A kept class left without a body gets a ``pass``."""
+    blank = [False] * (len(lines) + 2)
+    placeholders: Dict[int, str] = {}
+    has_body = {u.cls for u in units if u.kind == "method" and u.index in kept}
+    has_body.update(u.index for u in units if u.kind == "class" and _has_statements(u))
+    for u in units:
+        if u.index in kept or (u.kind == "method" and u.cls not in kept):
+            continue
+        if u.kind == "method" and u.cls not in has_body:
+            has_body.add(u.cls)
+            line = lines[u.first - 1]
+            placeholders[u.first] = line[: len(line) - len(line.lstrip())] + "pass" + _newline(line)
+        for number in range(u.first, u.last + 1):
+            blank[number] = True
+    out = []
+    kept_lines = 0
+    for number, line in enumerate(lines, 1):
+        if number in placeholders:
+            out.append(placeholders[number])
+        elif blank[number]:
+            out.append(_newline(line))
+        else:
+            out.append(line)
+            kept_lines += 1
+    return "".join(out), kept_lines
+
+
+def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
+           methods: Dict[str, List[int]], lines: List[str]) -> List[Set[int]]:
+    """For each unit, the units it needs when it is kept (see the module docstring)."""
+    n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
     # Units that change a name's value in the module walk. Functions and classes are bound
     # to values the analysis knows nothing about, with or without them: not binders.
@@ -395,53 +448,18 @@ def plan(source: str, inference_functions: Sequence[str]) -> Optional[Plan]:
                 needs[j].add(u.index)
                 needs[u.index].add(j)
 
+    return needs
+
+
+def _closure(start: Iterable[int], needs: List[Set[int]]) -> Set[int]:
     kept: Set[int] = set()
-    todo = list(anchors)
+    todo = list(start)
     while todo:
         i = todo.pop()
         if i not in kept:
             kept.add(i)
             todo.extend(needs[i] - kept)
-    # Imports and the like stay for what they bind, not for what they call: whatever
-    # depends on them is in the closure already.
-    kept |= always
-
-    # How the kept functions are referenced, counted wherever their names occur.
-    fnames = {node.name for i in kept for node in _walk(units[i].nodes) if type(node) in _FUNCS}
-    counts = (Counter(), Counter(), Counter(), Counter())
-    if fnames:
-        for u in units:
-            if not fnames.isdisjoint(u.words):
-                _count(_walk(u.nodes), fnames, counts)
-    whole = Whole(frameworks, *(dict(c) for c in counts))
-    if len(kept) == n:
-        return Plan(source, whole, total, total, tuple(u.first for u in units if u.kind != "method"))
-
-    # Blank what is not kept; a kept class left without a body gets a `pass`.
-    blank = [False] * (total + 2)
-    placeholders: Dict[int, str] = {}
-    has_body = {u.cls for u in units if u.kind == "method" and u.index in kept}
-    has_body.update(u.index for u in units if u.kind == "class" and _has_statements(u))
-    for u in units:
-        if u.index in kept or (u.kind == "method" and u.cls not in kept):
-            continue
-        if u.kind == "method" and u.cls not in has_body:
-            has_body.add(u.cls)
-            line = lines[u.first - 1]
-            placeholders[u.first] = line[: len(line) - len(line.lstrip())] + "pass" + _newline(line)
-        for number in range(u.first, u.last + 1):
-            blank[number] = True
-    out = []
-    kept_lines = 0
-    for number, line in enumerate(lines, 1):
-        if number in placeholders:
-            out.append(placeholders[number])
-        elif blank[number]:
-            out.append(_newline(line))
-        else:
-            out.append(line)
-            kept_lines += 1
-    return Plan("".join(out), whole, kept_lines, total, tuple(u.first for u in units if u.kind != "method"))
+    return kept
 
 
 def _body_words(u: _Unit, lines: List[str]) -> Set[str]:
