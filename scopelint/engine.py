@@ -163,7 +163,8 @@ def lint_source(source: str, filename: str, settings: Settings = Settings()) -> 
         result.findings.append(error)
         return result
     result = lint_module(module, source, filename, settings, result, plan.whole if plan is not None else None)
-    if plan is not None and (plan.sliced or len(plan.starts) > 1) and any(f.fix is not None for f in result.findings):
+    one_parse = plan is None or (not plan.sliced and plan.source.count("\n") <= 2 * CHUNK_LINES)
+    if not one_parse and any(f.fix is not None for f in result.findings):
         # Fixes are code made by the parsed module: make them from one parse of the file.
         return lint_source(source, filename, replace(settings, gate=False))
     return result

@@ -239,3 +239,25 @@ def test_a_module_parsed_in_pieces_is_the_module(path, monkeypatch):
     module = engine._parse_in_pieces(text, starts)
     assert module is not None and len(module.body) == len(cst.parse_module(text).body)
     assert module.code == text
+
+
+def test_fixes_come_from_one_parse_of_the_whole_file(monkeypatch):
+    """A file parsed whole is linted once; a sliced one with a fix is linted again,
+    whole, so the fix is the one the whole file gives."""
+    calls = []
+    real = engine.lint_source
+
+    def counting(source, filename, settings=ON):
+        calls.append(settings.gate)
+        return real(source, filename, settings)
+
+    monkeypatch.setattr(engine, "lint_source", counting)
+    src = "import torch\n\n\ndef f(x):\n    with torch.no_grad:\n        return x\n"
+    whole = counting(src, "t.py")
+    assert calls == [True] and whole.findings[0].fix is not None
+    calls.clear()
+    sliced = src + _unrelated_code(src)
+    assert slicing.plan(sliced, ON.inference_functions).sliced
+    found = counting(sliced, "t.py")
+    assert calls == [True, False]
+    assert [f.fix for f in found.findings] == [f.fix for f in real(sliced, "t.py", OFF).findings]
