@@ -5,6 +5,7 @@ Knows nothing about files on disk, the CLI or editors; they all call ``lint_sour
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from dataclasses import dataclass, field, replace
@@ -149,13 +150,14 @@ def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module
     return first.with_changes(body=body, footer=carry, has_trailing_newline=modules[-1].has_trailing_newline)
 
 
-def lint_source(source: str, filename: str, settings: Settings = Settings()) -> LintResult:
+def lint_source(source: str, filename: str, settings: Settings = Settings(), tree: Optional[ast.Module] = None) -> LintResult:
     """Lint trusted text. For text from users or editors, call ``runner.lint_code``,
-    which guards against input too deep for LibCST and reports CPython's syntax errors."""
+    which guards against input too deep for LibCST and reports CPython's syntax errors.
+    ``tree``: ``ast.parse(source)`` when the caller has it already."""
     result = LintResult()
     if skip_file(source) or not might_fire(source, settings):
         return result
-    plan = slicing.plan(source, settings.inference_functions) if settings.gate else None
+    plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file
     module, error = parse(plan.source, filename, plan.starts) if plan is not None else parse(source, filename)

@@ -47,27 +47,28 @@ def display_name(path: Path) -> str:
     return str(path) if rel.startswith(".." + os.sep + "..") else rel
 
 
-def _cpython_check(text: str, filename: str) -> Tuple[Optional[Finding], Optional[SyntaxError]]:
+def _cpython_check(text: str, filename: str) -> Tuple[Optional[Finding], Optional[SyntaxError], Optional[ast.Module]]:
     """Parse with CPython's parser (fast, C, recursion-guarded).
 
     Returns (a finding for input nested too deeply for any parser, CPython's syntax
-    error if any). A plain syntax error is not final by itself: the running Python may
-    be older than the syntax the file uses, so it only refines LibCST's verdict.
+    error if any, the tree when it parses). A plain syntax error is not final by itself:
+    the running Python may be older than the syntax the file uses, so it only refines
+    LibCST's verdict. The tree serves the engine's gate, which would parse it again.
     """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
         if any(t in msg for t in _TOO_DEEP):
-            return syntax_finding(filename, f"SyntaxError: {msg}", exc.lineno or 1, max(1, exc.offset or 1)), exc
-        return None, exc
+            return syntax_finding(filename, f"SyntaxError: {msg}", exc.lineno or 1, max(1, exc.offset or 1)), exc, None
+        return None, exc, None
     except (RecursionError, MemoryError):
-        return syntax_finding(filename, "SyntaxError: too deeply nested to parse"), None
+        return syntax_finding(filename, "SyntaxError: too deeply nested to parse"), None, None
     except Exception:  # e.g. ValueError on odd input: let LibCST decide
-        return None, None
-    return None, None
+        return None, None, None
+    return None, None, tree
 
 
 def _syntax_finding_from(exc: SyntaxError, filename: str) -> Finding:
@@ -119,10 +120,10 @@ def lint_code(code: str, filename: str, settings: Settings) -> LintResult:
     also those that never mention a framework."""
     if skip_file(code):
         return LintResult()
-    too_deep, cpython_error = _cpython_check(code, filename)
+    too_deep, cpython_error, tree = _cpython_check(code, filename)
     if too_deep is not None:
         return LintResult([too_deep])
-    result = _on_big_stack(lint_source, code, filename, settings)
+    result = _on_big_stack(lint_source, code, filename, settings, tree)
     if cpython_error is None:
         return result
     syntax = [f for f in result.findings if f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError")]

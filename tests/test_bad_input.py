@@ -316,10 +316,10 @@ def test_internal_error_outside_the_rules(proj, monkeypatch, capsys):
     write(proj, {"other.py": MX_BAD})
     real = scopelint.runner.lint_source
 
-    def flaky(source, filename, settings):
+    def flaky(source, filename, settings, *rest):
         if filename.endswith("other.py"):
             raise RuntimeError("simulated engine bug")
-        return real(source, filename, settings)
+        return real(source, filename, settings, *rest)
 
     monkeypatch.setattr(scopelint.runner, "lint_source", flaky)
     rc, out, err = check(proj, monkeypatch, capsys)

@@ -279,12 +279,14 @@ def whole_of_source(code: str) -> Optional[Whole]:
 
 
 # --- the plan -------------------------------------------------------------------------------
-def plan(source: str, inference_functions: Sequence[str]) -> Optional[Plan]:
-    """What to parse. None when ``ast`` cannot parse the file: parse all of it."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Module] = None) -> Optional[Plan]:
+    """What to parse. None when ``ast`` cannot parse the file: parse all of it.
+    ``tree``: ``ast.parse(source)``, when the caller has it."""
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     lines = _LINE.findall(source)  # as ast and LibCST count lines (not str.splitlines)
     total = len(lines)
     units = _units(tree, lines)
