@@ -757,14 +757,7 @@ class _Reconnect:
         return self.ctx.facts.names.qualify(func, self.scope)
 
     def builtin(self, func) -> Optional[str]:
-        if not isinstance(func, cst.Name) or self.scope.resolve_name(func.value) is not None:
-            return None
-        s = self.scope
-        while s is not None:
-            if func.value in s.bound:
-                return None
-            s = s.parent
-        return func.value
+        return self.ctx.facts.names.builtin(func, self.scope)
 
     # classification
     def kind(self, node) -> Optional[str]:

@@ -1030,7 +1030,7 @@ class Analyzer:
             return leaf_value(call, F.framework_of(qname), tags)
         if method in F.MAKE_LEAF_METHODS and receiver is not None and not _turns_off(call):
             return leaf_value(call, F.TORCH if method == "requires_grad_" else F.MXNET)
-        if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self._builtin(func)):
+        if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self.names.builtin(func, self.scope)):
             parents = (receiver,) if receiver is not None else args
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if receiver is not None:
@@ -1045,17 +1045,6 @@ class Analyzer:
         if qname is not None and F.framework_of(qname):
             return computed_value(call, state, args, True, tags)
         return computed_value(call, state, args, False, tags)
-
-    def _builtin(self, func: cst.BaseExpression) -> Optional[str]:
-        """The builtin a bare name refers to, unless something shadows it."""
-        if isinstance(func, cst.Name) and self.scope.resolve_name(func.value) is None:
-            scope = self.scope
-            while scope is not None:
-                if func.value in scope.bound:
-                    return None
-                scope = scope.parent
-            return func.value
-        return None
 
     def _apply_summary(self, call: cst.Call, target: FunctionInfo) -> None:
         """After a call to a local function, the models it left in eval mode are so here."""

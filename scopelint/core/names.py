@@ -169,6 +169,17 @@ class Names:
                     self.frameworks.add(fw)
         return scope
 
+    def builtin(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
+        """The builtin a bare name refers to (``float``), unless something shadows it."""
+        if not isinstance(expr, cst.Name) or scope.resolve_name(expr.value) is not None:
+            return None
+        s: Optional[Scope] = scope
+        while s is not None:
+            if expr.value in s.bound:
+                return None
+            s = s.parent
+        return expr.value
+
     def qualify(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """Canonical dotted name of ``expr`` if it is an imported API, else None."""
         parts = []
