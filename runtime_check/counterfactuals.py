@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from scopelint.core import roles
 from scopelint.core.flow import LEAVING_METHODS, call_arg, literal_bool
 from scopelint.core.frameworks import MXNET, TORCH, canonical
 from scopelint.core.names import dotted
@@ -671,13 +672,6 @@ def insert_call(ctx, node: cst.CSTNode, dotted_name: str, method: str, after: bo
 
 
 # --- SL202: zero the gradients before backward ------------------------------------------------
-def _ctor_of(value) -> str:
-    for t in getattr(value, "tags", ()) or ():
-        if t.startswith("ctor:"):
-            return t[5:]
-    return ""
-
-
 def _zero_grad_target(ctx, step, fw: str) -> Optional[str]:
     """What to call ``zero_grad()`` on for the optimizer ``step`` belongs to: the optimizer
     (``opt``, ``self.optimizer``; ``scaler.step(opt)`` -> ``opt``) or, for a Gluon
@@ -687,8 +681,8 @@ def _zero_grad_target(ctx, step, fw: str) -> Optional[str]:
     if not callee.endswith(".step"):
         return None
     receiver = callee[: -len(".step")]
-    ctor = _ctor_of(step.receiver)
-    if "GradScaler" in ctor or receiver.rsplit(".", 1)[-1] == "scaler":
+    ctor = roles.constructor(step.receiver)
+    if roles.is_scaler_step(step):
         args = step.node.args
         return dotted(args[0].value) if args and args[0].keyword is None else None
     if fw == MXNET:

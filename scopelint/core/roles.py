@@ -57,14 +57,16 @@ def matches_any(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def _ctor(call: "CallFact") -> str:
-    """The constructor that made the receiver, when the flow saw it (``torch.optim.SGD``)."""
-    if call.receiver is None:
-        return ""
-    for t in call.receiver.tags:
+def constructor(value) -> str:
+    """The constructor that made ``value``, when the flow saw it (``torch.optim.SGD``)."""
+    for t in getattr(value, "tags", None) or ():
         if t.startswith("ctor:"):
             return t[5:]
     return ""
+
+
+def _ctor(call: "CallFact") -> str:
+    return constructor(call.receiver) if call.receiver is not None else ""
 
 
 def _receiver_name(call: "CallFact") -> str:
@@ -99,9 +101,14 @@ def is_accelerator(call: "CallFact") -> bool:
     return _ctor(call) == "accelerate.Accelerator" or _receiver_name(call).lower() in ("accelerator", "accel")
 
 
+def is_scaler_step(call: "CallFact") -> bool:
+    """``scaler.step(opt)``: an AMP GradScaler stepping the optimizer it is given."""
+    return bool(call.node.args) and (_receiver_name(call) == "scaler" or "GradScaler" in _ctor(call))
+
+
 def optimizer_name(call: "CallFact") -> str:
     """The optimizer a step belongs to (``scaler.step(opt)`` -> ``opt``)."""
-    if _receiver_name(call) == "scaler" and call.node.args:
+    if is_scaler_step(call):
         from scopelint.core.names import dotted
 
         return dotted(call.node.args[0].value) or ""
