@@ -122,7 +122,7 @@ def _names_anchor(nodes: Iterable[ast.AST], imported_api: Set[str], scope_names:
 
 # --- units -----------------------------------------------------------------------------
 class _Unit:
-    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "text", "words")
+    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "text", "words", "_found")
 
     def __init__(self, index: int, kind: str, nodes: List[ast.AST], first: int, last: int,
                  cls: Optional[int] = None, name: Optional[str] = None):
@@ -134,6 +134,15 @@ class _Unit:
         self.name = name
         self.text = ""
         self.words: Set[str] = set()
+        self._found: Optional[Dict[type, List[ast.AST]]] = None
+
+    def found(self, *types: type) -> List[ast.AST]:
+        """Its nodes of these types (of ``_INDEXED``), from one walk of the unit."""
+        if self._found is None:
+            self._found = _index(self.nodes)
+        if len(types) == 1:
+            return self._found.get(types[0], [])
+        return [node for t in types for node in self._found.get(t, ())]
 
 
 def _start(node: ast.AST) -> int:
@@ -173,6 +182,40 @@ def _units(tree: ast.Module, lines: List[str]) -> List[_Unit]:
 def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
     for n in nodes:
         yield from ast.walk(n)
+
+
+# The node types the plan looks at; each unit is walked once for all of them.
+_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Call, ast.keyword, *_FUNCS, *_IMPORTS})
+# Fields that never hold a node with one of those under it (names, operators, contexts).
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "kind", "type_comment",
+                          "type_ignores", "level", "module", "conversion", "is_async", "simple"})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {ast.Constant: ()}
+_AST = ast.AST
+
+
+def _index(nodes: Iterable[ast.AST]) -> Dict[type, List[ast.AST]]:
+    """The nodes under ``nodes`` of the ``_INDEXED`` types, by type: one walk, cheaper
+    than ``ast.walk``'s generators, which cost more than the plan's own work."""
+    found: Dict[type, List[ast.AST]] = {t: [] for t in _INDEXED}
+    fields_of = _CHILD_FIELDS
+    todo = list(nodes)
+    pop, push, extend = todo.pop, todo.append, todo.extend
+    while todo:
+        node = pop()
+        t = type(node)
+        bucket = found.get(t)
+        if bucket is not None:
+            bucket.append(node)
+        fields = fields_of.get(t)
+        if fields is None:
+            fields = fields_of[t] = tuple(f for f in t._fields if f not in _LEAF_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend(v for v in value if isinstance(v, _AST))
+            elif isinstance(value, _AST):
+                push(value)
+    return found
 
 
 def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
@@ -301,7 +344,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     always: Set[int] = set()
     for u in units:
         if "import" in u.words:
-            imports.extend(node for node in _walk(u.nodes) if type(node) in _IMPORTS)
+            imports.extend(u.found(*_IMPORTS))
         if u.kind in ("def", "class"):
             defines[u.name].append(u.index)
         elif u.kind == "method":
@@ -333,7 +376,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     anchors = [
         u.index for u in units
         if ("def" in u.words and any(fnmatch.fnmatchcase(name, p) for name in _DEF.findall(u.text) for p in inference_functions))
-        or (not worth.isdisjoint(u.words) and _names_anchor(_walk(u.nodes), imported_api, scope_names))
+        or (not worth.isdisjoint(u.words) and _names_anchor(u.found(ast.Attribute, ast.Name, ast.keyword, ast.Call), imported_api, scope_names))
     ]
     if not anchors:
         return Plan(None, Whole(frameworks), 0, total)
@@ -344,12 +387,12 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     kept = _closure(anchors, needs) | always
 
     # How the kept functions are referenced, counted wherever their names occur.
-    fnames = {node.name for i in kept for node in _walk(units[i].nodes) if type(node) in _FUNCS}
+    fnames = {node.name for i in kept for node in units[i].found(*_FUNCS)}
     counts = (Counter(), Counter(), Counter(), Counter())
     if fnames:
         for u in units:
             if not fnames.isdisjoint(u.words):
-                _count(_walk(u.nodes), fnames, counts)
+                _count(u.found(ast.Name, ast.Attribute, ast.Call), fnames, counts)
     whole = Whole(frameworks, *(dict(c) for c in counts))
     starts = tuple(u.first for u in units if u.kind != "method")
     if len(kept) == n:
