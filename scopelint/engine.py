@@ -6,8 +6,10 @@ Knows nothing about files on disk, the CLI or editors; they all call ``lint_sour
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
@@ -97,11 +99,12 @@ def parse(source: str, filename: str, starts: Sequence[int] = ()) -> Tuple[Optio
     import libcst as cst
 
     try:
-        if len(starts) > 1 and source.count("\n") > 2 * CHUNK_LINES:
-            module = _parse_in_pieces(source, starts)
-            if module is not None:
-                return module, None
-        return cst.parse_module(source), None
+        with _unvalidated():
+            if len(starts) > 1 and source.count("\n") > 2 * CHUNK_LINES:
+                module = _parse_in_pieces(source, starts)
+                if module is not None:
+                    return module, None
+            return cst.parse_module(source), None
     except cst.ParserSyntaxError as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid syntax"
         return None, syntax_finding(filename, f"SyntaxError: {msg}", exc.raw_line, exc.raw_column + 1)
@@ -112,6 +115,28 @@ def parse(source: str, filename: str, starts: Sequence[int] = ()) -> Tuple[Optio
 
 
 CHUNK_LINES = 1500
+_VALIDATION_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _unvalidated():
+    """Build the parser's nodes without ``CSTNode._validate``: what the parser makes of
+    source it accepted is valid by construction, and validating every node costs ~25%
+    of the parse (LibCST's own PERF note in ``CSTNode.__post_init__`` says as much).
+    Nodes built elsewhere (fixes) are still validated."""
+    from libcst._nodes.base import CSTNode
+
+    with _VALIDATION_LOCK:  # (not reentrant: parse is its only user)
+        validate = CSTNode.__dict__["__post_init__"]
+        CSTNode.__post_init__ = _no_validation
+        try:
+            yield
+        finally:
+            CSTNode.__post_init__ = validate
+
+
+def _no_validation(self) -> None:
+    pass
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
