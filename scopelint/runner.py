@@ -217,9 +217,11 @@ def _check_many(tasks) -> List[FileResult]:
 
 
 def _give_back_memory() -> None:
-    """Return the C heap's free memory to the system (glibc keeps it), so that a worker
-    does not hold on to the peak of the largest file it has seen."""
+    """Free what one file's checking left in reference cycles (a batch runs with the
+    collector off, see ``_batch_gc``) and return the C heap's free memory to the system
+    (glibc keeps it), so that a worker does not hold on to its largest file's peak."""
     global _TRIM
+    gc.collect(0)
     if _TRIM is None:
         try:
             import ctypes
@@ -246,9 +248,10 @@ def _worker_init(cache) -> None:
 
 def _batch_gc() -> None:
     """A batch run builds and drops millions of small objects per file, few of them in
-    cycles: collect less often (about 10% faster), and never scan what was there before."""
+    cycles: no automatic collection (about 13% faster), one after each file instead
+    (``_give_back_memory``), and never scan what was there before."""
     gc.freeze()
-    gc.set_threshold(100_000, 50, 1000)
+    gc.disable()
 
 
 def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileResult]]], bool]:
@@ -290,13 +293,14 @@ def _check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> Lis
     the unfinished files are checked again, in isolation once the culprit is near.
     """
     if jobs <= 1 or len(tasks) < 4:
-        saved = gc.get_threshold()
+        enabled = gc.isenabled()
         _batch_gc()
         try:
-            return [_check_path(t) for t in tasks]
+            return _check_many(tasks)
         finally:
             gc.unfreeze()
-            gc.set_threshold(*saved)
+            if enabled:
+                gc.enable()
     size = max(1, min(16, len(tasks) // (jobs * 4)))
     chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     try:

@@ -7,6 +7,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -261,3 +262,37 @@ def test_fixes_come_from_one_parse_of_the_whole_file(monkeypatch):
     found = counting(sliced, "t.py")
     assert calls == [True, False]
     assert [f.fix for f in found.findings] == [f.fix for f in real(sliced, "t.py", OFF).findings]
+
+
+def _sources_to_index():
+    import scopelint
+
+    own = sorted(Path(scopelint.__file__).parent.rglob("*.py"))
+    return [*FIXTURES, *own]
+
+
+def test_one_walk_finds_what_ast_walk_finds():
+    """The plan's own walk (``_index``, which skips names, operators and contexts) finds
+    every node of the types it looks for, on every fixture and on scopelint itself."""
+    for path in _sources_to_index():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = slicing._index(tree.body)
+        for t in slicing._INDEXED:
+            expected = {id(n) for n in ast.walk(tree) if type(n) is t}
+            assert {id(n) for n in found[t]} == expected, (path, t.__name__)
+            assert len(found[t]) == len(expected)
+
+
+def test_parsing_skips_node_validation_and_leaves_it_on_for_everything_else():
+    """Nodes the parser makes are not validated (valid by construction); a node built
+    afterwards still is, and the parse is the validated parse."""
+    import libcst as cst
+
+    text = FIXTURES[0].read_text(encoding="utf-8")
+    module, error = engine.parse(text, "t.py")
+    assert error is None and module.code == text
+    assert module.deep_equals(cst.parse_module(text))
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Integer("x")
