@@ -275,3 +275,32 @@ def test_linter_never_imports_the_frameworks():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"
+
+
+def test_linting_a_file_leaves_no_reference_cycles():
+    """What one file's analysis builds is freed as soon as it is dropped: a cycle would
+    keep the whole LibCST tree alive until a collection (batches collect per file)."""
+    import gc
+
+    from fixtures_util import all_fixtures
+    from scopelint.engine import Settings, lint_source
+
+    nested = "import torch\n\n\ndef outer(model, x):\n    def inner(y):\n        return model(y)\n\n    return inner(x)\n"
+    texts = [nested] + [p.read_text(encoding="utf-8") for p in all_fixtures()[::7]]
+    for text in texts:
+        lint_source(text, "t.py", Settings())  # imports and caches settle first
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds lands in gc.garbage
+    try:
+        for text in texts:
+            lint_source(text, "t.py", Settings())
+        gc.collect()
+        # (a few small cycles of library closures are not ours: ast.literal_eval's,
+        # LibCST's parse_expression's)
+        assert not [o for o in gc.garbage if type(o).__module__.split(".")[0] in ("scopelint", "rules")]
+        assert not [o for o in gc.garbage if isinstance(o, cst.Module)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()

@@ -59,7 +59,6 @@ class FunctionInfo:
     # (canonical api, decorator node) of a recording-scope decorator, if any.
     decorator: Optional[Tuple[str, cst.Decorator]] = None
     opaque: bool = False  # unknown decorator: its entry state cannot be derived
-    children: Dict[str, "FunctionInfo"] = field(default_factory=dict)
     entry: State = field(default_factory=unknown_entry_state)
     # Summary: names (in the function's own spelling) left in eval mode on some exit.
     leaves_eval: FrozenSet[str] = frozenset()
@@ -381,6 +380,10 @@ class Analyzer:
         self.functions: List[FunctionInfo] = []
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
+        # Functions defined in a function's body, by the enclosing one's id. (Not an
+        # attribute of FunctionInfo: with ``parent`` that would be a reference cycle,
+        # and a cycle keeps the whole tree alive until the collector runs.)
+        self.nested: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
         self.model_classes: Set[str] = set()
         self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
         self._collect(module.body, None, None, self.names.root)
@@ -403,7 +406,7 @@ class Analyzer:
                 if cls is not None and parent is None:
                     self.class_methods[id(cls)][info.name] = info
                 elif parent is not None:
-                    parent.children[info.name] = info
+                    self.nested[id(parent)][info.name] = info
                 else:
                     self.module_functions[info.name] = info
                 self._collect(stmt.body, info, None, fscope)
@@ -1085,8 +1088,9 @@ class Analyzer:
         if isinstance(func, cst.Name):
             info = self.func
             while info is not None:
-                if func.value in info.children:
-                    return info.children[func.value]
+                nested = self.nested.get(id(info))
+                if nested is not None and func.value in nested:
+                    return nested[func.value]
                 info = info.parent
             if self.scope.resolve_name(func.value) is None:
                 return self.module_functions.get(func.value)
