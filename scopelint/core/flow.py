@@ -18,7 +18,7 @@ from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.names import Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import child_blocks, iter_children, statements
+from scopelint.core.syntax import child_blocks, is_subclass, iter_children, statements
 from scopelint.core.state import (
     UNKNOWN,
     Mode,
@@ -344,6 +344,8 @@ def _same_shape(old: Dict[str, Value], new: Dict[str, Value]) -> Optional[Dict[i
     return forward
 
 
+_CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString})
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"
@@ -874,16 +876,17 @@ class Analyzer:
 
     # --- expressions ------------------------------------------------------------------
     def _ev(self, e: cst.BaseExpression, statement: bool = False) -> Value:
+        # Dispatch on the exact type: LibCST's node classes are ABCs, whose isinstance
+        # checks are slow, and none of these has subclasses.
         state = self.flow.state
         if state is None:
             return opaque_value(e)
-        if isinstance(e, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or (
-            isinstance(e, cst.Name) and e.value in ("True", "False", "None")
-        ):
+        t = type(e)
+        if t in _CONSTANTS or (t is cst.Name and e.value in ("True", "False", "None")):
             return opaque_value(e, CONST)
-        if isinstance(e, cst.Name):
+        if t is cst.Name:
             return self._lookup(e)
-        if isinstance(e, cst.Attribute):
+        if t is cst.Attribute:
             key = dotted(e)
             if key is not None and key in self.flow.env.vals:
                 return self.flow.env.vals[key]
@@ -893,18 +896,18 @@ class Analyzer:
             if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
                 return opaque_value(e, frozenset({"attr:" + e.attr.value}))
             return computed_value(e, state, [base], True)
-        if isinstance(e, cst.Call):
+        if t is cst.Call:
             return self._call(e, statement)
-        if isinstance(e, cst.BinaryOperation):
+        if t is cst.BinaryOperation:
             return computed_value(e, state, [self._ev(e.left), self._ev(e.right)], True)
-        if isinstance(e, cst.UnaryOperation):
+        if t is cst.UnaryOperation:
             return computed_value(e, state, [self._ev(e.expression)], True)
-        if isinstance(e, cst.Subscript):
+        if t is cst.Subscript:
             base = self._ev(e.value)
             for el in e.slice:
                 self._ev_children(el)
             return computed_value(e, state, [base], True)
-        if isinstance(e, (cst.Tuple, cst.List)):
+        if t is cst.Tuple or t is cst.List:
             parts = [self._ev(el.value) for el in e.elements]
             if not parts:
                 return opaque_value(e)
@@ -912,18 +915,18 @@ class Analyzer:
             for p in parts[1:]:
                 rec = {fw: rec[fw].join(p.rec[fw]) for fw in F.FRAMEWORKS}
             return Value(e, rec, tuple(parts), False, True)
-        if isinstance(e, cst.IfExp):
+        if t is cst.IfExp:
             self._ev(e.test)
             return _join_values(self._ev(e.body), self._ev(e.orelse))
-        if isinstance(e, cst.BooleanOperation):
+        if t is cst.BooleanOperation:
             return _join_values(self._ev(e.left), self._ev(e.right))
-        if isinstance(e, cst.NamedExpr):
+        if t is cst.NamedExpr:
             value = self._ev(e.value)
             self._bind(e.target, value)
             return value
-        if isinstance(e, cst.Lambda):
+        if t is cst.Lambda:
             return opaque_value(e)
-        if isinstance(e, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        if t in _COMPREHENSIONS:
             parents = self._ev_children(e)
             return computed_value(e, state, parents, False)
         self._ev_children(e)
@@ -932,9 +935,10 @@ class Analyzer:
     def _ev_children(self, node: cst.CSTNode) -> List[Value]:
         out = []
         for child in iter_children(node):
-            if isinstance(child, cst.Lambda):
+            t = type(child)
+            if t is cst.Lambda:
                 continue
-            if isinstance(child, cst.BaseExpression):
+            if is_subclass(t, cst.BaseExpression):
                 out.append(self._ev(child))
             else:
                 out.extend(self._ev_children(child))

@@ -11,15 +11,20 @@ import libcst as cst
 _SKIPPED = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after",
             "header", "footer", "newline", "colon", "equal", "dot", "operator", "asynchronous")
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
-_NODE_TYPES: Dict[type, bool] = {}
+_SUBCLASSES: Dict[Tuple[type, type], bool] = {}
+
+
+def is_subclass(t: type, base: type) -> bool:
+    """``issubclass(t, base)``, cached: LibCST's node classes are ABCs, whose checks
+    are slow (so is ``isinstance`` against them)."""
+    r = _SUBCLASSES.get((t, base))
+    if r is None:
+        r = _SUBCLASSES[t, base] = issubclass(t, base)
+    return r
 
 
 def _is_node(t: type) -> bool:
-    """``issubclass(t, CSTNode)``, cached: CSTNode is an ABC and its checks are slow."""
-    r = _NODE_TYPES.get(t)
-    if r is None:
-        r = _NODE_TYPES[t] = issubclass(t, cst.CSTNode)
-    return r
+    return is_subclass(t, cst.CSTNode)
 
 
 def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
