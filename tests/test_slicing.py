@@ -272,8 +272,9 @@ def _sources_to_index():
 
 
 def test_one_walk_finds_what_ast_walk_finds():
-    """The plan's own walk (``_index``, which skips names, operators and contexts) finds
-    every node of the types it looks for, on every fixture and on scopelint itself."""
+    """The plan's own walks (``_index``, which skips names, operators and contexts, and
+    ``_imports``, statements only) find every node of the types they look for, on every
+    fixture and on scopelint itself."""
     for path in _sources_to_index():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         found = slicing._index(tree.body)
@@ -281,6 +282,37 @@ def test_one_walk_finds_what_ast_walk_finds():
             expected = {id(n) for n in ast.walk(tree) if type(n) is t}
             assert {id(n) for n in found[t]} == expected, (path, t.__name__)
             assert len(found[t]) == len(expected)
+        imports = {id(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
+        assert {id(n) for n in slicing._imports(tree.body)} == imports, path
+
+
+def test_imports_in_every_kind_of_block_are_found():
+    src = textwrap.dedent(
+        """\
+        try:
+            import a
+        except ImportError:
+            import b
+        else:
+            import c
+        finally:
+            import d
+        match x:
+            case 1:
+                import e
+        class K:
+            def m(self):
+                with ctx:
+                    for i in y:
+                        while z:
+                            if q:
+                                import f
+                            else:
+                                from g import h
+        """
+    )
+    names = sorted(alias.name for node in slicing._imports(ast.parse(src).body) for alias in node.names)
+    assert names == ["a", "b", "c", "d", "e", "f", "h"]
 
 
 def test_parsing_skips_node_validation_and_leaves_it_on_for_everything_else():

@@ -89,40 +89,41 @@ _CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS
 _API = frozenset().union(*_SCOPE_NAMES.values()) | _CALLED
 _KEYWORDS = frozenset({"requires_grad", "grad_req"})  # requires_grad=True, grad_req="add"
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_DEF = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)")
-# Words that make a unit worth walking (a superset: strings and comments count too).
-_CANDIDATE_WORDS = _API | _KEYWORDS | {"grad"}
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _SELF_ATTR = re.compile(r"\b(?:self|cls)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-def _names_anchor(nodes: Iterable[ast.AST], imported_api: Set[str], scope_names: frozenset) -> bool:
-    """Some rule needs what these nodes do."""
+def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Set[str], scope_names: frozenset,
+                  inference_functions: Sequence[str]) -> Set[int]:
+    """The lines where something starts that some rule needs (``found``: ``_index``)."""
     loss = F.LOSS_NAME.search
-    for node in nodes:
-        t = type(node)
-        if t is ast.Attribute:
-            if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
-                return True
-        elif t is ast.Name:
-            if node.id in imported_api:
-                return True
-        elif t is ast.keyword:
-            if node.arg in _KEYWORDS:
-                return True
-        elif t is ast.Call:
-            f = node.func
-            name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
-            if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
-                return True
-    return False
+    lines = set()
+    for node in found[ast.Attribute]:
+        if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
+            lines.add(node.lineno)
+    for node in found[ast.Name]:
+        if node.id in imported_api:
+            lines.add(node.lineno)
+    for node in found[ast.keyword]:
+        if node.arg in _KEYWORDS:
+            lines.add(node.lineno)
+    for node in found[ast.Call]:
+        f = node.func
+        name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
+        if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
+            lines.add(node.lineno)
+    for t in _FUNCS:  # an inference-named function (SL103)
+        for node in found[t]:
+            if any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions):
+                lines.add(node.lineno)
+    return lines
 
 
 # --- units -----------------------------------------------------------------------------
 class _Unit:
-    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "text", "words", "_found")
+    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "text", "words")
 
     def __init__(self, index: int, kind: str, nodes: List[ast.AST], first: int, last: int,
                  cls: Optional[int] = None, name: Optional[str] = None):
@@ -134,15 +135,6 @@ class _Unit:
         self.name = name
         self.text = ""
         self.words: Set[str] = set()
-        self._found: Optional[Dict[type, List[ast.AST]]] = None
-
-    def found(self, *types: type) -> List[ast.AST]:
-        """Its nodes of these types (of ``_INDEXED``), from one walk of the unit."""
-        if self._found is None:
-            self._found = _index(self.nodes)
-        if len(types) == 1:
-            return self._found.get(types[0], [])
-        return [node for t in types for node in self._found.get(t, ())]
 
 
 def _start(node: ast.AST) -> int:
@@ -270,6 +262,26 @@ def _bound_names(node: ast.AST) -> Iterable[str]:
         yield node.rest
 
 
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _imports(body: List[ast.stmt]) -> List[ast.AST]:
+    """The import statements in any scope (statements only: much less to walk)."""
+    out: List[ast.AST] = []
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        t = type(node)
+        if t in _IMPORTS:
+            out.append(node)
+            continue
+        for name in _BODIES:
+            block = getattr(node, name, None)
+            if block:
+                todo.extend(block)
+    return out
+
+
 # --- whole-file facts ---------------------------------------------------------------------
 def _frameworks(imports: Iterable[ast.AST]) -> Set[str]:
     """The frameworks that ``names.Names`` finds imported in any scope."""
@@ -332,19 +344,37 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
             return None
     lines = _LINE.findall(source)  # as ast and LibCST count lines (not str.splitlines)
     total = len(lines)
+
+    # Imports (any scope: the frameworks), then what anchors the analysis: most files
+    # that pass the text gate stop here.
+    imports = _imports(tree.body)
+    frameworks = frozenset(_frameworks(imports))
+    if not frameworks:
+        return Plan(None, Whole(frameworks), 0, total)
+    found = _index(tree.body)
+    imported_api = {
+        alias.asname or alias.name.split(".", 1)[0]
+        for node in imports for alias in node.names if _last(alias.name) in _API
+    }
+    scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
+    anchor_lines = _anchor_lines(found, imported_api, scope_names, inference_functions)
+    if not anchor_lines:
+        return Plan(None, Whole(frameworks), 0, total)
+
     units = _units(tree, lines)
     n = len(units)
+    owner = [0] * (total + 2)  # the innermost unit of each line (a class's methods are in it)
+    for u in units:
+        owner[u.first:u.last + 1] = [u.index] * (u.last - u.first + 1)
+    anchors = {owner[line] for line in anchor_lines}
 
-    # Imports (any scope: the frameworks; module scope: names that must resolve alike).
-    imports: List[ast.AST] = []
+    # Module scope: names that must resolve alike, what binds them, what may stop the walk.
     module_imported: Set[str] = set()
     defines: Dict[str, List[int]] = defaultdict(list)  # def/class names at module scope
     binds: Dict[str, List[int]] = defaultdict(list)  # other module-scope names -> stmt units
     methods: Dict[str, List[int]] = defaultdict(list)
     always: Set[int] = set()
     for u in units:
-        if "import" in u.words:
-            imports.extend(u.found(*_IMPORTS))
         if u.kind in ("def", "class"):
             defines[u.name].append(u.index)
         elif u.kind == "method":
@@ -359,27 +389,9 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
                     always.add(u.index)  # may stop the module's walk
                 for name in _bound_names(node):
                     (defines if t in _FUNCS or t is ast.ClassDef else binds)[name].append(u.index)
-    frameworks = frozenset(_frameworks(imports))
-    if not frameworks:
-        return Plan(None, Whole(frameworks), 0, total)
     for name in module_imported:  # a name both imported and bound resolves to nothing
         always.update(binds.get(name, ()))
         always.update(defines.get(name, ()))
-
-    imported_api = {
-        alias.asname or alias.name.split(".", 1)[0]
-        for node in imports for alias in node.names if _last(alias.name) in _API
-    }
-    scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
-    all_words = set().union(*(u.words for u in units))
-    worth = (_CANDIDATE_WORDS | imported_api | {w for w in all_words if F.LOSS_NAME.search(w)}) & all_words
-    anchors = [
-        u.index for u in units
-        if ("def" in u.words and any(fnmatch.fnmatchcase(name, p) for name in _DEF.findall(u.text) for p in inference_functions))
-        or (not worth.isdisjoint(u.words) and _names_anchor(u.found(ast.Attribute, ast.Name, ast.keyword, ast.Call), imported_api, scope_names))
-    ]
-    if not anchors:
-        return Plan(None, Whole(frameworks), 0, total)
 
     needs = _needs(units, defines, binds, methods, lines)
     # Imports and the like stay for what they bind, not for what they call: whatever
@@ -387,12 +399,10 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     kept = _closure(anchors, needs) | always
 
     # How the kept functions are referenced, counted wherever their names occur.
-    fnames = {node.name for i in kept for node in units[i].found(*_FUNCS)}
+    fnames = {node.name for t in _FUNCS for node in found[t] if owner[node.lineno] in kept}
     counts = (Counter(), Counter(), Counter(), Counter())
     if fnames:
-        for u in units:
-            if not fnames.isdisjoint(u.words):
-                _count(u.found(ast.Name, ast.Attribute, ast.Call), fnames, counts)
+        _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
     whole = Whole(frameworks, *(dict(c) for c in counts))
     starts = tuple(u.first for u in units if u.kind != "method")
     if len(kept) == n:
