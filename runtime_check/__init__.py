@@ -13,3 +13,7 @@ subprocess), ``_child`` (the instrumentation inside it), ``oracle`` (verdicts),
 Importing this package never imports torch or mxnet: only the child processes do.
 Nothing is imported here, so the rules can load ``counterfactuals`` cheaply.
 """
+
+# What ``check --verify`` offers (here, so that building the CLI's parser imports nothing).
+DEVICES = ("cpu", "cuda", "all")
+DEFAULT_TIMEOUT = 60.0

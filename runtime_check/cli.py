@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import List
 
-from scopelint.runtime_check.verify import DEFAULT_TIMEOUT, DEVICES, verify
+from scopelint.runtime_check import DEFAULT_TIMEOUT, DEVICES
 
 
 def add_arguments(subparsers, check: argparse.ArgumentParser) -> None:
@@ -33,6 +33,7 @@ def run(args, results: List) -> None:
     if not getattr(args, "verify", False):
         return
     from scopelint.config import ConfigError
+    from scopelint.runtime_check.verify import verify
 
     if args.verify_timeout <= 0:
         raise ConfigError("--verify-timeout must be positive")

@@ -15,11 +15,9 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.fix import apply_edits
-from scopelint.runtime_check import harness
+from scopelint.runtime_check import DEFAULT_TIMEOUT, harness
 from scopelint.runtime_check.oracle import INCONCLUSIVE, compare, original_decides
 
-DEVICES = ("cpu", "cuda", "all")
-DEFAULT_TIMEOUT = 60.0
 
 
 @dataclass

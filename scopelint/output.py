@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Iterable, List, Optional, TextIO
+from typing import List, Optional, TextIO
 
 from scopelint.finding import Finding
 from scopelint.rules import ALL_RULES

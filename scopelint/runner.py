@@ -8,16 +8,16 @@ import os
 import re
 import threading
 import warnings
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from scopelint import notebook
 from scopelint.engine import LintResult, Settings, lint_source, skip_file
 from scopelint.files import Source, decode, read_source
 from scopelint.finding import SYNTAX_ERROR, Finding, syntax_finding
+
+if TYPE_CHECKING:  # imported when used: process pools and notebooks cost ~25 ms to import
+    from scopelint import notebook
 
 # LibCST's native parser recurses on the C stack and overflows it (a segfault that
 # kills the whole run) on deeply nested input; parsing on a thread with a large stack
@@ -144,6 +144,8 @@ def lint_code(code: str, filename: str, settings: Settings) -> LintResult:
 def lint_text(text: str, filename: str, settings: Settings, is_notebook: bool) -> Tuple[LintResult, Optional["notebook.Notebook"]]:
     if not is_notebook:
         return lint_code(text, filename, settings), None
+    from scopelint import notebook
+
     try:
         nb = notebook.load(text)
     except (ValueError, RecursionError) as exc:
@@ -256,6 +258,9 @@ def _batch_gc() -> None:
 
 def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileResult]]], bool]:
     """Each chunk's results, or None where the pool broke before it was done."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     out: List[Optional[List[FileResult]]] = [None] * len(chunks)
     with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(_CACHE,)) as pool:
         futures = [pool.submit(_check_many, chunk) for chunk in chunks]

@@ -421,3 +421,17 @@ def test_a_batch_in_this_process_collects_each_files_cycles_and_restores_the_col
     runner.check_paths(tasks, jobs=1)
     assert len(left) == 2 and left[1]() is None
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_checking_one_file_imports_neither_the_verifier_nor_process_pools_nor_notebooks(tmp_path):
+    """The editor path pays only for what it uses (each of these costs ms to import)."""
+    path = tmp_path / "t.py"
+    path.write_text(TORCH_BAD)
+    probe = (
+        "import sys; from scopelint.cli import main; "
+        "rc = main(['check', '--no-cache', '--jobs', '1', '--output-format', 'concise', sys.argv[1]]); "
+        "heavy = ['scopelint.runtime_check.verify', 'concurrent.futures.process', 'scopelint.notebook']; "
+        "print('LOADED', rc, [m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120)
+    assert "LOADED 1 []" in out.stdout, out.stdout + out.stderr
