@@ -148,6 +148,89 @@ def measure(cmd: List[str], cwd: Path, stdin: Optional[Path] = None, sample: boo
     return Run(wall, ru.ru_utime + ru.ru_stime, max(peak[0], ru.ru_maxrss * 1024), proc.returncode, data)
 
 
+class _Lsp:
+    """A minimal LSP client over stdio (JSON-RPC with Content-Length framing)."""
+
+    def __init__(self, cmd: List[str], cwd: Path):
+        self.proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+
+    def send(self, method: str, params: dict, id: Optional[int] = None) -> None:
+        msg = {"jsonrpc": "2.0", "method": method, "params": params}
+        if id is not None:
+            msg["id"] = id
+        body = json.dumps(msg).encode()
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict:
+        length = None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("the language server exited")
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        return json.loads(self.proc.stdout.read(length))
+
+    def wait_for(self, match) -> dict:
+        while True:
+            msg = self.receive()
+            if match(msg):
+                return msg
+
+    def cpu(self) -> float:
+        with open(f"/proc/{self.proc.pid}/stat") as fh:
+            fields = fh.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+
+def lsp_relint(sl: List[str], work: Path, path: Path, runs: int) -> List[Run]:
+    """``scopelint lsp``: open ``path``, then per run change it (a new comment line) and
+    save it, timing the wait for that version's diagnostics (save lints at once; a change
+    alone waits for the server's debounce, a pause in typing)."""
+    lsp = _Lsp(sl + ["lsp"], work)
+    try:
+        lsp.send("initialize", {"processId": os.getpid(), "rootUri": work.as_uri(), "capabilities": {}}, id=1)
+        lsp.wait_for(lambda m: m.get("id") == 1)
+        lsp.send("initialized", {})
+        uri, text = path.resolve().as_uri(), path.read_text(encoding="utf-8")
+
+        def published(version):
+            return lambda m: (m.get("method") == "textDocument/publishDiagnostics"
+                              and m["params"]["uri"] == uri and m["params"].get("version") == version)
+
+        lsp.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        lsp.wait_for(published(1))
+        out = []
+        for i in range(runs):
+            version = i + 2
+            cpu, t0 = lsp.cpu(), time.perf_counter()
+            lsp.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                "contentChanges": [{"text": text + f"\n# edit {i}\n"}]})
+            lsp.send("textDocument/didSave", {"textDocument": {"uri": uri}})
+            msg = lsp.wait_for(published(version))
+            out.append(Run(time.perf_counter() - t0, lsp.cpu() - cpu, lsp.rss(), 0, json.dumps(msg).encode()))
+        lsp.send("shutdown", None, id=2)
+        lsp.wait_for(lambda m: m.get("id") == 2)
+        lsp.send("exit", None)
+        lsp.proc.wait(timeout=30)
+        return out
+    finally:
+        if lsp.proc.poll() is None:
+            lsp.proc.kill()
+
+
 def summarise(runs: List[Run]) -> dict:
     return {
         "wall_s": statistics.median(r.wall for r in runs),
@@ -376,6 +459,11 @@ def main() -> int:
                   for _ in range(args.editor_runs)]
             t["tools"]["editor: one file via stdin"] = dict(summarise(ed), files=1, lines=edit.read_bytes().count(b"\n"),
                                                             file=str(edit.relative_to(work)))
+            # the same file in the language server: re-lint after each edit (no process start)
+            lr = lsp_relint(sl, work, edit, args.editor_runs)
+            t["tools"]["editor: LSP re-lint after an edit"] = dict(summarise(lr), files=1,
+                                                                  lines=edit.read_bytes().count(b"\n"),
+                                                                  file=str(edit.relative_to(work)))
 
             # equivalence: cache on/off, --jobs 1 vs N, gate on/off
             base = findings(cold[0].out)
