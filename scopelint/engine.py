@@ -27,8 +27,25 @@ _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
 # Cheap text gates, before any parsing: a file that names neither framework, or none
 # of the words some rule needs (every rule needs one of these, or an inference-named
-# function for SL103), cannot produce a finding.
+# function for SL103), cannot produce a finding; nor can one that imports neither (the
+# analysis knows a framework only by an absolute import of it: relative imports inside
+# a framework's own package do not count). An import statement starts a line or follows
+# ``;`` or ``:``; one continued with a backslash may name the framework on a later line.
 _MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
+_IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f]*(?:from|import)\b")  # in a line, before the name
+_CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
+
+
+def imports_framework(source: str) -> bool:
+    """Whether some line may import a framework (a superset: strings count too)."""
+    if _CONTINUED_LINE.search(source):
+        return True
+    for m in _MENTIONS_FRAMEWORK.finditer(source):
+        at = m.start()
+        line_start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
+        if _IMPORT_BEFORE.search(source[line_start:at]):
+            return True
+    return False
 _RULE_WORDS = (
     r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|\brecord\b|\bpause\b|"
     r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
@@ -45,7 +62,11 @@ def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
 def might_fire(source: str, settings: "Settings") -> bool:
     if not _MENTIONS_FRAMEWORK.search(source):
         return False
-    return not settings.gate or _rule_trigger(tuple(settings.inference_functions)).search(source) is not None
+    if not settings.gate:
+        return True
+    if not imports_framework(source):
+        return False
+    return _rule_trigger(tuple(settings.inference_functions)).search(source) is not None
 
 
 @dataclass(frozen=True)
@@ -179,9 +200,14 @@ def lint_source(source: str, filename: str, settings: Settings = Settings(), tre
     """Lint trusted text. For text from users or editors, call ``runner.lint_code``,
     which guards against input too deep for LibCST and reports CPython's syntax errors.
     ``tree``: ``ast.parse(source)`` when the caller has it already."""
-    result = LintResult()
     if skip_file(source) or not might_fire(source, settings):
-        return result
+        return LintResult()
+    return lint_fired(source, filename, settings, tree)
+
+
+def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
+    """``lint_source`` for text that passed its text gate (``might_fire``)."""
+    result = LintResult()
     plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file

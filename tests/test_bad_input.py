@@ -314,14 +314,14 @@ def test_internal_error_in_one_rule_is_reported_and_the_run_goes_on(proj, monkey
 
 def test_internal_error_outside_the_rules(proj, monkeypatch, capsys):
     write(proj, {"other.py": MX_BAD})
-    real = scopelint.runner.lint_source
+    real = scopelint.runner.lint_fired
 
     def flaky(source, filename, settings, *rest):
         if filename.endswith("other.py"):
             raise RuntimeError("simulated engine bug")
         return real(source, filename, settings, *rest)
 
-    monkeypatch.setattr(scopelint.runner, "lint_source", flaky)
+    monkeypatch.setattr(scopelint.runner, "lint_fired", flaky)
     rc, out, err = check(proj, monkeypatch, capsys)
     assert SIBLING in found(out)
     assert "other.py" in err and "simulated engine bug" in err and "Traceback" not in err

@@ -3,6 +3,8 @@ ones yield nothing. The corpus itself must hold enough of each per rule."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fixtures_util import FIXTURES, all_fixtures, expected_findings, is_bad
@@ -56,3 +58,60 @@ def test_text_gate_does_not_change_findings():
         assert with_gate == without, path
     assert not might_fire("import torch\nx = torch.ones(3)\nprint(x.sum())\n", on)
     assert might_fire("import torch\ndef predict_all(m, x):\n    return m(x)\n", on)
+
+
+IMPORT_FORMS = [
+    "import torch\n",
+    "import os, torch.nn as nn\n",
+    "import os as o,mxnet\n",
+    "from torch import nn\n",
+    "from  mxnet.gluon import nn\n",
+    "x = 1; import torch\n",
+    "if True: from torch import no_grad\n",
+    "try:import mxnet\nexcept ImportError: pass\n",
+    "def f():\n\timport torch\n",
+    "class A:\n    from torch import nn\n",
+    "\fimport torch\n",
+    "x = 1\rimport torch\r",
+    "x = 1\r\nimport torch\r\n",
+    "import os, \\\n    torch\n",
+    "from \\\n    torch import nn\n",
+    "from torch import (\n    nn,\n)\n",
+]
+
+
+@pytest.mark.parametrize("form", IMPORT_FORMS)
+def test_the_text_gate_sees_every_form_of_a_framework_import(form):
+    """A file is skipped unread only when it has no absolute import of a framework:
+    the text check must let every way of writing one through."""
+    import ast
+
+    from scopelint.core.slicing import _frameworks, _imports
+    from scopelint.engine import Settings, might_fire
+
+    code = form + "loss.backward()\n"
+    assert _frameworks(_imports(ast.parse(code).body)), "the sample imports a framework"
+    assert might_fire(code, Settings())
+
+
+def test_the_text_gate_skips_a_framework_package_s_own_relative_imports():
+    from scopelint.engine import Settings, might_fire
+
+    internal = '"""Parameters of mxnet blocks."""\nfrom .. import autograd\nfrom .parameter import Parameter\n\n\ndef f(x):\n    with autograd.record():\n        return x\n'
+    assert not might_fire(internal, Settings())
+    assert might_fire(internal.replace("from .. import autograd", "from mxnet import autograd"), Settings())
+
+
+def test_the_text_gate_agrees_with_the_parser_on_every_fixture_and_our_own_code():
+    """Wherever ``ast`` finds a framework import, the text check finds one too."""
+    import ast
+
+    import scopelint
+    from scopelint.core.slicing import _frameworks, _imports
+    from scopelint.engine import imports_framework
+
+    own = sorted(Path(scopelint.__file__).parent.rglob("*.py"))
+    for path in FIXTURE_FILES + own:
+        text = path.read_text(encoding="utf-8")
+        if _frameworks(_imports(ast.parse(text).body)):
+            assert imports_framework(text), path
