@@ -34,6 +34,17 @@ _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
 _MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
 _IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f]*(?:from|import)\b")  # in a line, before the name
 _CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
+_RULE_WORDS = (
+    r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|\brecord\b|\bpause\b|"
+    r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
+    r"parameters\(|\.eval\(|\.train\(|zero_grad|loss|criterion"
+)
+
+
+@functools.lru_cache(maxsize=32)
+def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
+    names = "|".join(re.escape(p).replace(r"\*", r"\w*").replace(r"\?", r"\w") for p in inference_functions)
+    return re.compile(_RULE_WORDS + (rf"|def\s+(?:{names})\s*\(" if names else ""))
 
 
 def imports_framework(source: str) -> bool:
@@ -46,17 +57,6 @@ def imports_framework(source: str) -> bool:
         if _IMPORT_BEFORE.search(source[line_start:at]):
             return True
     return False
-_RULE_WORDS = (
-    r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|\brecord\b|\bpause\b|"
-    r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
-    r"parameters\(|\.eval\(|\.train\(|zero_grad|loss|criterion"
-)
-
-
-@functools.lru_cache(maxsize=32)
-def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
-    names = "|".join(re.escape(p).replace(r"\*", r"\w*").replace(r"\?", r"\w") for p in inference_functions)
-    return re.compile(_RULE_WORDS + (rf"|def\s+(?:{names})\s*\(" if names else ""))
 
 
 def might_fire(source: str, settings: "Settings") -> bool:
@@ -158,6 +158,8 @@ def _unvalidated():
 
 def _no_validation(self) -> None:
     pass
+
+
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 
@@ -199,7 +201,8 @@ def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module
 def lint_source(source: str, filename: str, settings: Settings = Settings(), tree: Optional[ast.Module] = None) -> LintResult:
     """Lint trusted text. For text from users or editors, call ``runner.lint_code``,
     which guards against input too deep for LibCST and reports CPython's syntax errors.
-    ``tree``: ``ast.parse(source)`` when the caller has it already."""
+    ``tree``: ``ast.parse(source)`` when the caller has it already. The text gate, then
+    ``lint_fired``."""
     if skip_file(source) or not might_fire(source, settings):
         return LintResult()
     return lint_fired(source, filename, settings, tree)

@@ -346,6 +346,8 @@ def _same_shape(old: Dict[str, Value], new: Dict[str, Value]) -> Optional[Dict[i
 
 _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString})
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"

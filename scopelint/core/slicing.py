@@ -176,7 +176,7 @@ def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
         yield from ast.walk(n)
 
 
-# The node types the plan looks at; each unit is walked once for all of them.
+# The node types the plan looks at; the tree is walked once for all of them.
 _INDEXED = frozenset({ast.Name, ast.Attribute, ast.Call, ast.keyword, *_FUNCS, *_IMPORTS})
 # Fields that never hold a node with one of those under it (names, operators, contexts).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "kind", "type_comment",
@@ -320,10 +320,10 @@ def _count(nodes: Iterable[ast.AST], names: Optional[Set[str]], out: Tuple[Count
 
 def whole_of(tree: ast.Module) -> Whole:
     """``Whole`` of a file analysed in full."""
+    found = _index(tree.body)
     counts = (Counter(), Counter(), Counter(), Counter())
-    _count(ast.walk(tree), None, counts)
-    imports = [n for n in ast.walk(tree) if type(n) in _IMPORTS]
-    return Whole(frozenset(_frameworks(imports)), *(dict(c) for c in counts))
+    _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), None, counts)
+    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in counts))
 
 
 def whole_of_source(code: str) -> Optional[Whole]:
