@@ -270,9 +270,15 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
     from concurrent.futures.process import BrokenProcessPool
 
     out: List[Optional[List[FileResult]]] = [None] * len(chunks)
+    broken = False
     with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(_CACHE,)) as pool:
-        futures = [pool.submit(_check_many, chunk) for chunk in chunks]
-        broken = False
+        futures = []
+        for chunk in chunks:
+            try:
+                futures.append(pool.submit(_check_many, chunk))
+            except BrokenProcessPool:  # a worker died before every chunk was handed out
+                broken = True
+                break
         for i, fut in enumerate(futures):
             try:
                 out[i] = fut.result()

@@ -356,3 +356,35 @@ def test_form_feed_and_line_separator_do_not_shift_the_shown_line(proj, monkeypa
     rc, out, err = run(["check", "ff.py"], proj, monkeypatch, capsys)
     assert "ff.py:4:6: SL107" in out
     assert "4 | with torch.no_grad:" in out
+
+
+def test_a_pool_that_breaks_while_chunks_are_handed_out_loses_no_file_and_runs_none_here(proj, monkeypatch, capsys):
+    """A worker may die before every chunk is submitted (submit then raises): the rest
+    is retried in worker processes, never in this one (a crash here would end the run)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    write(proj, {f"f{i}.py": MX_BAD for i in range(40)})
+    real_submit = ProcessPoolExecutor.submit
+    submitted = []
+
+    def breaking_submit(self, fn, *args, **kwargs):
+        submitted.append(1)
+        if len(submitted) == 3:  # the first pool breaks on its third chunk
+            raise BrokenProcessPool("a worker died")
+        return real_submit(self, fn, *args, **kwargs)
+
+    here = os.getpid()
+    real_check = scopelint.runner._check_path
+
+    def checked(task):
+        assert os.getpid() != here, "a file was checked in the main process"
+        return real_check(task)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "submit", breaking_submit)
+    monkeypatch.setattr(scopelint.runner, "_check_path", checked)
+    rc, out, err = run(["check", "--output-format", "concise", "--jobs", "2"], proj, monkeypatch, capsys)
+    assert SIBLING in found(out)
+    assert len([f for f in found(out) if f[3] == "SL104"]) == 40
+    assert "internal error" not in err
+    assert rc == 1
