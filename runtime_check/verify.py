@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import sys
 import threading
 import time
@@ -224,7 +223,3 @@ def _isatty(stream) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-def default_jobs() -> int:
-    return max(1, os.cpu_count() or 1)

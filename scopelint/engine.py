@@ -160,9 +160,6 @@ def _no_validation(self) -> None:
     pass
 
 
-_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
-
-
 def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module"]:
     """One module made of the parses of consecutive pieces of ``source``, each cut where
     a module-level statement starts; its code is ``source``. None when the pieces do not
@@ -171,7 +168,7 @@ def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module
 
     if "\r" in source:
         return None  # keep line counting trivial: "\n" only
-    lines = _LINES.findall(source)
+    lines = slicing.split_lines(source)
     cuts = [1]
     for line in starts:
         if line - cuts[-1] >= CHUNK_LINES:

@@ -157,9 +157,6 @@ class Facts:
     def call_of(self, node: Optional[cst.CSTNode]) -> Optional[CallFact]:
         return self._call_by_node.get(id(node)) if node is not None else None
 
-    def backwards_in(self, func: Optional[FunctionInfo]) -> List[BackwardFact]:
-        return [b for b in self.backwards if b.func is func]
-
     def calls_in(self, func: Optional[FunctionInfo]) -> List[CallFact]:
         return [c for c in self.calls if c.func is func]
 

@@ -333,6 +333,12 @@ def whole_of_source(code: str) -> Optional[Whole]:
         return None
 
 
+def split_lines(text: str) -> List[str]:
+    """Lines with their endings, counted as ``ast`` and LibCST count them (``\\r\\n``,
+    ``\\r`` and ``\\n`` end a line; ``str.splitlines`` splits on more)."""
+    return _LINE.findall(text)
+
+
 # --- the plan -------------------------------------------------------------------------------
 def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Module] = None) -> Optional[Plan]:
     """What to parse. None when ``ast`` cannot parse the file: parse all of it.
@@ -342,7 +348,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-    lines = _LINE.findall(source)  # as ast and LibCST count lines (not str.splitlines)
+    lines = split_lines(source)
     total = len(lines)
 
     # Imports (any scope: the frameworks), then what anchors the analysis: most files
