@@ -21,7 +21,8 @@ from scopelint.rules import ALL_RULES
 if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     import libcst as cst
 
-    from scopelint.rule import Report, Rule
+    from scopelint import positions
+    from scopelint.rule import NodeFix, Report, Rule
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
@@ -83,6 +84,7 @@ class Settings:
 class LintResult:
     findings: List[Finding] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # internal failures, one line each
+    needs_whole: bool = False  # a fix made from a slice may differ from the whole file's
 
 
 def skip_file(source: str) -> bool:
@@ -215,28 +217,39 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     if error is not None:
         result.findings.append(error)
         return result
-    result = lint_module(module, source, filename, settings, result, plan.whole if plan is not None else None)
-    one_parse = plan is None or (not plan.sliced and plan.source.count("\n") <= 2 * CHUNK_LINES)
-    if not one_parse and any(f.fix is not None for f in result.findings):
-        # Fixes are code made by the parsed module: make them from one parse of the file.
+    # One parse of the whole text, or a slice of it / pieces (whose fixes are checked).
+    exact = plan is None or (not plan.sliced and plan.source.count("\n") <= 2 * CHUNK_LINES)
+    parsed = _Parsed(module, plan.source if plan is not None else source, exact)
+    result = lint_module(parsed, source, filename, settings, result, plan.whole if plan is not None else None)
+    if result.needs_whole:
+        # A fix that reaches beyond what the plan kept: make it from one parse of the file.
         return lint_source(source, filename, replace(settings, gate=False))
     return result
 
 
+@dataclass
+class _Parsed:
+    """A parse of ``text``: the file, or a plan's slice of it (same lines and columns)."""
+
+    module: "cst.Module"
+    text: str
+    exact: bool  # one parse of the whole file
+
+
 def lint_module(
-    module: "cst.Module",
+    parsed: _Parsed,
     source: str,
     filename: str,
     settings: Settings,
     result: Optional[LintResult] = None,
     whole: Optional[slicing.Whole] = None,
 ) -> LintResult:
-    """``module``: the parse of ``source``, or of a plan's slice of it (then ``whole``)."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
+    """``parsed``: the parse of ``source``, or of a plan's slice of it (then ``whole``)."""
+    from scopelint import positions
     from scopelint.core.flow import Analyzer
     from scopelint.rule import RuleContext
 
+    module = parsed.module
     result = result or LintResult()
     try:
         facts = Analyzer(module, whole=whole).run()
@@ -260,33 +273,91 @@ def lint_module(
             result.errors.append(f"{filename}: internal error in rule {code}: {type(exc).__name__}: {exc}")
     if not reports:
         return result
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
+    ranges = positions.ranges(module, nodes)
     lines = source.splitlines()
     severity = dict(settings.severity)
     seen = set()
+    fixed = []
     for rule, report in reports:
-        finding = _to_finding(rule, report, module, positions, filename, severity)
+        finding = _to_finding(rule, report, module, parsed.text, ranges, filename, severity)
         key = (finding.code, finding.start)
         if key in seen or suppressed(finding, lines):
             continue
         seen.add(key)
         result.findings.append(finding)
+        if finding.fix is not None:
+            fixed.append((report.fix, finding.fix))
+    result.needs_whole = bool(fixed) and not parsed.exact and not _fixes_hold(fixed, module, parsed.text, source)
     return result
 
 
-def _range(node: "cst.CSTNode", positions: Dict) -> Tuple[Tuple[int, int], Tuple[int, int]]:
-    pos = positions[node]
-    return (pos.start.line, pos.start.column + 1), (pos.end.line, pos.end.column + 1)
+def _columns(r: "positions.Range") -> Tuple[Tuple[int, int], Tuple[int, int]]:
+    (l1, c1), (l2, c2) = r
+    return (l1, c1 + 1), (l2, c2 + 1)
 
 
-def _to_finding(rule, report: "Report", module, positions, filename: str, severity: Dict[str, str]) -> Finding:
-    start, end = _range(report.node, positions)
+def _fixes_hold(fixes: Sequence[Tuple["NodeFix", Fix]], module: "cst.Module", parsed: str, source: str) -> bool:
+    """Whether the fixes made from a slice (or pieces) of the file are those the whole
+    file gives: every replaced range reads the same in both texts, and replacements
+    whose code depends on the module's default indentation (LibCST takes it from the
+    first indented block, which the slice may have dropped) get the whole file's."""
+    sliced, whole = slicing.split_lines(parsed), slicing.split_lines(source)
+    other = module.with_changes(default_indent="\t \t" if module.default_indent != "\t \t" else "  \t")
+    indented = False
+    for fix, made in fixes:
+        for edit in made.edits:
+            (first, _), (last, _) = edit.start, edit.end
+            if sliced[first - 1:last] != whole[first - 1:last]:
+                return False
+        indented = indented or any(module.code_for_node(r) != other.code_for_node(r) for _, r in fix.pairs())
+    return not indented or module.default_indent == _default_indent(source)
+
+
+def _default_indent(source: str) -> Optional[str]:
+    """The indentation LibCST takes as the module's default: the first INDENT token's
+    (the lines before it are not indented), four spaces when there is none."""
+    import io
+    import tokenize
+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.INDENT:
+                return token.string
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return " " * 4
+
+
+def _module_edit(old: str, new: str) -> Edit:
+    """A fix that rewrites the module, as one edit of the lines that change."""
+    a, b = slicing.split_lines(old), slicing.split_lines(new)
+    same = min(len(a), len(b))
+    head = 0
+    while head < same and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < same - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    if tail or old.endswith(("\n", "\r")):
+        end = (len(a) - tail + 1, 1)
+    else:  # up to the end of a last line without a newline
+        end = (len(a), len(a[-1]) + 1) if a else (1, 1)
+    return Edit("".join(b[head:len(b) - tail]), (head + 1, 1), end)
+
+
+def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "positions.Range"], filename: str,
+                severity: Dict[str, str]) -> Finding:
+    start, end = _columns(ranges[id(report.node)])
     fix = None
     if report.fix is not None:
         f = report.fix
         edits = []
         for node, replacement in f.pairs():
-            fstart, fend = _range(node, positions)
+            if node is module:
+                edits.append(_module_edit(text, module.code_for_node(replacement)))
+                continue
+            fstart, fend = _columns(ranges[id(node)])
             edits.append(Edit(module.code_for_node(replacement), fstart, fend))
         fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start)))
     return Finding(
