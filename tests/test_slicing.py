@@ -92,6 +92,24 @@ def test_no_anchor_means_nothing_to_parse():
     assert _plan("import torch\n\ndef f(x):\n    x.backward()\n").source is not None
 
 
+@pytest.mark.parametrize("line, anchors", [
+    ("w = torch.zeros(3, requires_grad=True)", True),
+    ("w = torch.zeros(3, requires_grad=1)", True),
+    ("w = torch.zeros(3, requires_grad=flag)", False),  # not a leaf the analysis knows
+    ("w = torch.zeros(3, requires_grad=False)", False),
+    ("net.initialize(grad_req='add')", True),
+    ("net.initialize(grad_req='write')", False),
+    ("net.collect_params().setattr('grad_req', 'add')", True),
+    ("setattr(obj, 'grad_req', 'add')", False),  # the builtin: SL202 reads the method
+    ("setattr(module, name, value)", False),
+    ("p.grad.zero_()", True),
+    ("buffer.zero_()", False),  # zeroes a tensor, not a gradient
+])
+def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anchors):
+    plan = _plan(f"import torch\n\n\ndef f(net, obj, module, name, value, flag, p, buffer):\n    {line}\n")
+    assert (plan.source is not None) == anchors
+
+
 def test_a_method_keeps_its_class_and_a_pass_replaces_dropped_methods():
     src = textwrap.dedent(
         """\

@@ -54,6 +54,7 @@ class Whole:
     name_calls: Dict[str, int] = field(default_factory=dict)
     attr_refs: Dict[str, int] = field(default_factory=dict)
     self_calls: Dict[str, int] = field(default_factory=dict)
+    walrus: bool = True  # the file may hold an assignment expression (``:=``)
 
 
 @dataclass(frozen=True)
@@ -83,12 +84,15 @@ _SCOPE_NAMES = {
     fw: frozenset(_last(q) for q in (*F.SCOPES, *F.SETTERS) if F.framework_of(q) == fw) for fw in F.FRAMEWORKS
 }
 # ... and calls of these methods and functions (``loss.backward()``, ``model.eval()``,
-# ``autograd.grad(...)``, ``nn.Parameter(...)``, ``model.parameters()``).
+# ``autograd.grad(...)``, ``nn.Parameter(...)``, ``model.parameters()``) ...
 _CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES)} | {
-    "backward", "zero_grad", "zero_", "eval", "train", "parameters", "named_parameters", "setattr",
+    "backward", "zero_grad", "eval", "train", "parameters", "named_parameters",
 }
 _API = frozenset().union(*_SCOPE_NAMES.values()) | _CALLED
-_KEYWORDS = frozenset({"requires_grad", "grad_req"})  # requires_grad=True, grad_req="add"
+# ... and, exactly as the analysis and the rules read them: ``requires_grad=True`` (a
+# leaf: ``flow.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
+# (SL202's ``_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
+_KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _SELF_ATTR = re.compile(r"\b(?:self|cls)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
@@ -108,18 +112,26 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Set[str], scop
         if node.id in imported_api:
             lines.add(node.lineno)
     for node in found[ast.keyword]:
-        if node.arg in _KEYWORDS:
+        if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
             lines.add(node.lineno)
     for node in found[ast.Call]:
         f = node.func
         name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
         if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
             lines.add(node.lineno)
+        elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":
+            lines.add(node.lineno)
+        elif name == "setattr" and type(f) is ast.Attribute and node.args and _constant_in(node.args[0], ("grad_req",)):
+            lines.add(node.lineno)
     for t in _FUNCS:  # an inference-named function (SL103)
         for node in found[t]:
             if any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions):
                 lines.add(node.lineno)
     return lines
+
+
+def _constant_in(node: ast.AST, values: tuple) -> bool:
+    return type(node) is ast.Constant and any(node.value == v for v in values)
 
 
 # --- units -----------------------------------------------------------------------------
@@ -178,7 +190,7 @@ def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
 
 
 # The node types the plan looks at; the tree is walked once for all of them.
-_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Call, ast.keyword, *_FUNCS, *_IMPORTS})
+_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Call, ast.keyword, ast.NamedExpr, *_FUNCS, *_IMPORTS})
 # Fields that never hold a node with one of those under it (names, operators, contexts).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "kind", "type_comment",
                           "type_ignores", "level", "module", "conversion", "is_async", "simple"})
@@ -324,7 +336,7 @@ def whole_of(tree: ast.Module) -> Whole:
     found = _index(tree.body)
     counts = (Counter(), Counter(), Counter(), Counter())
     _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), None, counts)
-    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in counts))
+    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in counts), walrus=bool(found[ast.NamedExpr]))
 
 
 def whole_of_source(code: str) -> Optional[Whole]:
@@ -412,7 +424,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     counts = (Counter(), Counter(), Counter(), Counter())
     if fnames:
         _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
-    whole = Whole(frameworks, *(dict(c) for c in counts))
+    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=bool(found[ast.NamedExpr]))
     starts = tuple(u.first for u in units if u.kind != "method")
     if len(kept) == n:
         return Plan(source, whole, total, total, starts)
