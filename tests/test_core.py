@@ -304,3 +304,81 @@ def test_linting_a_file_leaves_no_reference_cycles():
         gc.set_debug(0)
         gc.garbage.clear()
         gc.enable()
+
+
+_BINDING_SAMPLE = textwrap.dedent(
+    """\
+    import torch as T, mxnet.autograd
+    from torch import no_grad as ng
+    from . import sibling
+    from os import *
+    a, (b, *c) = d = 1
+    e: int = 2
+    f: int
+    g += 1
+    global h
+    for i, j in []:
+        with open(x) as k, ctx() as (l, m):
+            pass
+    else:
+        try:
+            import json
+        except (ValueError, TypeError) as n:
+            o = 1
+        else:
+            p = 2
+        finally:
+            q = 3
+    while False:
+        if r := 0:
+            pass
+        elif s:
+            t = 1
+        else:
+            u = [v for v in w if (y := v)]
+    match z:
+        case [aa, *bb]:
+            cc = 1
+    if 1: dd = 1; ee = 2
+    def ff(gg, *hh, ii=1, **jj):
+        kk = lambda ll: (mm := ll)
+    class nn_(oo):
+        pp = 1
+    async def qq():
+        async for rr in ss():
+            async with tt() as uu:
+                vv = 1
+    """
+)
+
+
+def _binding_sources():
+    from pathlib import Path
+
+    import scopelint
+    from fixtures_util import all_fixtures
+
+    return [_BINDING_SAMPLE.replace("(mm := ll)", "ll").replace("r := 0", "r").replace("(y := v)", "v"),
+            *(p.read_text(encoding="utf-8") for p in all_fixtures()),
+            *(p.read_text(encoding="utf-8") for p in sorted(Path(scopelint.__file__).parent.rglob("*.py")))]
+
+
+def test_bindings_from_statements_alone_are_those_of_the_full_walk():
+    """Without ``:=`` in the code, collecting a scope's bindings from its statements
+    alone finds what walking every node finds, in every scope."""
+    from scopelint.core.syntax import walk
+
+    for source in _binding_sources():
+        if ":=" in source:
+            continue
+        module = cst.parse_module(source)
+        full, fast = Names(module), Names(module, walrus=False)
+        for node in walk(module):
+            if isinstance(node, (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                a, b = full.scope_of(node, None), fast.scope_of(node, None)
+                assert (a.bound, a.imports, a.globals) == (b.bound, b.imports, b.globals), type(node).__name__
+    module = cst.parse_module(_BINDING_SAMPLE)  # with ``:=``: the analysis walks every node
+    root = Names(module, walrus=Analyzer(module).whole.walrus).root
+    assert {"r", "a", "b", "c", "d", "g", "i", "k", "l", "n", "o", "p", "q", "t", "u", "ff", "nn_", "qq", "dd", "ee", "sibling"} <= root.bound
+    assert root.imports == {"T": "torch", "mxnet": "mxnet", "ng": "torch.no_grad", "json": "json"}
+    assert "v" not in root.bound and root.globals == {"h"}

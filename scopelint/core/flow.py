@@ -374,8 +374,8 @@ class Analyzer:
         """``whole``: facts of the whole file when ``module`` is a slice of it
         (``slicing.plan``); computed from ``module`` otherwise."""
         self.module = module
-        self.names = names or Names(module)
         self.whole = whole if whole is not None else whole_of_source(module.code)
+        self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus)
         if self.whole is not None:
             self.names.frameworks.update(self.whole.frameworks)
         self.functions: List[FunctionInfo] = []

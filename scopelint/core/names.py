@@ -8,7 +8,7 @@ binding that merely shares a name (``record = ...``, a parameter called ``pause`
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Optional, Set, Union
+from typing import Dict, Iterable, List, Optional, Set, Union
 
 import libcst as cst
 
@@ -86,8 +86,10 @@ _BINDERS = frozenset({
 })
 
 
-def _collect_bindings(scope: Scope, root: ScopeNode) -> None:
-    """A scope's bindings, without entering nested scopes (their names are bindings)."""
+def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True) -> None:
+    """A scope's bindings, without entering nested scopes (their names are bindings).
+    ``walrus``: the code may hold an assignment expression (``:=``), the one binder
+    that can sit inside any expression; without one only statements are walked."""
     if isinstance(root, cst.FunctionDef):
         params = root.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -97,55 +99,95 @@ def _collect_bindings(scope: Scope, root: ScopeNode) -> None:
                 scope.bound.add(p.name.value)
     # Decorators, defaults and bases belong to the enclosing scope: only the body is ours.
     body = root.body if isinstance(root, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) else root
-    bound, imports = scope.bound, scope.imports
-    for node in walk(body, lambda n: is_nested_scope(n) or type(n) is cst.CompFor):
-        t = type(node)
-        if t not in _BINDERS:
+    nodes = walk(body, lambda n: is_nested_scope(n) or type(n) is cst.CompFor) if walrus else _statement_walk(body)
+    for node in nodes:
+        if type(node) in _BINDERS:
+            _bind(scope, node)
+
+
+# Where the binders other than ``:=`` can be: statement bodies, assignment targets,
+# ``with`` items and ``except`` clauses.
+_BLOCK_FIELDS = {
+    cst.Module: ("body",), cst.IndentedBlock: ("body",), cst.SimpleStatementSuite: ("body",),
+    cst.SimpleStatementLine: ("body",), cst.Assign: ("targets",), cst.With: ("items", "body"),
+    cst.If: ("body", "orelse"), cst.While: ("body", "orelse"), cst.For: ("body", "orelse"),
+    cst.Try: ("body", "handlers", "orelse", "finalbody"), cst.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    cst.ExceptHandler: ("body",), cst.ExceptStarHandler: ("body",), cst.Else: ("body",), cst.Finally: ("body",),
+    cst.Match: ("cases",), cst.MatchCase: ("body",),
+}
+
+
+def _statement_walk(body) -> Iterable[cst.CSTNode]:
+    """What ``walk`` would yield of ``_BINDERS`` other than ``NamedExpr``, in the same
+    order (later bindings win); nested functions and classes yielded, not entered."""
+    todo = [body]
+    pop, extend = todo.pop, todo.extend
+    fields_of = _BLOCK_FIELDS
+    while todo:
+        node = pop()
+        yield node
+        fields = fields_of.get(type(node))
+        if fields is None:
             continue
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            bound.add(node.name.value)
-        elif isinstance(node, cst.Import):
-            for alias in node.names:
-                full = _import_name(alias.name)
-                if alias.asname is not None:
-                    imports[alias.asname.name.value] = full  # type: ignore[union-attr]
-                else:
-                    root_name = full.split(".", 1)[0]
-                    imports[root_name] = root_name
-        elif isinstance(node, cst.ImportFrom):
-            if isinstance(node.names, cst.ImportStar):
-                continue
-            for alias in node.names:
-                name = _import_name(alias.name)
-                local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
-                if node.relative or node.module is None:
-                    bound.add(local)
-                else:
-                    imports[local] = f"{_import_name(node.module)}.{name}"
-        elif isinstance(node, cst.Global):
-            scope.globals.update(n.name.value for n in node.names)
-        elif isinstance(node, cst.AssignTarget):
+        children: List[cst.CSTNode] = []
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) in (list, tuple):
+                children.extend(value)
+            elif value is not None:
+                children.append(value)
+        children.reverse()
+        extend(children)
+
+
+def _bind(scope: Scope, node: cst.CSTNode) -> None:
+    bound, imports = scope.bound, scope.imports
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        bound.add(node.name.value)
+    elif isinstance(node, cst.Import):
+        for alias in node.names:
+            full = _import_name(alias.name)
+            if alias.asname is not None:
+                imports[alias.asname.name.value] = full  # type: ignore[union-attr]
+            else:
+                root_name = full.split(".", 1)[0]
+                imports[root_name] = root_name
+    elif isinstance(node, cst.ImportFrom):
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = _import_name(alias.name)
+            local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+            if node.relative or node.module is None:
+                bound.add(local)
+            else:
+                imports[local] = f"{_import_name(node.module)}.{name}"
+    elif isinstance(node, cst.Global):
+        scope.globals.update(n.name.value for n in node.names)
+    elif isinstance(node, cst.AssignTarget):
+        bound.update(_target_names(node.target))
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        if not isinstance(node, cst.AnnAssign) or node.value is not None:
             bound.update(_target_names(node.target))
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            if not isinstance(node, cst.AnnAssign) or node.value is not None:
-                bound.update(_target_names(node.target))
-        elif isinstance(node, cst.For):
-            bound.update(_target_names(node.target))
-        elif isinstance(node, cst.WithItem):
-            if node.asname is not None:
-                bound.update(_target_names(node.asname.name))
-        elif isinstance(node, cst.ExceptHandler):
-            if node.name is not None:
-                bound.update(_target_names(node.name.name))
-        elif isinstance(node, cst.NamedExpr):
-            bound.update(_target_names(node.target))
+    elif isinstance(node, cst.For):
+        bound.update(_target_names(node.target))
+    elif isinstance(node, cst.WithItem):
+        if node.asname is not None:
+            bound.update(_target_names(node.asname.name))
+    elif isinstance(node, cst.ExceptHandler):
+        if node.name is not None:
+            bound.update(_target_names(node.name.name))
+    elif isinstance(node, cst.NamedExpr):
+        bound.update(_target_names(node.target))
 
 
 class Names:
     """Resolves expressions to canonical framework names, scope by scope."""
 
-    def __init__(self, module: cst.Module):
+    def __init__(self, module: cst.Module, walrus: bool = True):
+        """``walrus``: False when the code holds no ``:=`` (cheaper to collect)."""
         self.module = module
+        self.walrus = walrus
         self._scopes: Dict[int, Scope] = {}
         self.root = self.scope_of(module, None)
         # A name both imported and bound otherwise is ambiguous: ``bound`` wins in
@@ -161,7 +203,7 @@ class Names:
         scope = self._scopes.get(key)
         if scope is None:
             scope = Scope(node, parent)
-            _collect_bindings(scope, node)
+            _collect_bindings(scope, node, self.walrus)
             self._scopes[key] = scope
             for q in scope.imports.values():
                 fw = framework_of(q)
