@@ -181,9 +181,45 @@ def test_callers_are_kept_because_they_give_the_entry_state():
     assert _findings(src, ON) == _findings(src, OFF)
 
 
+def test_a_function_that_escapes_does_not_need_its_callers():
+    """Referenced other than by a call (a callback, a table), a function's entry state
+    and parameters are unknown whatever its call sites: they are not kept for it."""
+    src = textwrap.dedent(
+        """\
+        import torch
+
+        def helper(x):
+            with torch.no_grad():
+                return x * 2
+
+        HANDLERS = [helper]
+
+        def unrelated_caller(y):
+            return helper(y) + 1
+
+        class Table:
+            def forward(self, x):
+                with torch.no_grad():
+                    return x
+
+            def unrelated_method(self, x):
+                return self.forward(x)
+        """
+    )
+    plan = _plan(src)
+    assert _kept(plan, src, "                return x * 2") and _kept(plan, src, "                    return x")
+    for gone in ("        HANDLERS = [helper]", "        def unrelated_caller(y):", "            def unrelated_method(self, x):"):
+        assert not _kept(plan, src, gone), gone
+    assert _findings(src, ON) == _findings(src, OFF)
+    # Called only directly, the same function needs its callers again.
+    called = src.replace("HANDLERS = [helper]", "HANDLERS = [helper(1)]")
+    assert _kept(_plan(called), called, "        def unrelated_caller(y):")
+
+
 def _unrelated_code(text: str) -> str:
     """Code that names every function and method of ``text`` without calling it (so they
-    escape in the whole file) and code that has nothing to do with it."""
+    escape in the whole file, and need none of their callers) and code that has nothing
+    to do with it."""
     tree = ast.parse(text)
     methods = sorted({n.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in c.body
                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))})

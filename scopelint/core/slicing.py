@@ -13,9 +13,10 @@ closure of the anchors under "needs":
 - a unit needs the functions and classes its code names (callees, model classes, base
   classes); what only a decorator calls is not needed (its value is dropped);
 - a function needs every unit that names it (its call sites give its entry state and
-  its parameters); a class needs the classes derived from it (overrides);
-- a method needs its class header, the methods it calls as ``self.m``/``cls.m`` and the
-  units that call it so;
+  its parameters), unless it escapes (``flow.Analyzer._find_escapes``: then both are
+  unknown whatever its call sites); a class needs the classes derived from it;
+- a method needs its class header, the methods it calls as ``self.m``/``cls.m`` and,
+  unless it escapes, the units that call it so;
 - the module walk: a unit needs the module-level statements and class bodies that
   change a name it reads at module level (decorators included), and those need the
   module-level statements and class bodies that read it after them;
@@ -414,14 +415,18 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         always.update(binds.get(name, ()))
         always.update(defines.get(name, ()))
 
-    needs = _needs(units, defines, binds, methods, lines)
+    counts = (Counter(), Counter(), Counter(), Counter())
+    fnames = {u.name for u in units if u.kind in ("def", "method")}
+    if fnames:
+        _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
+    escaped = _escaped(units, *counts)
+    needs = _needs(units, defines, binds, methods, lines, escaped)
     # Imports and the like stay for what they bind, not for what they call: whatever
     # depends on them is in the closure already.
     kept = _closure(anchors, needs) | always
 
     # How the kept functions are referenced, counted wherever their names occur.
-    fnames = {node.name for t in _FUNCS for node in found[t] if owner[node.lineno] in kept}
-    counts = (Counter(), Counter(), Counter(), Counter())
+    fnames = {node.name for t in _FUNCS for node in found[t] if owner[node.lineno] in kept} - fnames
     if fnames:
         _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
     whole = Whole(frameworks, *(dict(c) for c in counts), walrus=bool(found[ast.NamedExpr]))
@@ -466,8 +471,23 @@ def _blank(lines: List[str], units: List[_Unit], kept: Set[int]) -> Tuple[str, i
     return "".join(out), kept_lines
 
 
+def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_refs: Counter,
+             self_calls: Counter) -> Set[int]:
+    """The module-level functions and methods that ``flow.Analyzer._find_escapes`` will
+    find referenced other than by a direct call (by the same counts): their entry state
+    and parameters are unknown whatever their call sites, so they do not need them."""
+    out = set()
+    for u in units:
+        if u.kind == "def" and name_refs[u.name] > name_calls[u.name]:
+            out.add(u.index)
+        elif u.kind == "method" and (u.name.startswith("__") or u.name == "forward"
+                                     or attr_refs[u.name] > self_calls[u.name]):
+            out.add(u.index)
+    return out
+
+
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
-           methods: Dict[str, List[int]], lines: List[str]) -> List[Set[int]]:
+           methods: Dict[str, List[int]], lines: List[str], escaped: Set[int]) -> List[Set[int]]:
     """For each unit, the units it needs when it is kept (see the module docstring)."""
     n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
@@ -500,7 +520,7 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             for j in defines.get(word, ()):
                 if word in body:
                     needs[i].add(j)
-                if units[j].kind != "class":
+                if units[j].kind != "class" and j not in escaped:
                     needs[j].add(i)
         for word in reads[i]:  # the module walk: what binds a name, before or after
             for j in binders.get(word, ()):
@@ -511,7 +531,8 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             for m in set(_SELF_ATTR.findall(u.text)):
                 for j in methods.get(m, ()):
                     needs[i].add(j)
-                    needs[j].add(i)
+                    if j not in escaped:
+                        needs[j].add(i)
     for u in units:
         if u.kind == "class":  # a class needs the classes derived from it (overrides)
             cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]
