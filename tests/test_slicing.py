@@ -110,6 +110,26 @@ def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anc
     assert (plan.source is not None) == anchors
 
 
+@pytest.mark.parametrize("body, anchors", [
+    ("return len(x) + helper(x)", False),  # calls nothing that can hold a model
+    ("return model(x)", True),  # named as a model
+    ("return self.encoder(x)", True),
+    ("return self(x)", True),
+    ("return net.forward(x)", True),
+    ("return self.helper(x)", False),
+    ("return fn(x)", True),  # a parameter: its callers may pass a model
+    ("m = build()\n    return m(x)", True),  # a name the walk binds
+    ("self.h = build()\n    return self.h(x)", True),
+    ("out = []\n    for f in fs:\n        out.append(f(x))\n    return out", True),
+])
+def test_an_inference_named_function_anchors_when_it_may_call_a_model(body, anchors):
+    src = f"import torch\n\n\ndef generate_code(self, x, fn, fs):\n    {body}\n"
+    assert (_plan(src).source is not None) == anchors
+    # Where some name is put in eval mode, any callee may be a model in eval mode.
+    moded = src + "\n\ndef other(m):\n    m.eval()\n"
+    assert _kept(_plan(moded), moded, "def generate_code(self, x, fn, fs):")
+
+
 def test_a_method_keeps_its_class_and_a_pass_replaces_dropped_methods():
     src = textwrap.dedent(
         """\

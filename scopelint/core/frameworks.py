@@ -130,6 +130,13 @@ DEFAULT_INFERENCE_FUNCTIONS = (
 )
 # Callees whose name says they compute a loss (the last component of the name).
 LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
+# Names that can hold a model (``model(x)``, ``self.encoder(x)``: roles.is_model_call).
+MODEL_NAME = re.compile(
+    r"(^|_)(model|net|network|module|encoder|decoder|classifier|backbone|generator|"
+    r"discriminator|policy|critic|actor|transformer|resnet|bert|gpt|unet|vae|lm|rnn|lstm|gru)s?\d*$|"
+    r"^(g|d|netg|netd|gen|disc|clf)$",
+    re.IGNORECASE,
+)
 
 
 # Constructors whose result is a model (a callable holding parameters).

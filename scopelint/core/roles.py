@@ -20,13 +20,6 @@ from scopelint.core.names import dotted
 if TYPE_CHECKING:  # flow imports this module
     from scopelint.core.flow import CallFact
 
-_MODEL_WORDS = re.compile(
-    r"(^|_)(model|net|network|module|encoder|decoder|classifier|backbone|generator|"
-    r"discriminator|policy|critic|actor|transformer|resnet|bert|gpt|unet|vae|lm|rnn|lstm|gru)s?\d*$|"
-    r"^(g|d|netg|netd|gen|disc|clf)$",
-    re.IGNORECASE,
-)
-
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
 
@@ -49,7 +42,7 @@ def is_model_call(call: "CallFact") -> bool:
     # ``writer.generator(...)`` or ``gm.modules()`` are methods, not forward passes.
     parts = callee.split(".")
     if len(parts) == 1 or (len(parts) == 2 and parts[0] == "self"):
-        return bool(_MODEL_WORDS.search(parts[-1]))
+        return bool(F.MODEL_NAME.search(parts[-1]))
     return False
 
 

@@ -6,9 +6,10 @@ class its header (bases, decorators, body statements that are not methods) and e
 its methods. A unit is an *anchor* when it does something the analysis reacts to (a
 backward call, a grad-mode scope or switch, ``zero_grad()``, ``eval()``/``train()``, a
 leaf made with ``requires_grad=True``/``Parameter()``/``parameters()``, ``p.grad =
-None``, a loss call, an inference-named function). A finding needs an anchor, and the
-analysis of a unit depends on others only through names, so the kept units are the
-closure of the anchors under "needs":
+None``, a loss call, an inference-named function that may call a model), in the form
+the analysis reads it (``requires_grad=True``, not ``requires_grad=flag``). A finding
+needs an anchor, and the analysis of a unit depends on others only through names, so
+the kept units are the closure of the anchors under "needs":
 
 - a unit needs the functions and classes its code names (callees, model classes, base
   classes); what only a decorator calls is not needed (its value is dropped);
@@ -115,20 +116,69 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Set[str], scop
     for node in found[ast.keyword]:
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
             lines.add(node.lineno)
+    sets_mode = False  # some ``x.eval()``/``x.train(...)``: names in eval mode are models
     for node in found[ast.Call]:
         f = node.func
         name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
         if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
             lines.add(node.lineno)
+            sets_mode = sets_mode or (type(f) is ast.Attribute and name in ("eval", "train"))
         elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":
             lines.add(node.lineno)
         elif name == "setattr" and type(f) is ast.Attribute and node.args and _constant_in(node.args[0], ("grad_req",)):
             lines.add(node.lineno)
-    for t in _FUNCS:  # an inference-named function (SL103)
+    for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
-            if any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions):
+            if any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions) and (
+                sets_mode or _may_call_a_model(node)
+            ):
                 lines.add(node.lineno)
     return lines
+
+
+_KEEPS_RECEIVER = frozenset({"append", "extend", "insert", *F.MAKE_LEAF_METHODS})  # flow binds x in x.m()
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _may_call_a_model(fdef: ast.AST) -> bool:
+    """Whether ``roles.is_model_call`` may hold for a call in ``fdef`` in a file where no
+    name is put in eval mode: the callee reads as a model (``model(x)``,
+    ``self.encoder(x)``, ``self(x)``, ``net.forward(x)``) or is a name the function's
+    walk may bind to a value (a parameter, an assignment target, a receiver the flow
+    rebinds), which may hold a model. A superset: nested functions count too."""
+    a = fdef.args
+    names = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+    callees = []
+    for node in ast.walk(fdef):
+        t = type(node)
+        if t is ast.Call:
+            callees.append(_dotted(node.func))
+            if type(node.func) is ast.Attribute and node.func.attr in _KEEPS_RECEIVER:
+                names.add(_dotted(node.func.value))
+        elif (t is ast.Name or t is ast.Attribute) and type(node.ctx) is not ast.Load:
+            names.add(_dotted(node))
+    for callee in callees:
+        if callee is None:
+            continue
+        if callee in names:
+            return True
+        if callee.endswith((".forward", ".hybrid_forward")):
+            callee = callee.rsplit(".", 1)[0]
+        parts = callee.split(".")
+        if callee == "self" or ((len(parts) == 1 or (len(parts) == 2 and parts[0] == "self"))
+                                and F.MODEL_NAME.search(parts[-1])):
+            return True
+    return False
 
 
 def _constant_in(node: ast.AST, values: tuple) -> bool:
