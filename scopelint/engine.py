@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 from scopelint.core import slicing
-from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, LOSS_NAME
 from scopelint.finding import Edit, Finding, Fix, syntax_finding
 from scopelint.rules import ALL_RULES
 
@@ -38,8 +38,11 @@ _CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
 _RULE_WORDS = (
     r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|\brecord\b|\bpause\b|"
     r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
-    r"parameters\(|\.eval\(|\.train\(|zero_grad|loss|criterion"
+    r"parameters[\s\\]*\(|\.[\s\\]*(?:eval|train)[\s\\]*\(|zero_grad|criterion|grad_req|"
+    r"\.[\s\\]*grad[\s\\]*(?:[=,:)\]]|\.[\s\\]*zero_)"  # p.grad = None, p.grad.zero_()
 )
+# A loss call, as ``roles.is_loss_call`` reads a callee's name (any case: ``MSELoss``).
+_LOSS_WORDS = re.compile(LOSS_NAME.pattern.replace("crit$", r"crit\b"), re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=32)
@@ -67,7 +70,9 @@ def might_fire(source: str, settings: "Settings") -> bool:
         return True
     if not imports_framework(source):
         return False
-    return _rule_trigger(tuple(settings.inference_functions)).search(source) is not None
+    return _rule_trigger(tuple(settings.inference_functions)).search(source) is not None or (
+        _LOSS_WORDS.search(source) is not None
+    )
 
 
 @dataclass(frozen=True)

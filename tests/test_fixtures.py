@@ -115,3 +115,48 @@ def test_the_text_gate_agrees_with_the_parser_on_every_fixture_and_our_own_code(
         text = path.read_text(encoding="utf-8")
         if _frameworks(_imports(ast.parse(text).body)):
             assert imports_framework(text), path
+
+
+def _anchor_forms():
+    from scopelint.core import frameworks as F
+    from scopelint.core import slicing
+
+    functions = {q.rsplit(".", 1)[-1]: q for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES) if q.startswith("torch.")}
+    # (a function as the analysis knows it: by its import, ``torch.autograd.grad``)
+    forms = [f"{functions.get(name, 'x')}.{name}()" if name not in functions else f"{functions[name]}(a)"
+             for name in sorted(slicing._CALLED)]
+    forms += [f"{'torch' if fw == F.TORCH else 'mxnet.autograd'}.{name}" for fw, names in slicing._SCOPE_NAMES.items()
+              for name in sorted(names)]
+    forms += ["torch.zeros(3, requires_grad=True)", "net.initialize(grad_req='add')", "p.grad.zero_()",
+              "p.grad = None", "x . eval ()", "model.parameters ()", "def predict(model, x):\n    return model(x)"]
+    # Loss calls, as roles.is_loss_call reads a name (any case, any part of it).
+    forms += [f"y = F.{name}(a, b)" for name in ("cross_entropy", "nll_loss", "MSELoss", "l1_loss", "BCEWithLogits",
+                                                  "kl_div", "hinge_embedding", "HuberLoss", "ctc_loss", "crit", "criterion")]
+    return forms
+
+
+@pytest.mark.parametrize("form", _anchor_forms())
+def test_whatever_the_plan_anchors_on_passes_the_text_gate(form):
+    """The text gate is a superset of the plan's anchors: a file the plan would keep
+    something of is never skipped unread."""
+    from scopelint.core import slicing
+    from scopelint.engine import Settings, might_fire
+
+    code = f"import torch, mxnet\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef f(x, net, p, model, a, b):\n    {form}\n" \
+        if not form.startswith("def ") else f"import torch\n\n\n{form}\n"
+    assert slicing.plan(code, Settings().inference_functions).source is not None, "an anchor"
+    assert might_fire(code, Settings())
+
+
+def test_a_loss_not_spelled_loss_is_accumulated_alike_with_the_gate_on_and_off():
+    from dataclasses import replace
+
+    from scopelint.engine import Settings
+
+    code = (
+        "import torch\nimport torch.nn.functional as F\n\nmodel = torch.nn.Linear(3, 2)\ntotal = 0\n"
+        "for i in range(3):\n    x = torch.randn(4, 3)\n    y = torch.randint(0, 2, (4,))\n"
+        "    total += F.cross_entropy(model(x), y)\n"
+    )
+    on = [f.code for f in lint_source(code, "t.py", Settings()).findings]
+    assert on == [f.code for f in lint_source(code, "t.py", replace(Settings(), gate=False)).findings] == ["SL201"]
