@@ -35,20 +35,37 @@ _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
 _MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
 _IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f]*(?:from|import)\b")  # in a line, before the name
 _CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
+# Written without word boundaries (``\b`` makes Python's matcher several times slower
+# here); ``record``/``pause`` need them and are looked for apart (``_SHORT_WORDS``).
 _RULE_WORDS = (
-    r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|\brecord\b|\bpause\b|"
+    r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|"
     r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
     r"parameters[\s\\]*\(|\.[\s\\]*(?:eval|train)[\s\\]*\(|zero_grad|criterion|grad_req|"
     r"\.[\s\\]*grad[\s\\]*(?:[=,:)\]]|\.[\s\\]*zero_)"  # p.grad = None, p.grad.zero_()
 )
-# A loss call, as ``roles.is_loss_call`` reads a callee's name (any case: ``MSELoss``).
-_LOSS_WORDS = re.compile(LOSS_NAME.pattern.replace("crit$", r"crit\b"), re.IGNORECASE)
+_SHORT_WORDS = re.compile(r"(?:record|pause)(?![A-Za-z0-9_])")
+# A loss call, as ``roles.is_loss_call`` reads a callee's name (any case: ``MSELoss``):
+# the parts of ``LOSS_NAME``, looked for in the lower-cased text (much faster than a
+# case-insensitive pattern).
+_LOSS_PARTS = tuple(part.rstrip("$") for part in LOSS_NAME.pattern.split("|"))
+assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), LOSS_NAME.pattern
 
 
 @functools.lru_cache(maxsize=32)
 def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
     names = "|".join(re.escape(p).replace(r"\*", r"\w*").replace(r"\?", r"\w") for p in inference_functions)
     return re.compile(_RULE_WORDS + (rf"|def\s+(?:{names})\s*\(" if names else ""))
+
+
+def _names_a_rule_word(source: str, inference_functions: Tuple[str, ...]) -> bool:
+    if _rule_trigger(inference_functions).search(source) is not None:
+        return True
+    for m in _SHORT_WORDS.finditer(source):
+        at = m.start()
+        if at == 0 or not (source[at - 1].isalnum() or source[at - 1] == "_"):
+            return True
+    lowered = source.lower()
+    return any(part in lowered for part in _LOSS_PARTS)
 
 
 def imports_framework(source: str) -> bool:
@@ -70,9 +87,7 @@ def might_fire(source: str, settings: "Settings") -> bool:
         return True
     if not imports_framework(source):
         return False
-    return _rule_trigger(tuple(settings.inference_functions)).search(source) is not None or (
-        _LOSS_WORDS.search(source) is not None
-    )
+    return _names_a_rule_word(source, tuple(settings.inference_functions))
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,10 @@ def test_text_gate_does_not_change_findings():
         assert with_gate == without, path
     assert not might_fire("import torch\nx = torch.ones(3)\nprint(x.sum())\n", on)
     assert might_fire("import torch\ndef predict_all(m, x):\n    return m(x)\n", on)
+    # ``record`` and ``pause`` as whole words only
+    assert not might_fire("import mxnet\nx.recorded = x.pauses\n", on)
+    assert might_fire("import mxnet\nwith mx.autograd.record():\n    pass\n", on)
+    assert might_fire("import mxnet as mx\npause()", on)
 
 
 IMPORT_FORMS = [
