@@ -110,6 +110,18 @@ def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anc
     assert (plan.source is not None) == anchors
 
 
+@pytest.mark.parametrize("line, anchors", [
+    ("return G(y, x)", True),  # autograd.grad, imported under another name, called
+    ("return isinstance(x, Parameter)", False),  # named, not called: not a leaf
+    ("return P(x)", True),
+    ("return ng", True),  # a grad-mode scope counts in any use
+])
+def test_imported_api_names_anchor_as_the_analysis_reads_them(line, anchors):
+    src = ("import torch\nfrom torch.autograd import grad as G\nfrom torch.nn import Parameter, Parameter as P\n"
+           f"from torch import no_grad as ng\n\n\ndef f(x, y):\n    {line}\n")
+    assert (_plan(src).source is not None) == anchors
+
+
 @pytest.mark.parametrize("body, anchors", [
     ("return len(x) + helper(x)", False),  # calls nothing that can hold a model
     ("return model(x)", True),  # named as a model

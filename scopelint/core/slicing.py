@@ -102,16 +102,17 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Set[str], scope_names: frozenset,
+def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Dict[str, str], scope_names: frozenset,
                   inference_functions: Sequence[str]) -> Set[int]:
-    """The lines where something starts that some rule needs (``found``: ``_index``)."""
+    """The lines where something starts that some rule needs (``found``: ``_index``;
+    ``imported_api``: local name -> last part of the API imported under it)."""
     loss = F.LOSS_NAME.search
     lines = set()
     for node in found[ast.Attribute]:
         if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
             lines.add(node.lineno)
-    for node in found[ast.Name]:
-        if node.id in imported_api:
+    for node in found[ast.Name]:  # grad-mode scopes in any use (the rest when called)
+        if imported_api.get(node.id) in scope_names:
             lines.add(node.lineno)
     for node in found[ast.keyword]:
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
@@ -120,6 +121,8 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Set[str], scop
     for node in found[ast.Call]:
         f = node.func
         name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
+        if type(f) is ast.Name and name in imported_api:  # ``from torch.autograd import grad as g``
+            name = imported_api[name]
         if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
             lines.add(node.lineno)
             sets_mode = sets_mode or (type(f) is ast.Attribute and name in ("eval", "train"))
@@ -423,7 +426,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         return Plan(None, Whole(frameworks), 0, total)
     found = _index(tree.body)
     imported_api = {
-        alias.asname or alias.name.split(".", 1)[0]
+        alias.asname or alias.name.split(".", 1)[0]: _last(alias.name)
         for node in imports for alias in node.names if _last(alias.name) in _API
     }
     scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
