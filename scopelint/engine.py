@@ -10,6 +10,7 @@ import contextlib
 import functools
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
@@ -33,15 +34,18 @@ _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
 # a framework's own package do not count). An import statement starts a line or follows
 # ``;`` or ``:``; one continued with a backslash may name the framework on a later line.
 _MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
-_IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f]*(?:from|import)\b")  # in a line, before the name
+_IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f\ufeff]*(?:from|import)\b")  # in a line, before the name
 _CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
 # Written without word boundaries (``\b`` makes Python's matcher several times slower
 # here); ``record``/``pause`` need them and are looked for apart (``_SHORT_WORDS``).
+# What may stand between two tokens: space, continuations, comments (a comment runs to
+# its line's end: one way only to match a line of many ``#``).
+_GAP = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))*"
 _RULE_WORDS = (
     r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|"
     r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
-    r"parameters[\s\\]*\(|\.[\s\\]*(?:eval|train)[\s\\]*\(|zero_grad|criterion|grad_req|"
-    r"\.[\s\\]*grad[\s\\]*(?:[=,:)\]]|\.[\s\\]*zero_)"  # p.grad = None, p.grad.zero_()
+    rf"parameters{_GAP}\(|\.{_GAP}(?:eval|train){_GAP}\(|zero_grad|criterion|grad_req|"
+    rf"\.{_GAP}grad{_GAP}(?:[=,:)\]]|\.{_GAP}zero_)"  # p.grad = None, p.grad.zero_()
 )
 _SHORT_WORDS = re.compile(r"(?:record|pause)(?![A-Za-z0-9_])")
 # A loss call, as ``roles.is_loss_call`` reads a callee's name (any case: ``MSELoss``):
@@ -53,8 +57,21 @@ assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), LOSS_NAME
 
 @functools.lru_cache(maxsize=32)
 def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
-    names = "|".join(re.escape(p).replace(r"\*", r"\w*").replace(r"\?", r"\w") for p in inference_functions)
+    names = "|".join(_fnmatch_words(p) for p in inference_functions)
     return re.compile(_RULE_WORDS + (rf"|def\s+(?:{names})\s*\(" if names else ""))
+
+
+def _fnmatch_words(pattern: str) -> str:
+    """A regular expression for the names an ``fnmatch`` pattern matches, or more."""
+    out = []
+    for part in re.split(r"(\*|\?|\[[^\]]*\]?)", pattern):
+        if part == "*":
+            out.append(r"\w*")
+        elif part == "?" or part.startswith("["):
+            out.append(r"\w")
+        else:
+            out.append(re.escape(part))
+    return "".join(out)
 
 
 def _names_a_rule_word(source: str, inference_functions: Tuple[str, ...]) -> bool:
@@ -81,13 +98,16 @@ def imports_framework(source: str) -> bool:
 
 
 def might_fire(source: str, settings: "Settings") -> bool:
-    if not _MENTIONS_FRAMEWORK.search(source):
+    # The text as written (what LibCST reads) and, when not ASCII, with identifiers as
+    # Python reads them (``ｔｏｒｃｈ`` is ``torch``): a reason in either counts.
+    texts = (source,) if source.isascii() else (source, unicodedata.normalize("NFKC", source))
+    if not any(_MENTIONS_FRAMEWORK.search(text) for text in texts):
         return False
     if not settings.gate:
         return True
-    if not imports_framework(source):
+    if not any(imports_framework(text) for text in texts):
         return False
-    return _names_a_rule_word(source, tuple(settings.inference_functions))
+    return any(_names_a_rule_word(text, tuple(settings.inference_functions)) for text in texts)
 
 
 @dataclass(frozen=True)

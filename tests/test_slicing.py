@@ -457,3 +457,32 @@ def test_parsing_skips_node_validation_and_leaves_it_on_for_everything_else():
         cst.Name("not a name")
     with pytest.raises(cst.CSTValidationError):
         cst.Integer("x")
+
+
+GATE_CASES = sorted((Path(__file__).parent / "data" / "gate_cases").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", GATE_CASES, ids=lambda p: p.stem)
+def test_the_gate_keeps_what_each_case_needs(path):
+    """Programs that once made the gate change findings (a second pair of eyes hunted
+    them): a raise in a class body, a method rebinding a module name, a loss imported
+    under another name, ``self.\\`` continued, non-ASCII and NFKC-normalised names,
+    comments inside a call, a BOM."""
+    text = path.read_text(encoding="utf-8")
+    assert _findings(text, ON) == _findings(text, OFF)
+
+
+def test_user_inference_patterns_with_a_character_class_pass_the_text_gate():
+    text = "import torch\n\n\ndef run_a(model, x):\n    return model(x)\n"
+    on = replace(ON, inference_functions=("run_[ab]*",))
+    found = _findings(text, on)
+    assert found and found == _findings(text, replace(on, gate=False))
+
+
+def test_the_text_gate_is_linear_on_lines_of_many_hashes():
+    """A comment may sit between two tokens of a call (``model.  # c``): the pattern
+    allows one per line, matched one way only (not once per way to split ``#####``)."""
+    code = "import sys, time\nfrom scopelint.engine import Settings, might_fire\n" \
+           "src = 'import torch\\n(x.  ' + '#' * 4000 + '\\n)' * 50\nmight_fire(src, Settings())\nprint('done')\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "done" in out.stdout, out.stderr

@@ -38,6 +38,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -95,24 +96,27 @@ _API = frozenset().union(*_SCOPE_NAMES.values()) | _CALLED
 # leaf: ``flow.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
 # (SL202's ``_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
 _KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Identifiers in text. Outside strings and comments a non-ASCII character can only be
+# part of one; ``ast`` reads identifiers NFKC-normalised, so non-ASCII words are too.
+_WORD = re.compile(r"[A-Za-z_\x80-\U0010ffff][0-9A-Za-z_\x80-\U0010ffff]*")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_SELF_ATTR = re.compile(r"\b(?:self|cls)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Dict[str, str], scope_names: frozenset,
+def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, str], scope_names: frozenset,
                   inference_functions: Sequence[str]) -> Set[int]:
     """The lines where something starts that some rule needs (``found``: ``_index``;
-    ``imported_api``: local name -> last part of the API imported under it)."""
+    ``imported``: local name -> the last part of what it was imported as). A name that
+    is not ASCII anchors whatever it spells: ``ast`` reads it NFKC-normalised, the
+    analysis (LibCST) as written."""
     loss = F.LOSS_NAME.search
     lines = set()
     for node in found[ast.Attribute]:
         if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
             lines.add(node.lineno)
     for node in found[ast.Name]:  # grad-mode scopes in any use (the rest when called)
-        if imported_api.get(node.id) in scope_names:
+        if imported.get(node.id) in scope_names:
             lines.add(node.lineno)
     for node in found[ast.keyword]:
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
@@ -121,9 +125,9 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Dict[str, str]
     for node in found[ast.Call]:
         f = node.func
         name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
-        if type(f) is ast.Name and name in imported_api:  # ``from torch.autograd import grad as g``
-            name = imported_api[name]
-        if name is not None and (name in _CALLED or loss(name)):  # a loss: roles.is_loss_call
+        if type(f) is ast.Name and name in imported:  # ``from torch.autograd import grad as g``
+            name = imported[name]
+        if name is not None and (name in _CALLED or loss(name) or not name.isascii()):  # loss: roles.is_loss_call
             lines.add(node.lineno)
             sets_mode = sets_mode or (type(f) is ast.Attribute and name in ("eval", "train"))
         elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":
@@ -132,7 +136,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported_api: Dict[str, str]
             lines.add(node.lineno)
     for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
-            if any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions) and (
+            if (not node.name.isascii() or any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions)) and (
                 sets_mode or _may_call_a_model(node)
             ):
                 lines.add(node.lineno)
@@ -173,7 +177,7 @@ def _may_call_a_model(fdef: ast.AST) -> bool:
     for callee in callees:
         if callee is None:
             continue
-        if callee in names:
+        if callee in names or not callee.isascii():
             return True
         if callee.endswith((".forward", ".hybrid_forward")):
             callee = callee.rsplit(".", 1)[0]
@@ -234,7 +238,7 @@ def _units(tree: ast.Module, lines: List[str]) -> List[_Unit]:
     for u in units:
         if u.kind != "class":
             u.text = "".join(lines[u.first - 1:u.last])
-        u.words = set(_WORD.findall(u.text))
+        u.words = _words(u.text)
     return units
 
 
@@ -278,8 +282,8 @@ def _index(nodes: Iterable[ast.AST]) -> Dict[type, List[ast.AST]]:
 
 
 def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
-    """The nodes of a module-level statement that run in module scope (not in a body of a
-    function, class or lambda; their decorators, defaults and bases do)."""
+    """The nodes of a module-level statement that the module walk evaluates: not in the
+    body of a function or lambda (their decorators and defaults are), in class bodies."""
     todo = [stmt]
     while todo:
         node = todo.pop()
@@ -289,8 +293,8 @@ def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
             args = node.args
             todo.extend(getattr(node, "decorator_list", ()))
             todo.extend(d for d in (*args.defaults, *args.kw_defaults) if d is not None)
-        elif t is ast.ClassDef:
-            todo.extend((*node.decorator_list, *node.bases, *node.keywords))
+        elif t is ast.ClassDef:  # (the module walk walks a class body, not a function's)
+            todo.extend((*node.decorator_list, *node.bases, *node.keywords, *node.body))
         else:
             todo.extend(ast.iter_child_nodes(node))
 
@@ -425,12 +429,14 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     if not frameworks:
         return Plan(None, Whole(frameworks), 0, total)
     found = _index(tree.body)
-    imported_api = {
-        alias.asname or alias.name.split(".", 1)[0]: _last(alias.name)
-        for node in imports for alias in node.names if _last(alias.name) in _API
+    # local name -> the last part of what it names (``import a.b`` binds ``a``)
+    imported = {
+        alias.asname or alias.name.split(".", 1)[0]: _last(alias.name) if alias.asname or type(node) is ast.ImportFrom
+        else alias.name.split(".", 1)[0]
+        for node in imports for alias in node.names
     }
     scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
-    anchor_lines = _anchor_lines(found, imported_api, scope_names, inference_functions)
+    anchor_lines = _anchor_lines(found, imported, scope_names, inference_functions)
     if not anchor_lines:
         return Plan(None, Whole(frameworks), 0, total)
 
@@ -452,6 +458,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     for u in units:
         if u.kind in ("def", "class"):
             defines[u.name].append(u.index)
+            if u.kind == "class" and any(type(node) is ast.Raise for part in u.nodes for node in _module_scope(part)):
+                always.add(u.index)  # a raise in the class body may stop the module's walk
         elif u.kind == "method":
             methods[u.name].append(u.index)
         else:
@@ -473,7 +481,11 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     if fnames:
         _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
     escaped = _escaped(units, *counts)
-    needs = _needs(units, defines, binds, methods, lines, escaped)
+    self_attrs: Dict[int, Set[str]] = defaultdict(set)
+    for node in found[ast.Attribute]:
+        if type(node.value) is ast.Name and node.value.id in ("self", "cls"):
+            self_attrs[owner[node.lineno]].add(node.attr)
+    needs = _needs(units, defines, binds, methods, lines, escaped, self_attrs)
     # Imports and the like stay for what they bind, not for what they call: whatever
     # depends on them is in the closure already.
     kept = _closure(anchors, needs) | always
@@ -540,12 +552,15 @@ def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_r
 
 
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
-           methods: Dict[str, List[int]], lines: List[str], escaped: Set[int]) -> List[Set[int]]:
-    """For each unit, the units it needs when it is kept (see the module docstring)."""
+           methods: Dict[str, List[int]], lines: List[str], escaped: Set[int],
+           self_attrs: Dict[int, Set[str]]) -> List[Set[int]]:
+    """For each unit, the units it needs when it is kept (see the module docstring).
+    ``self_attrs``: the attributes each unit reads from ``self``/``cls``."""
     n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
-    # Units that change a name's value in the module walk. Functions and classes are bound
-    # to values the analysis knows nothing about, with or without them: not binders.
+    # Units that change a name's value in the module walk. Functions, classes and methods
+    # bind their names to values the analysis knows nothing about, with or without them:
+    # not binders ...
     binders: Dict[str, List[int]] = defaultdict(list, {name: list(js) for name, js in binds.items()})
     reads: Dict[int, Set[str]] = {}  # the words of what runs in the module walk
     for u in units:
@@ -561,6 +576,9 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             reads[u.index] = _decorator_words(u.nodes[0], lines)
         else:
             reads[u.index] = u.words
+    for u in units:  # ... unless they rebind a name something else binds
+        if u.kind in ("def", "class", "method") and u.name in binders:
+            binders[u.name].append(u.index)
     for u in units:
         i = u.index
         if u.kind == "method":
@@ -580,8 +598,8 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
                 needs[i].add(j)
                 if u.kind in ("stmt", "class"):
                     needs[j].add(i)  # what follows a binding at module level sees its value
-        if u.kind != "class" and ("self" in u.words or "cls" in u.words):
-            for m in set(_SELF_ATTR.findall(u.text)):
+        if u.kind != "class":
+            for m in self_attrs.get(i, ()):
                 for j in methods.get(m, ()):
                     needs[i].add(j)
                     if j not in escaped:
@@ -617,11 +635,18 @@ def _closure(start: Iterable[int], needs: List[Set[int]]) -> Set[int]:
 
 
 def _body_words(u: _Unit, lines: List[str]) -> Set[str]:
-    return {w for line in lines[u.nodes[0].lineno - 1:u.last] for w in _WORD.findall(line)}
+    return _words("".join(lines[u.nodes[0].lineno - 1:u.last]))
 
 
 def _decorator_words(fdef: ast.AST, lines: List[str]) -> Set[str]:
-    return {w for d in fdef.decorator_list for line in lines[d.lineno - 1:d.end_lineno] for w in _WORD.findall(line)}
+    return _words("".join(line for d in fdef.decorator_list for line in lines[d.lineno - 1:d.end_lineno]))
+
+
+def _words(text: str) -> Set[str]:
+    words = set(_WORD.findall(text))
+    if not text.isascii():
+        words.update(unicodedata.normalize("NFKC", w) for w in list(words) if not w.isascii())
+    return words
 
 
 def _has_statements(header: _Unit) -> bool:

@@ -1,0 +1,5 @@
+﻿import torch
+for x in data:
+    out = model(x)
+    out.backward()
+    opt.step()

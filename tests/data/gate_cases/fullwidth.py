@@ -1,0 +1,6 @@
+import ｔｏｒｃｈ
+# torch training loop
+for x in data:
+    out = model(x)
+    out.backward()
+    opt.step()

@@ -1,0 +1,5 @@
+import torch
+model = torch.nn.Linear(2, 2)
+for p in (model.parameters  # all of them
+          ()):
+    p.sub_(0.1)

@@ -1,0 +1,11 @@
+import torch
+
+
+class Runner:
+    def go(self, x):
+        m = torch.nn.Linear(2, 2)
+        return self.\
+            predict(m, x)
+
+    def predict(self, m, x):
+        return m(x)
