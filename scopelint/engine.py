@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     import libcst as cst
 
     from scopelint import positions
-    from scopelint.rule import NodeFix, Report, Rule
+    from scopelint.rule import Report, Rule
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
@@ -124,7 +124,7 @@ class Settings:
 class LintResult:
     findings: List[Finding] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # internal failures, one line each
-    needs_whole: bool = False  # a fix made from a slice may differ from the whole file's
+    needs_whole: bool = False  # fixes must be made from one parse of the whole file
 
 
 def skip_file(source: str) -> bool:
@@ -257,39 +257,28 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     if error is not None:
         result.findings.append(error)
         return result
-    # One parse of the whole text, or a slice of it / pieces (whose fixes are checked).
-    exact = plan is None or (not plan.sliced and plan.source.count("\n") <= 2 * CHUNK_LINES)
-    parsed = _Parsed(module, plan.source if plan is not None else source, exact)
-    result = lint_module(parsed, source, filename, settings, result, plan.whole if plan is not None else None)
+    parsed = plan.source if plan is not None else source
+    result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None)
     if result.needs_whole:
-        # A fix that reaches beyond what the plan kept: make it from one parse of the file.
         return lint_source(source, filename, replace(settings, gate=False))
     return result
 
 
-@dataclass
-class _Parsed:
-    """A parse of ``text``: the file, or a plan's slice of it (same lines and columns)."""
-
-    module: "cst.Module"
-    text: str
-    exact: bool  # one parse of the whole file
-
-
 def lint_module(
-    parsed: _Parsed,
+    module: "cst.Module",
+    parsed: str,
     source: str,
     filename: str,
     settings: Settings,
     result: Optional[LintResult] = None,
     whole: Optional[slicing.Whole] = None,
 ) -> LintResult:
-    """``parsed``: the parse of ``source``, or of a plan's slice of it (then ``whole``)."""
+    """``module``: the parse of ``parsed``, which is ``source`` or a plan's slice of it
+    (same lines and columns; then ``whole``)."""
     from scopelint import positions
     from scopelint.core.flow import Analyzer
     from scopelint.rule import RuleContext
 
-    module = parsed.module
     result = result or LintResult()
     try:
         facts = Analyzer(module, whole=whole).run()
@@ -318,55 +307,24 @@ def lint_module(
     lines = source.splitlines()
     severity = dict(settings.severity)
     seen = set()
-    fixed = []
     for rule, report in reports:
-        finding = _to_finding(rule, report, module, parsed.text, ranges, filename, severity)
+        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity)
         key = (finding.code, finding.start)
         if key in seen or suppressed(finding, lines):
             continue
         seen.add(key)
         result.findings.append(finding)
-        if finding.fix is not None:
-            fixed.append((report.fix, finding.fix))
-    result.needs_whole = bool(fixed) and not parsed.exact and not _fixes_hold(fixed, module, parsed.text, source)
+    # Fix builders read the whole module (its names, every mention of a helper): a
+    # slice's fixes are made again from the whole file. Pieces of the whole text give its
+    # fixes (``_parse_in_pieces`` joins them only when their default indentation and
+    # newline agree, hence are the file's).
+    result.needs_whole = parsed != source and any(f.fix is not None for f in result.findings)
     return result
 
 
 def _columns(r: "positions.Range") -> Tuple[Tuple[int, int], Tuple[int, int]]:
     (l1, c1), (l2, c2) = r
     return (l1, c1 + 1), (l2, c2 + 1)
-
-
-def _fixes_hold(fixes: Sequence[Tuple["NodeFix", Fix]], module: "cst.Module", parsed: str, source: str) -> bool:
-    """Whether the fixes made from a slice (or pieces) of the file are those the whole
-    file gives: every replaced range reads the same in both texts, and replacements
-    whose code depends on the module's default indentation (LibCST takes it from the
-    first indented block, which the slice may have dropped) get the whole file's."""
-    sliced, whole = slicing.split_lines(parsed), slicing.split_lines(source)
-    other = module.with_changes(default_indent="\t \t" if module.default_indent != "\t \t" else "  \t")
-    indented = False
-    for fix, made in fixes:
-        for edit in made.edits:
-            (first, _), (last, _) = edit.start, edit.end
-            if sliced[first - 1:last] != whole[first - 1:last]:
-                return False
-        indented = indented or any(module.code_for_node(r) != other.code_for_node(r) for _, r in fix.pairs())
-    return not indented or module.default_indent == _default_indent(source)
-
-
-def _default_indent(source: str) -> Optional[str]:
-    """The indentation LibCST takes as the module's default: the first INDENT token's
-    (the lines before it are not indented), four spaces when there is none."""
-    import io
-    import tokenize
-
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.INDENT:
-                return token.string
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    return " " * 4
 
 
 def _module_edit(old: str, new: str) -> Edit:

@@ -340,57 +340,44 @@ def _counting_lints(monkeypatch):
     return calls, counting
 
 
-def test_a_fix_inside_the_kept_code_comes_from_the_slice(monkeypatch):
-    """A sliced file is parsed once when its fixes replace only kept lines and do not
-    depend on the module's default indentation; they are the whole file's fixes."""
+def test_a_fix_in_a_slice_is_made_from_the_whole_file(monkeypatch):
+    """Fix builders read the whole module (its names, every mention of a helper): a file
+    parsed whole is linted once; a sliced one with a fix is linted again, whole."""
     calls, counting = _counting_lints(monkeypatch)
     src = "import torch\n\n\ndef f(x):\n    with torch.no_grad:\n        return x\n"
+    whole = counting(src, "t.py")
+    assert calls == [True] and whole.findings[0].fix is not None
+    calls.clear()
     sliced = src + _unrelated_code(src)
     assert slicing.plan(sliced, ON.inference_functions).sliced
     found = counting(sliced, "t.py")
-    assert calls == [True] and found.findings[0].fix is not None
+    assert calls == [True, False]
     assert [f.fix for f in found.findings] == [f.fix for f in engine.lint_source(sliced, "t.py", OFF).findings]
 
 
-def test_a_fix_that_needs_the_dropped_first_block_s_indentation_comes_from_the_whole_file(monkeypatch):
-    """LibCST indents new blocks by the module's default indentation, taken from its
-    first indented block: here a dropped function indented by two spaces. The fix
-    (a ``with torch.no_grad():`` block) is made again from the whole file."""
+def test_a_fix_in_a_file_parsed_in_pieces_is_made_once(monkeypatch):
+    """Pieces of the whole text make its module (they agree on indentation and newline):
+    their fixes are the whole parse's."""
+    monkeypatch.setattr(engine, "CHUNK_LINES", 4)
     calls, counting = _counting_lints(monkeypatch)
     src = textwrap.dedent(
         """\
         import torch
 
-
-        def unrelated(values):
-          total = 0
-          for v in values:
-            total += v
-          return total
-
-
         w = torch.randn(3, requires_grad=True)
+        total = 0
         for _ in range(3):
             loss = (w * w).sum()
             loss.backward()
             w.sub_(0.1 * w.grad)
+            total += loss
         """
     )
     plan = slicing.plan(src, ON.inference_functions)
-    assert plan.sliced and "total += v" not in plan.source
+    assert not plan.sliced and len(plan.starts) > 1
     found = counting(src, "t.py")
-    assert calls == [True, False]
-    (fix,) = [f.fix for f in found.findings if f.code == "SL301"]
-    assert "\n      w.sub_" in fix.edits[0].content  # two spaces deeper than the ``with``
-    assert [f.fix for f in found.findings] == [f.fix for f in engine.lint_source(src, "t.py", OFF).findings]
-
-
-def test_the_default_indentation_is_libcst_s(tmp_path):
-    import libcst as cst
-
-    for src in ("x = 1\n", "if x:\n\tpass\n", "class A:\n  if y:\n     pass\n", "# c\nif (a and\n  b): pass\nelse:\n   y\n",
-                *(p.read_text(encoding="utf-8") for p in FIXTURES[::3])):
-        assert engine._default_indent(src) == cst.parse_module(src).default_indent, src
+    assert calls == [True] and any(f.fix is not None for f in found.findings)
+    assert [(f.code, f.fix) for f in found.findings] == [(f.code, f.fix) for f in engine.lint_source(src, "t.py", OFF).findings]
 
 
 def _sources_to_index():

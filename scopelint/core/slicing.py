@@ -23,7 +23,6 @@ the kept units are the closure of the anchors under "needs":
   module-level statements and class bodies that read it after them;
 - module-scope imports, ``raise`` and rebinding an imported name are kept whatever
   happens (for what they bind; what they call is needed only through the closure);
-  so is the module's docstring (fixes that add an import put it after the docstring);
   simple statements sharing a line stay together.
 
 Excluded units are blanked line by line, so every kept line keeps its number and
@@ -453,8 +452,6 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     binds: Dict[str, List[int]] = defaultdict(list)  # other module-scope names -> stmt units
     methods: Dict[str, List[int]] = defaultdict(list)
     always: Set[int] = set()
-    if tree.body and _is_docstring(tree.body[0]):  # a fix that adds an import puts it after the docstring
-        always.add(0)
     for u in units:
         if u.kind in ("def", "class"):
             defines[u.name].append(u.index)
@@ -501,10 +498,6 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
 
     text, kept_lines = _blank(lines, units, kept)
     return Plan(text, whole, kept_lines, total, starts)
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and type(stmt.value.value) is str
 
 
 def _blank(lines: List[str], units: List[_Unit], kept: Set[int]) -> Tuple[str, int]:

@@ -1,0 +1,8 @@
+from torch import nn
+
+
+def predict(model, x):
+    return model(x)
+
+
+torch = None
