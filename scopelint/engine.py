@@ -38,14 +38,16 @@ _IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f\ufeff]*(?:from|import)\b")  # in 
 _CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
 # Written without word boundaries (``\b`` makes Python's matcher several times slower
 # here); ``record``/``pause`` need them and are looked for apart (``_SHORT_WORDS``).
-# What may stand between two tokens: space, continuations, comments (a comment runs to
-# its line's end: one way only to match a line of many ``#``).
-_GAP = r"(?:[\s\\]|#[^\r\n]*(?![^\r\n]))*"
+# Between a call's tokens may stand space, continuations and comments (up to 16 comment
+# lines: unbounded, a comment block after each such word would be scanned to its end,
+# quadratic in the block); the patterns start at a word (``eval``, not the ``.`` before
+# it, which ends many a comment line). The gradient buffer's own forms (``p.grad =
+# None``, ``grad_req``) need a backward call, named here.
+_GAP = r"(?=(?P<gap{0}>(?:[\s\\]+|#[^\r\n]*){{0,32}}))(?P=gap{0})"  # (atomic: one way to match it)
 _RULE_WORDS = (
     r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|"
     r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
-    rf"parameters{_GAP}\(|\.{_GAP}(?:eval|train){_GAP}\(|zero_grad|criterion|grad_req|"
-    rf"\.{_GAP}grad{_GAP}(?:[=,:)\]]|\.{_GAP}zero_)"  # p.grad = None, p.grad.zero_()
+    rf"zero_grad|criterion|parameters{_GAP.format(1)}\(|(?:eval|train){_GAP.format(2)}\("
 )
 _SHORT_WORDS = re.compile(r"(?:record|pause)(?![A-Za-z0-9_])")
 # A loss call, as ``roles.is_loss_call`` reads a callee's name (any case: ``MSELoss``):
@@ -64,7 +66,7 @@ def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
 def _fnmatch_words(pattern: str) -> str:
     """A regular expression for the names an ``fnmatch`` pattern matches, or more."""
     out = []
-    for part in re.split(r"(\*|\?|\[[^\]]*\]?)", pattern):
+    for part in re.split(r"(\*|\?|\[!?\]?[^\]]*\]?)", pattern):
         if part == "*":
             out.append(r"\w*")
         elif part == "?" or part.startswith("["):
@@ -303,8 +305,8 @@ def lint_module(
     if not reports:
         return result
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
-    ranges = positions.ranges(module, nodes)
-    lines = source.splitlines()
+    ranges = positions.ranges_or_provider(module, nodes)
+    lines = [line.rstrip("\r\n") for line in slicing.split_lines(source)]  # as Python counts lines
     severity = dict(settings.severity)
     seen = set()
     for rule, report in reports:

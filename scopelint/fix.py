@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import stat
 from typing import Iterable, List, Tuple
 
@@ -12,11 +13,12 @@ from scopelint.finding import Finding
 
 
 def _offsets(text: str) -> List[int]:
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
+    """Where each line starts; lines end as Python (and LibCST's positions) count them:
+    at ``\r\n``, ``\r`` or ``\n``."""
+    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def apply_edits(text: str, findings: Iterable[Finding], unsafe: bool) -> Tuple[str, int]:

@@ -98,3 +98,17 @@ def ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Range]
     except _Done:
         pass
     return {key: r for key, r in state.ranges.items() if key in wanted}
+
+
+def ranges_or_provider(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Range]:
+    """``ranges``; should a node be left without one (a LibCST whose codegen no longer
+    calls these hooks), LibCST's own ``PositionProvider`` for all of them."""
+    nodes = list(nodes)
+    found = ranges(module, nodes)
+    if all(id(n) in found for n in nodes):
+        return found
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    return {id(n): ((p.start.line, p.start.column), (p.end.line, p.end.column))
+            for n in nodes if (p := positions.get(n)) is not None}

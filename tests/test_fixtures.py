@@ -131,8 +131,10 @@ def _anchor_forms():
              for name in sorted(slicing._CALLED)]
     forms += [f"{'torch' if fw == F.TORCH else 'mxnet.autograd'}.{name}" for fw, names in slicing._SCOPE_NAMES.items()
               for name in sorted(names)]
-    forms += ["torch.zeros(3, requires_grad=True)", "net.initialize(grad_req='add')", "p.grad.zero_()",
-              "p.grad = None", "x . eval ()", "model.parameters ()", "def predict(model, x):\n    return model(x)"]
+    forms += ["torch.zeros(3, requires_grad=True)", "x . eval ()", "model.parameters ()", "(model.  # all\n     eval())",
+              "def predict(model, x):\n    return model(x)"]
+    # The gradient buffer's forms matter to SL202/SL203 only, which need a backward call.
+    forms += [f"{form}\n    loss.backward()" for form in ("net.initialize(grad_req='add')", "p.grad.zero_()", "p.grad = None")]
     # Loss calls, as roles.is_loss_call reads a name (any case, any part of it).
     forms += [f"y = F.{name}(a, b)" for name in ("cross_entropy", "nll_loss", "MSELoss", "l1_loss", "BCEWithLogits",
                                                   "kl_div", "hinge_embedding", "HuberLoss", "ctc_loss", "crit", "criterion")]
@@ -141,12 +143,13 @@ def _anchor_forms():
 
 @pytest.mark.parametrize("form", _anchor_forms())
 def test_whatever_the_plan_anchors_on_passes_the_text_gate(form):
-    """The text gate is a superset of the plan's anchors: a file the plan would keep
-    something of is never skipped unread."""
+    """The text gate is a superset of the plan's anchors (the gradient buffer's with
+    the backward call they need): a file the plan would keep something of is never
+    skipped unread."""
     from scopelint.core import slicing
     from scopelint.engine import Settings, might_fire
 
-    code = f"import torch, mxnet\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef f(x, net, p, model, a, b):\n    {form}\n" \
+    code = f"import torch, mxnet\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef f(x, net, p, model, a, b, loss):\n    {form}\n" \
         if not form.startswith("def ") else f"import torch\n\n\n{form}\n"
     assert slicing.plan(code, Settings().inference_functions).source is not None, "an anchor"
     assert might_fire(code, Settings())

@@ -7,6 +7,7 @@ import pytest
 
 from fixtures_util import all_fixtures
 from scopelint import engine, positions
+from scopelint.core import slicing
 from scopelint.core.syntax import walk
 from scopelint.fix import apply_edits
 from scopelint.finding import Finding, Fix
@@ -53,11 +54,15 @@ def test_one_node_alone_stops_early_and_is_still_right():
     ("a\nb\nc", "a\nb\nc\nd\n"),
     ("a\nb\n", "a\n"),
     ("a\n", "a\n    b\n"),
+    ("a\r\nb\r\n", "a\r\nX\r\nb\r\n"),
+    ("a\rb", "a\rB"),
+    ("", "import x\n"),
 ])
 def test_a_module_rewrite_is_one_edit_of_the_changed_lines(old, new):
     edit = engine._module_edit(old, new)
-    assert edit.start[1] == edit.end[1] == 1 or edit.end[0] == len(old.splitlines())
-    changed = sum(1 for line in new.splitlines() if line not in old.splitlines())
-    assert edit.content.count("\n") <= changed + 1
+    a, b = slicing.split_lines(old), slicing.split_lines(new)
+    head = edit.start[0] - 1
+    assert edit.start[1] == 1 and a[:head] == b[:head]  # whole lines, after the common head
+    assert head == min(len(a), len(b)) or a[head] != b[head]  # ... and no longer than it
     finding = Finding("SL000", "m", "error", "t.py", (1, 1), (1, 1), fix=Fix("safe", "m", (edit,)))
     assert apply_edits(old, [finding], unsafe=False) == (new, 1)

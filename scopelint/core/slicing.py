@@ -6,8 +6,10 @@ class its header (bases, decorators, body statements that are not methods) and e
 its methods. A unit is an *anchor* when it does something the analysis reacts to (a
 backward call, a grad-mode scope or switch, ``zero_grad()``, ``eval()``/``train()``, a
 leaf made with ``requires_grad=True``/``Parameter()``/``parameters()``, ``p.grad =
-None``, a loss call, an inference-named function that may call a model), in the form
-the analysis reads it (``requires_grad=True``, not ``requires_grad=flag``). A finding
+None``, a loss call, an inference-named function that may call a model or, where
+something is put in eval mode, any), in the form the analysis reads it
+(``requires_grad=True``, not ``requires_grad=flag``; a name that is not ASCII anchors
+whatever it spells: ``ast`` reads it NFKC-normalised, LibCST as written). A finding
 needs an anchor, and the analysis of a unit depends on others only through names, so
 the kept units are the closure of the anchors under "needs":
 
@@ -19,11 +21,12 @@ the kept units are the closure of the anchors under "needs":
 - a method needs its class header, the methods it calls as ``self.m``/``cls.m`` and,
   unless it escapes, the units that call it so;
 - the module walk: a unit needs the module-level statements and class bodies that
-  change a name it reads at module level (decorators included), and those need the
-  module-level statements and class bodies that read it after them;
-- module-scope imports, ``raise`` and rebinding an imported name are kept whatever
-  happens (for what they bind; what they call is needed only through the closure);
-  simple statements sharing a line stay together.
+  change a name it reads at module level (decorators included; a def, class or method
+  too when it rebinds a name something else binds), and those need the module-level
+  statements and class bodies that read it after them;
+- module-scope imports, ``raise`` (class bodies included) and rebinding an imported
+  name are kept whatever happens (for what they bind; what they call is needed only
+  through the closure); simple statements sharing a line stay together.
 
 Excluded units are blanked line by line, so every kept line keeps its number and
 columns; the result is parsed with LibCST instead of the file. What the analysis needs
@@ -103,10 +106,10 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, str], scope_names: frozenset,
+def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]], scope_names: frozenset,
                   inference_functions: Sequence[str]) -> Set[int]:
     """The lines where something starts that some rule needs (``found``: ``_index``;
-    ``imported``: local name -> the last part of what it was imported as). A name that
+    ``imported``: local name -> the last parts of what it was imported as). A name that
     is not ASCII anchors whatever it spells: ``ast`` reads it NFKC-normalised, the
     analysis (LibCST) as written."""
     loss = F.LOSS_NAME.search
@@ -115,7 +118,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, str], sc
         if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
             lines.add(node.lineno)
     for node in found[ast.Name]:  # grad-mode scopes in any use (the rest when called)
-        if imported.get(node.id) in scope_names:
+        if not scope_names.isdisjoint(imported.get(node.id, ())):
             lines.add(node.lineno)
     for node in found[ast.keyword]:
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
@@ -124,9 +127,10 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, str], sc
     for node in found[ast.Call]:
         f = node.func
         name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
-        if type(f) is ast.Name and name in imported:  # ``from torch.autograd import grad as g``
-            name = imported[name]
-        if name is not None and (name in _CALLED or loss(name) or not name.isascii()):  # loss: roles.is_loss_call
+        # A name imported under another (``grad as g``): what it names and, should a
+        # local binding shadow the import, what is written.
+        names = (name, *imported.get(name, ())) if type(f) is ast.Name else (name,)
+        if name is not None and any(n in _CALLED or loss(n) or not n.isascii() for n in names):  # roles.is_loss_call
             lines.add(node.lineno)
             sets_mode = sets_mode or (type(f) is ast.Attribute and name in ("eval", "train"))
         elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":
@@ -161,7 +165,7 @@ def _may_call_a_model(fdef: ast.AST) -> bool:
     name is put in eval mode: the callee reads as a model (``model(x)``,
     ``self.encoder(x)``, ``self(x)``, ``net.forward(x)``) or is a name the function's
     walk may bind to a value (a parameter, an assignment target, a receiver the flow
-    rebinds), which may hold a model. A superset: nested functions count too."""
+    rebinds), which may hold a model. A superset: calls in nested functions count too."""
     a = fdef.args
     names = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
     callees = []
@@ -429,11 +433,11 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         return Plan(None, Whole(frameworks), 0, total)
     found = _index(tree.body)
     # local name -> the last part of what it names (``import a.b`` binds ``a``)
-    imported = {
-        alias.asname or alias.name.split(".", 1)[0]: _last(alias.name) if alias.asname or type(node) is ast.ImportFrom
-        else alias.name.split(".", 1)[0]
-        for node in imports for alias in node.names
-    }
+    imported: Dict[str, Set[str]] = defaultdict(set)  # (imports in any scope)
+    for node in imports:
+        for alias in node.names:
+            plain = alias.asname is None and type(node) is ast.Import  # ``import a.b`` binds ``a``
+            imported[alias.asname or alias.name.split(".", 1)[0]].add(alias.name.split(".", 1)[0] if plain else _last(alias.name))
     scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
     anchor_lines = _anchor_lines(found, imported, scope_names, inference_functions)
     if not anchor_lines:
