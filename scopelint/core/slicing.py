@@ -146,7 +146,8 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     return lines
 
 
-_KEEPS_RECEIVER = frozenset({"append", "extend", "insert", *F.MAKE_LEAF_METHODS})  # flow binds x in x.m()
+_REBINDING_METHODS = frozenset({"append", "extend", "insert"})  # flow.Analyzer._call
+_KEEPS_RECEIVER = _REBINDING_METHODS | F.MAKE_LEAF_METHODS  # flow binds x in x.m()
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
@@ -300,9 +301,6 @@ def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
             todo.extend((*node.decorator_list, *node.bases, *node.keywords, *node.body))
         else:
             todo.extend(ast.iter_child_nodes(node))
-
-
-_REBINDING_METHODS = frozenset({"append", "extend", "insert"})  # flow.Analyzer._call
 
 
 def _root_name(node: ast.AST) -> Optional[str]:
