@@ -198,7 +198,7 @@ def _constant_in(node: ast.AST, values: tuple) -> bool:
 
 # --- units -----------------------------------------------------------------------------
 class _Unit:
-    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "text", "words")
+    __slots__ = ("index", "kind", "nodes", "first", "last", "cls", "name", "words")
 
     def __init__(self, index: int, kind: str, nodes: List[ast.AST], first: int, last: int,
                  cls: Optional[int] = None, name: Optional[str] = None):
@@ -208,8 +208,7 @@ class _Unit:
         self.first, self.last = first, last  # lines it spans (a class: the whole class)
         self.cls = cls  # a method's header unit
         self.name = name
-        self.text = ""
-        self.words: Set[str] = set()
+        self.words: Set[str] = set()  # of its text
 
 
 def _start(node: ast.AST) -> int:
@@ -234,15 +233,14 @@ def _units(tree: ast.Module, lines: List[str]) -> List[_Unit]:
             body_start = _start(stmt.body[0])
             parts = lines[header.first - 1:body_start - 1] or [lines[header.first - 1]]
             parts += [line for b in rest for line in lines[_start(b) - 1:b.end_lineno]]
-            header.text = "".join(parts)
+            header.words = _words("".join(parts))
         elif isinstance(stmt, _FUNCS):
             units.append(_Unit(len(units), "def", [stmt], _start(stmt), stmt.end_lineno, name=stmt.name))
         else:
             units.append(_Unit(len(units), "stmt", [stmt], _start(stmt), stmt.end_lineno))
     for u in units:
         if u.kind != "class":
-            u.text = "".join(lines[u.first - 1:u.last])
-        u.words = _words(u.text)
+            u.words = _words("".join(lines[u.first - 1:u.last]))
     return units
 
 
