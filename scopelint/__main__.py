@@ -1,3 +1,3 @@
-from scopelint.cli import main
+from scopelint.cli import run
 
-raise SystemExit(main())
+run()

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import List, NoReturn, Optional
 
 from scopelint import __version__
 from scopelint.config import ConfigError, Overrides, Resolver
@@ -94,6 +94,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+
+
+def run() -> NoReturn:
+    """The console script (and ``python -m scopelint``): ``main``, then leave without
+    tearing the interpreter down. Freeing LibCST's trees and node classes one object at
+    a time costs an editor's one-file run ~5%; nothing is left to do by then (no
+    ``atexit`` work, no threads, every file written), so, as mypy does, exit at once."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (``| head``) or stream
+            pass
+    os._exit(code)
 
 
 def cmd_rule(args) -> int:

@@ -9,11 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.engine import Settings
 from scopelint.finding import SEVERITIES
@@ -80,6 +75,11 @@ class Config:
 
 def read_table(path: Path) -> Optional[dict]:
     """The ``[tool.scopelint]`` table of a TOML file; None when it has none."""
+    if sys.version_info >= (3, 11):  # (imported here: most runs, an editor's, read no TOML)
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

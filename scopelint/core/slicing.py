@@ -100,7 +100,9 @@ _API = frozenset().union(*_SCOPE_NAMES.values()) | _CALLED
 _KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
 # Identifiers in text. Outside strings and comments a non-ASCII character can only be
 # part of one; ``ast`` reads identifiers NFKC-normalised, so non-ASCII words are too.
-_WORD = re.compile(r"[A-Za-z_\x80-\U0010ffff][0-9A-Za-z_\x80-\U0010ffff]*")
+# (Written as the ASCII characters that are not in one: a class up to U+10FFFF takes
+# 8 ms to compile, a tenth of the editor path's own work.)
+_WORD = re.compile(r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
