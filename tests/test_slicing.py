@@ -355,6 +355,22 @@ def test_a_fix_in_a_slice_is_made_from_the_whole_file(monkeypatch):
     assert [f.fix for f in found.findings] == [f.fix for f in engine.lint_source(sliced, "t.py", OFF).findings]
 
 
+def test_a_file_the_slice_would_keep_most_of_is_parsed_whole_and_linted_once(monkeypatch):
+    """Slicing away less than a tenth of a file saves little and may cost a second
+    pass (a fix): such a file is parsed whole, with the findings of the whole."""
+    calls, counting = _counting_lints(monkeypatch)
+    body = "".join(f"        y{i} = x * {i}\n" for i in range(40))
+    src = f"import torch\n\n\ndef f(x):\n    with torch.no_grad:\n{body}        return x\n\n\ndef g(a):\n    return a\n"
+    plan = slicing.plan(src, ON.inference_functions)
+    assert plan.source == src and not plan.sliced and plan.kept_lines == plan.total_lines
+    monkeypatch.setattr(slicing, "WHOLE_SHARE", 2.0)  # (always slice)
+    assert slicing.plan(src, ON.inference_functions).sliced, "g alone is not needed"
+    monkeypatch.setattr(slicing, "WHOLE_SHARE", 0.9)
+    found = counting(src, "t.py")
+    assert calls == [True] and found.findings[0].fix is not None
+    assert [(f.start, f.fix) for f in found.findings] == [(f.start, f.fix) for f in engine.lint_source(src, "t.py", OFF).findings]
+
+
 def test_a_fix_in_a_file_parsed_in_pieces_is_made_once(monkeypatch):
     """Pieces of the whole text make its module (they agree on indentation and newline):
     their fixes are the whole parse's."""
@@ -450,11 +466,12 @@ GATE_CASES = sorted((Path(__file__).parent / "data" / "gate_cases").glob("*.py")
 
 
 @pytest.mark.parametrize("path", GATE_CASES, ids=lambda p: p.stem)
-def test_the_gate_keeps_what_each_case_needs(path):
+def test_the_gate_keeps_what_each_case_needs(path, monkeypatch):
     """Programs that once made the gate change findings (a second pair of eyes hunted
     them): a raise in a class body, a method rebinding a module name, a loss imported
     under another name, ``self.\\`` continued, non-ASCII and NFKC-normalised names,
-    comments inside a call, a BOM."""
+    comments inside a call, a BOM. Sliced however little the slice leaves out."""
+    monkeypatch.setattr(slicing, "WHOLE_SHARE", 2.0)
     text = path.read_text(encoding="utf-8")
     assert _findings(text, ON) == _findings(text, OFF)
 

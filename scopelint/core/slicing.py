@@ -31,7 +31,9 @@ the kept units are the closure of the anchors under "needs":
 Excluded units are blanked line by line, so every kept line keeps its number and
 columns; the result is parsed with LibCST instead of the file. What the analysis needs
 from the whole file (the frameworks imported anywhere, how each function is referenced)
-comes from here too, in ``Whole``. All name matching on text is by words, a superset of
+comes from here too, in ``Whole``. A slice that would keep most of the file
+(``WHOLE_SHARE`` of its lines) is not made: the whole file is parsed, which costs less
+than the second pass a slice's fixes need. All name matching on text is by words, a superset of
 the identifiers in code: a word in a comment only keeps more.
 """
 
@@ -75,6 +77,10 @@ class Plan:
     @property
     def sliced(self) -> bool:
         return self.source is not None and self.kept_lines < self.total_lines
+
+
+# A slice that keeps at least this share of the file's lines is not worth making.
+WHOLE_SHARE = 0.9
 
 
 # --- anchors ---------------------------------------------------------------------------
@@ -488,6 +494,11 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     # Imports and the like stay for what they bind, not for what they call: whatever
     # depends on them is in the closure already.
     kept = _closure(anchors, needs) | always
+    text, kept_lines = _blank(lines, units, kept) if len(kept) < n else (source, total)
+    if kept_lines >= WHOLE_SHARE * total:
+        # Parsing the rest costs less than what a slice may cost later: its fixes are
+        # made again from the whole file (``engine.lint_fired``).
+        kept, text, kept_lines = set(range(n)), source, total
 
     # How the kept functions are referenced, counted wherever their names occur.
     fnames = {node.name for t in _FUNCS for node in found[t] if owner[node.lineno] in kept} - fnames
@@ -495,10 +506,6 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
     whole = Whole(frameworks, *(dict(c) for c in counts), walrus=bool(found[ast.NamedExpr]))
     starts = tuple(u.first for u in units if u.kind != "method")
-    if len(kept) == n:
-        return Plan(source, whole, total, total, starts)
-
-    text, kept_lines = _blank(lines, units, kept)
     return Plan(text, whole, kept_lines, total, starts)
 
 
