@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import re
 import threading
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type
 
 from scopelint.core import slicing
-from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, LOSS_NAME
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
 from scopelint.finding import Edit, Finding, Fix, syntax_finding
 from scopelint.rules import ALL_RULES
 
@@ -27,76 +26,38 @@ if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
-# Cheap text gates, before any parsing: a file that names neither framework, or none
-# of the words some rule needs (every rule needs one of these, or an inference-named
-# function for SL103), cannot produce a finding; nor can one that imports neither (the
-# analysis knows a framework only by an absolute import of it: relative imports inside
-# a framework's own package do not count). An import statement starts a line or follows
-# ``;`` or ``:``; one continued with a backslash may name the framework on a later line.
-_MENTIONS_FRAMEWORK = re.compile(r"\b(torch|mxnet)\b")
+# Cheap text gates, before any parsing: a file that names neither framework cannot
+# produce a finding; nor can one that imports neither (the analysis knows a framework
+# only by an absolute import of it: relative imports inside a framework's own package do
+# not count), nor one whose text holds none of the anchors the analysis needs in a form
+# it reads them in (``slicing.text_may_anchor``). An import statement starts a line or
+# follows ``;`` or ``:``; one continued with a backslash may name the framework on a
+# later line.
+# (Names first, word boundaries after: a pattern starting with ``\b`` is searched for
+# at every position, ~40 times slower on a file that does not hold the name.)
+def _name_pattern(name: str) -> str:
+    return rf"{name}(?![0-9A-Za-z_])(?<![0-9A-Za-z_]{name})"
+
+
+_MENTIONS = {name: re.compile(_name_pattern(name)) for name in FRAMEWORKS}
+_MENTIONS_FRAMEWORK = re.compile("|".join(m.pattern for m in _MENTIONS.values()))
 _IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f\ufeff]*(?:from|import)\b")  # in a line, before the name
 _CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
-# Written without word boundaries (``\b`` makes Python's matcher several times slower
-# here); ``record``/``pause`` need them and are looked for apart (``_SHORT_WORDS``).
-# Between a call's tokens may stand space, continuations and comments (up to 16 comment
-# lines: unbounded, a comment block after each such word would be scanned to its end,
-# quadratic in the block); the patterns start at a word (``eval``, not the ``.`` before
-# it, which ends many a comment line). The gradient buffer's own forms (``p.grad =
-# None``, ``grad_req``) need a backward call, named here.
-_GAP = r"(?=(?P<gap{0}>(?:[\s\\]+|#[^\r\n]*){{0,32}}))(?P=gap{0})"  # (atomic: one way to match it)
-_RULE_WORDS = (
-    r"backward|autograd|no_grad|enable_grad|inference_mode|set_grad_enabled|"
-    r"train_mode|predict_mode|set_training|set_recording|attach_grad|requires_grad|Parameter|"
-    rf"zero_grad|criterion|parameters{_GAP.format(1)}\(|(?:eval|train){_GAP.format(2)}\("
-)
-_SHORT_WORDS = re.compile(r"(?:record|pause)(?![A-Za-z0-9_])")
-# A loss call, as ``roles.is_loss_call`` reads a callee's name (any case: ``MSELoss``):
-# the parts of ``LOSS_NAME``, looked for in the lower-cased text (much faster than a
-# case-insensitive pattern).
-_LOSS_PARTS = tuple(part.rstrip("$") for part in LOSS_NAME.pattern.split("|"))
-assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), LOSS_NAME.pattern
 
 
-@functools.lru_cache(maxsize=32)
-def _rule_trigger(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
-    names = "|".join(_fnmatch_words(p) for p in inference_functions)
-    return re.compile(_RULE_WORDS + (rf"|def\s+(?:{names})\s*\(" if names else ""))
-
-
-def _fnmatch_words(pattern: str) -> str:
-    """A regular expression for the names an ``fnmatch`` pattern matches, or more."""
-    out = []
-    for part in re.split(r"(\*|\?|\[!?\]?[^\]]*\]?)", pattern):
-        if part == "*":
-            out.append(r"\w*")
-        elif part == "?" or part.startswith("["):
-            out.append(r"\w")
-        else:
-            out.append(re.escape(part))
-    return "".join(out)
-
-
-def _names_a_rule_word(source: str, inference_functions: Tuple[str, ...]) -> bool:
-    if _rule_trigger(inference_functions).search(source) is not None:
-        return True
-    for m in _SHORT_WORDS.finditer(source):
-        at = m.start()
-        if at == 0 or not (source[at - 1].isalnum() or source[at - 1] == "_"):
-            return True
-    lowered = source.lower()
-    return any(part in lowered for part in _LOSS_PARTS)
-
-
-def imports_framework(source: str) -> bool:
-    """Whether some line may import a framework (a superset: strings count too)."""
+def imported_frameworks(source: str) -> Set[str]:
+    """The frameworks some line may import (a superset: strings count too)."""
     if _CONTINUED_LINE.search(source):
-        return True
-    for m in _MENTIONS_FRAMEWORK.finditer(source):
-        at = m.start()
-        line_start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
-        if _IMPORT_BEFORE.search(source[line_start:at]):
-            return True
-    return False
+        return set(_MENTIONS_FRAMEWORK.findall(source))
+    found: Set[str] = set()
+    for name, mention in _MENTIONS.items():
+        for m in mention.finditer(source):  # (in a framework's sources, most lines name it)
+            at = m.start()
+            line_start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
+            if _IMPORT_BEFORE.search(source[line_start:at]):
+                found.add(name)
+                break
+    return found
 
 
 def might_fire(source: str, settings: "Settings") -> bool:
@@ -107,9 +68,9 @@ def might_fire(source: str, settings: "Settings") -> bool:
         return False
     if not settings.gate:
         return True
-    if not any(imports_framework(text) for text in texts):
-        return False
-    return any(_names_a_rule_word(text, tuple(settings.inference_functions)) for text in texts)
+    frameworks = set().union(*(imported_frameworks(text) for text in texts))
+    inference_functions = tuple(settings.inference_functions)
+    return bool(frameworks) and any(slicing.text_may_anchor(text, frameworks, inference_functions) for text in texts)
 
 
 @dataclass(frozen=True)

@@ -91,10 +91,12 @@ def test_the_text_gate_sees_every_form_of_a_framework_import(form):
     import ast
 
     from scopelint.core.slicing import _frameworks, _imports
-    from scopelint.engine import Settings, might_fire
+    from scopelint.engine import Settings, imported_frameworks, might_fire
 
     code = form + "loss.backward()\n"
-    assert _frameworks(_imports(ast.parse(code).body)), "the sample imports a framework"
+    imported = _frameworks(_imports(ast.parse(code).body))
+    assert imported, "the sample imports a framework"
+    assert imported <= imported_frameworks(code)
     assert might_fire(code, Settings())
 
 
@@ -107,18 +109,17 @@ def test_the_text_gate_skips_a_framework_package_s_own_relative_imports():
 
 
 def test_the_text_gate_agrees_with_the_parser_on_every_fixture_and_our_own_code():
-    """Wherever ``ast`` finds a framework import, the text check finds one too."""
+    """Whatever framework ``ast`` finds imported, the text check finds too."""
     import ast
 
     import scopelint
     from scopelint.core.slicing import _frameworks, _imports
-    from scopelint.engine import imports_framework
+    from scopelint.engine import imported_frameworks
 
     own = sorted(Path(scopelint.__file__).parent.rglob("*.py"))
     for path in FIXTURE_FILES + own:
         text = path.read_text(encoding="utf-8")
-        if _frameworks(_imports(ast.parse(text).body)):
-            assert imports_framework(text), path
+        assert _frameworks(_imports(ast.parse(text).body)) <= imported_frameworks(text), path
 
 
 def _anchor_forms():
@@ -132,7 +133,9 @@ def _anchor_forms():
     forms += [f"{'torch' if fw == F.TORCH else 'mxnet.autograd'}.{name}" for fw, names in slicing._SCOPE_NAMES.items()
               for name in sorted(names)]
     forms += ["torch.zeros(3, requires_grad=True)", "x . eval ()", "model.parameters ()", "(model.  # all\n     eval())",
-              "def predict(model, x):\n    return model(x)"]
+              "def predict(model, x):\n    return model(x)", "torch.zeros(3, requires_grad = (1.0))", "(x.backward)()",
+              "(x.backward  # later\n    )()", "from torch.autograd import grad as g\n    g(a, b)", "y = a.ñame(b)",
+              "from torch.nn.functional import mse_loss as m\n    y = m(a, b)", "def \\\n  predict(model, x):\n    return model(x)"]
     # The gradient buffer's forms matter to SL202/SL203 only, which need a backward call.
     forms += [f"{form}\n    loss.backward()" for form in ("net.initialize(grad_req='add')", "p.grad.zero_()", "p.grad = None")]
     # Loss calls, as roles.is_loss_call reads a name (any case, any part of it).
@@ -153,6 +156,23 @@ def test_whatever_the_plan_anchors_on_passes_the_text_gate(form):
         if not form.startswith("def ") else f"import torch\n\n\n{form}\n"
     assert slicing.plan(code, Settings().inference_functions).source is not None, "an anchor"
     assert might_fire(code, Settings())
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\n\n\nclass Twice(torch.autograd.Function):\n    @staticmethod\n    def backward(ctx, g):\n        return 2 * g\n",
+    "import torch\nx = torch.zeros(3, requires_grad=False)\nif x.requires_grad:\n    print(x.grad)\n",
+    "import torch\nevent = torch.cuda.Event()\nevent.record()  # an MXNet scope's name, in a torch file\n",
+    "import torch\n\n\nclass Parameter(object):\n    def train(self, steps):\n        return steps\n",
+])
+def test_the_text_gate_skips_what_has_no_anchor_in_the_form_the_plan_reads(code):
+    """Definitions named like the API, ``requires_grad=False`` or read, another
+    framework's scope names: no anchor, and the file is skipped before ``ast`` parses
+    it."""
+    from scopelint.core import slicing
+    from scopelint.engine import Settings, might_fire
+
+    assert slicing.plan(code, Settings().inference_functions).source is None
+    assert not might_fire(code, Settings())
 
 
 def test_a_loss_not_spelled_loss_is_accumulated_alike_with_the_gate_on_and_off():

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -152,6 +153,83 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             ):
                 lines.add(node.lineno)
     return lines
+
+
+# --- the anchors, read in text ------------------------------------------------------------
+# Before ``ast`` parses a file, its text must hold an anchor in some form
+# ``_anchor_lines`` reads it in (``engine.might_fire``; tests check every form): a
+# superset, for strings and comments count too. The gradient buffer's forms (``p.grad =
+# None``, ``p.grad.zero_()``, ``grad_req``) are left to the backward call they need.
+#
+# What may stand between a callee's name and its "(": space, continuations, comments
+# (up to 16 lines of them: unbounded, a comment block after each such name would be
+# scanned to its end, quadratic in the block) and the ")" of a parenthesised callee;
+# atomic (one way to match it). A name imported under another may be called by that one:
+# "<name> as" counts as a call.
+_GAP = r"(?=(?P<{0}>(?:[\s\\{1}]+|#[^\r\n]*){{0,32}}))(?P={0})"
+_CALL_END = _GAP.format("gap", ")") + r"(?:\(|as(?![0-9A-Za-z_]))"
+_IDENTIFIER_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+_CALLS = {word: re.compile(re.escape(word) + _CALL_END) for word in _CALLED}
+_LOSS_PARTS = tuple(part.rstrip("$") for part in F.LOSS_NAME.pattern.split("|"))
+assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), F.LOSS_NAME.pattern
+# (in the lower-cased text: a name with the part anywhere in it, any case, called)
+_LOSS_CALLS = {part: re.compile(re.escape(part) + r"[0-9a-z_]*" + _CALL_END) for part in _LOSS_PARTS}
+# ``requires_grad=True`` or ``=1`` (any number: ``1.0``, ``0x1``), perhaps parenthesised
+_LEAF_KEYWORD = re.compile(r"requires_grad" + _GAP.format("gap", "") + r"=(?!=)" + _GAP.format("gap2", "(")
+                           + r"(?:True|[0-9.])")
+_NOT_ASCII_CALL = re.compile(r"[^\x00-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*" + _CALL_END)
+_WORDS_BY_FRAMEWORK = {fw: {word: re.compile(re.escape(word)) for word in words} for fw, words in _SCOPE_NAMES.items()}
+
+
+@functools.lru_cache(maxsize=32)
+def _inference_defs(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
+    names = "|".join(_fnmatch_words(p) for p in inference_functions)
+    either = rf"(?:{names})[\s\\]*\(|" if names else ""
+    return re.compile(rf"def[\s\\]+(?:{either}[0-9A-Za-z_]*[^\x00-\x7f])")
+
+
+def _fnmatch_words(pattern: str) -> str:
+    """A regular expression for the names an ``fnmatch`` pattern matches, or more."""
+    out = []
+    for part in re.split(r"(\*|\?|\[!?\]?[^\]]*\]?)", pattern):
+        if part == "*":
+            out.append(r"\w*")
+        elif part == "?" or part.startswith("["):
+            out.append(r"\w")
+        else:
+            out.append(re.escape(part))
+    return "".join(out)
+
+
+def _starts_a_word(text: str, at: int) -> bool:
+    return at == 0 or text[at - 1] not in _IDENTIFIER_CHARS
+
+
+def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: Tuple[str, ...]) -> bool:
+    """Whether ``text``, in a file that may import ``frameworks``, may hold an anchor."""
+    for fw in frameworks:  # grad-mode scopes and switches, in any use
+        for word, pattern in _WORDS_BY_FRAMEWORK[fw].items():
+            if word in text:
+                for m in pattern.finditer(text):
+                    end = m.end()
+                    if _starts_a_word(text, m.start()) and (end == len(text) or text[end] not in _IDENTIFIER_CHARS):
+                        return True
+    for word, pattern in _CALLS.items():  # calls (not definitions) of the API's names
+        if word in text:
+            for m in pattern.finditer(text):
+                at = m.start()
+                if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at):
+                    return True
+    if "requires_grad" in text:
+        for m in _LEAF_KEYWORD.finditer(text):
+            if _starts_a_word(text, m.start()):
+                return True
+    if "def" in text and _inference_defs(tuple(inference_functions)).search(text):
+        return True
+    if not text.isascii() and _NOT_ASCII_CALL.search(text):
+        return True
+    lowered = text.lower()
+    return any(part in lowered and _LOSS_CALLS[part].search(lowered) for part in _LOSS_PARTS)
 
 
 _REBINDING_METHODS = frozenset({"append", "extend", "insert"})  # flow.Analyzer._call
