@@ -153,12 +153,15 @@ class Facts:
 
     def __post_init__(self):
         self._call_by_node = {id(c.node): c for c in self.calls}
+        self._calls_by_func: Dict[int, List[CallFact]] = defaultdict(list)  # (in order)
+        for c in self.calls:
+            self._calls_by_func[id(c.func)].append(c)
 
     def call_of(self, node: Optional[cst.CSTNode]) -> Optional[CallFact]:
         return self._call_by_node.get(id(node)) if node is not None else None
 
     def calls_in(self, func: Optional[FunctionInfo]) -> List[CallFact]:
-        return [c for c in self.calls if c.func is func]
+        return list(self._calls_by_func.get(id(func), ()))
 
 
 class _Env:
@@ -953,7 +956,7 @@ class Analyzer:
                 receiver = self._ev(func.value)
             elif not isinstance(func, cst.Name):
                 self._ev(func)
-        args = tuple(self._ev(a.value) for a in call.args)
+        args = tuple([self._ev(a.value) for a in call.args])
         state = self.flow.state
         env = self.flow.env
         target = self._local_target(func)
