@@ -470,7 +470,9 @@ def test_the_gate_keeps_what_each_case_needs(path, monkeypatch):
     """Programs that once made the gate change findings (a second pair of eyes hunted
     them): a raise in a class body, a method rebinding a module name, a loss imported
     under another name, ``self.\\`` continued, non-ASCII and NFKC-normalised names,
-    comments inside a call, a BOM. Sliced however little the slice leaves out."""
+    comments inside a call (16 lines of them between a name and its "("), a BOM, an
+    import sharing its line with another statement. Sliced however little the slice
+    leaves out."""
     monkeypatch.setattr(slicing, "WHOLE_SHARE", 2.0)
     text = path.read_text(encoding="utf-8")
     assert _findings(text, ON) == _findings(text, OFF)
@@ -487,6 +489,7 @@ def test_user_inference_patterns_with_a_character_class_pass_the_text_gate():
     "'import torch\\n(x.parameters  ' + '#' * 4000 + '\\n)'",  # one way to match a line of '#'
     "'import torch\\n' + '# update the parameters\\n# and eval\\n' * 20000",  # not a scan per word
     "'import torch\\n' + '# A sentence.\\n' * 40000",
+    "'import torch\\n' + ('x.backward\\n' + '# c\\n' * 15 + 'y\\n') * 5000",  # 31 pieces of gap, each time
 ])
 def test_the_text_gate_takes_linear_time_on_comments(text):
     """Comments may sit between a call's tokens (``model.parameters  # all``): matched

@@ -26,7 +26,8 @@ the kept units are the closure of the anchors under "needs":
   statements and class bodies that read it after them;
 - module-scope imports, ``raise`` (class bodies included) and rebinding an imported
   name are kept whatever happens (for what they bind; what they call is needed only
-  through the closure); simple statements sharing a line stay together.
+  through the closure); simple statements sharing a line stay together (those sharing
+  one with what is kept whatever happens, with what they need).
 
 Excluded units are blanked line by line, so every kept line keeps its number and
 columns; the result is parsed with LibCST instead of the file. What the analysis needs
@@ -162,12 +163,14 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
 # None``, ``p.grad.zero_()``, ``grad_req``) are left to the backward call they need.
 #
 # What may stand between a callee's name and its "(": space, continuations, comments
-# (up to 16 lines of them: unbounded, a comment block after each such name would be
-# scanned to its end, quadratic in the block) and the ")" of a parenthesised callee;
-# atomic (one way to match it). A name imported under another may be called by that one:
+# and the ")" of a parenthesised callee; matched one way only (atomic) and up to 32
+# pieces (runs of space, comments): unbounded, a comment block after each such name
+# would be scanned to its end, quadratic in the block. A longer gap counts as a call
+# (the check gives up; its pieces are whole runs and whole comments, so they are
+# counted one way only). A name imported under another may be called by that one:
 # "<name> as" counts as a call.
-_GAP = r"(?=(?P<{0}>(?:[\s\\{1}]+|#[^\r\n]*){{0,32}}))(?P={0})"
-_CALL_END = _GAP.format("gap", ")") + r"(?:\(|as(?![0-9A-Za-z_]))"
+_GAP = r"(?:(?=(?:[\s\\{1}]+(?![\s\\{1}])|#[^\r\n]*(?![^\r\n])){{32}})|(?=(?P<{0}>(?:[\s\\{1}]+|#[^\r\n]*){{0,32}}))(?P={0}){2})"
+_CALL_END = _GAP.format("gap", ")", r"(?:\(|as(?![0-9A-Za-z_]))")
 _IDENTIFIER_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 _CALLS = {word: re.compile(re.escape(word) + _CALL_END) for word in _CALLED}
 _LOSS_PARTS = tuple(part.rstrip("$") for part in F.LOSS_NAME.pattern.split("|"))
@@ -175,8 +178,7 @@ assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), F.LOSS_NA
 # (in the lower-cased text: a name with the part anywhere in it, any case, called)
 _LOSS_CALLS = {part: re.compile(re.escape(part) + r"[0-9a-z_]*" + _CALL_END) for part in _LOSS_PARTS}
 # ``requires_grad=True`` or ``=1`` (any number: ``1.0``, ``0x1``), perhaps parenthesised
-_LEAF_KEYWORD = re.compile(r"requires_grad" + _GAP.format("gap", "") + r"=(?!=)" + _GAP.format("gap2", "(")
-                           + r"(?:True|[0-9.])")
+_LEAF_KEYWORD = re.compile(r"requires_grad" + _GAP.format("gap", "", "=(?!=)" + _GAP.format("gap2", "(", "(?:True|[0-9.])")))
 _NOT_ASCII_CALL = re.compile(r"[^\x00-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*" + _CALL_END)
 _WORDS_BY_FRAMEWORK = {fw: {word: re.compile(re.escape(word)) for word in words} for fw, words in _SCOPE_NAMES.items()}
 
@@ -568,10 +570,13 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     for node in found[ast.Attribute]:
         if type(node.value) is ast.Name and node.value.id in ("self", "cls"):
             self_attrs[owner[node.lineno]].add(node.attr)
-    needs = _needs(units, defines, binds, methods, lines, escaped, self_attrs)
+    partners = _line_partners(units)
+    needs = _needs(units, defines, binds, methods, lines, escaped, self_attrs, partners)
     # Imports and the like stay for what they bind, not for what they call: whatever
     # depends on them is in the closure already.
     kept = _closure(anchors, needs) | always
+    # (what shares a line with what is always kept stays too, with what it needs)
+    kept |= _closure([j for i in always for j in partners.get(i, ()) if j not in kept], needs)
     text, kept_lines = _blank(lines, units, kept) if len(kept) < n else (source, total)
     if kept_lines >= WHOLE_SHARE * total:
         # Parsing the rest costs less than what a slice may cost later: its fixes are
@@ -633,9 +638,10 @@ def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_r
 
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
            methods: Dict[str, List[int]], lines: List[str], escaped: Set[int],
-           self_attrs: Dict[int, Set[str]]) -> List[Set[int]]:
+           self_attrs: Dict[int, Set[str]], partners: Dict[int, Set[int]]) -> List[Set[int]]:
     """For each unit, the units it needs when it is kept (see the module docstring).
-    ``self_attrs``: the attributes each unit reads from ``self``/``cls``."""
+    ``self_attrs``: the attributes each unit reads from ``self``/``cls``; ``partners``:
+    ``_line_partners``."""
     n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
     # Units that change a name's value in the module walk. Functions, classes and methods
@@ -691,16 +697,24 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
                 if type(node) is ast.Name:
                     for j in defines.get(node.id, ()):
                         needs[j].add(u.index)
-    # Simple statements sharing a line stay together.
+    for i, js in partners.items():
+        needs[i].update(js)
+    return needs
+
+
+def _line_partners(units: List[_Unit]) -> Dict[int, Set[int]]:
+    """Simple statements that share a line (``x = 0; import torch``), each with the
+    first one on the line and it with them: a line is kept or blanked whole."""
+    partners: Dict[int, Set[int]] = defaultdict(set)
     owner: Dict[int, int] = {}
     for u in units:
         if u.kind == "stmt":
             for line in (u.first, u.last):
                 j = owner.setdefault(line, u.index)
-                needs[j].add(u.index)
-                needs[u.index].add(j)
-
-    return needs
+                if j != u.index:
+                    partners[j].add(u.index)
+                    partners[u.index].add(j)
+    return partners
 
 
 def _closure(start: Iterable[int], needs: List[Set[int]]) -> Set[int]:
