@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import List, NoReturn, Optional
 
@@ -94,19 +95,37 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # writing the report (a full disk)
+        _say(f"scopelint: error: cannot write the output: {exc}")
+        return EXIT_ERROR
+
+
+def _say(message: str) -> None:
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def run() -> NoReturn:
     """The console script (and ``python -m scopelint``): ``main``, then leave without
-    tearing the interpreter down. Freeing LibCST's trees and node classes one object at
-    a time costs an editor's one-file run ~5%; nothing is left to do by then (no
-    ``atexit`` work, no threads, every file written), so, as mypy does, exit at once."""
+    tearing the interpreter down, as mypy does: freeing LibCST's trees and node classes
+    one object at a time costs an editor's one-file run ~5%, and nothing is left to do
+    by then (every file written). Not so with a thread still running (``--verify``'s
+    workers after a second Ctrl-C), a profiler, a tracer or coverage: they exit as
+    usual."""
     code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (``| head``) or stream
-            pass
+    try:
+        for stream in (sys.stdout, sys.__stdout__, sys.stderr):  # (lsp swaps stdout)
+            if stream is not None:
+                stream.flush()
+    except BrokenPipeError:  # ``| head``: what was wanted was read
+        pass
+    except (OSError, ValueError) as exc:  # a full disk: the report is cut short
+        _say(f"scopelint: error: cannot write the output: {exc}")
+        code = EXIT_ERROR
+    if threading.active_count() > 1 or sys.gettrace() is not None or sys.getprofile() is not None or "coverage" in sys.modules:
+        sys.exit(code)
     os._exit(code)
 
 

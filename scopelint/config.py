@@ -75,7 +75,7 @@ class Config:
 
 def read_table(path: Path) -> Optional[dict]:
     """The ``[tool.scopelint]`` table of a TOML file; None when it has none."""
-    if sys.version_info >= (3, 11):  # (imported here: most runs, an editor's, read no TOML)
+    if sys.version_info >= (3, 11):  # (imported here: a run outside any project reads no TOML)
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib

@@ -11,10 +11,10 @@ import re
 import threading
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 from scopelint.core import slicing
-from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.finding import Edit, Finding, Fix, syntax_finding
 from scopelint.rules import ALL_RULES
 
@@ -26,49 +26,20 @@ if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
-# Cheap text gates, before any parsing: a file that names neither framework cannot
-# produce a finding; nor can one that imports neither (the analysis knows a framework
-# only by an absolute import of it: relative imports inside a framework's own package do
-# not count), nor one whose text holds none of the anchors the analysis needs in a form
-# it reads them in (``slicing.text_may_anchor``). An import statement starts a line or
-# follows ``;`` or ``:``; one continued with a backslash may name the framework on a
-# later line.
-# (Names first, word boundaries after: a pattern starting with ``\b`` is searched for
-# at every position, ~40 times slower on a file that does not hold the name.)
-def _name_pattern(name: str) -> str:
-    return rf"{name}(?![0-9A-Za-z_])(?<![0-9A-Za-z_]{name})"
-
-
-_MENTIONS = {name: re.compile(_name_pattern(name)) for name in FRAMEWORKS}
-_MENTIONS_FRAMEWORK = re.compile("|".join(m.pattern for m in _MENTIONS.values()))
-_IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f\ufeff]*(?:from|import)\b")  # in a line, before the name
-_CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
-
-
-def imported_frameworks(source: str) -> Set[str]:
-    """The frameworks some line may import (a superset: strings count too)."""
-    if _CONTINUED_LINE.search(source):
-        return set(_MENTIONS_FRAMEWORK.findall(source))
-    found: Set[str] = set()
-    for name, mention in _MENTIONS.items():
-        for m in mention.finditer(source):  # (in a framework's sources, most lines name it)
-            at = m.start()
-            line_start = max(source.rfind("\n", 0, at), source.rfind("\r", 0, at)) + 1
-            if _IMPORT_BEFORE.search(source[line_start:at]):
-                found.add(name)
-                break
-    return found
 
 
 def might_fire(source: str, settings: "Settings") -> bool:
+    """The cheap text gate, before any parsing: a file that names neither framework
+    cannot produce a finding; nor can one that imports neither, nor one whose text holds
+    none of the anchors the analysis needs (``slicing``: the gate, read in text)."""
     # The text as written (what LibCST reads) and, when not ASCII, with identifiers as
     # Python reads them (``ｔｏｒｃｈ`` is ``torch``): a reason in either counts.
     texts = (source,) if source.isascii() else (source, unicodedata.normalize("NFKC", source))
-    if not any(_MENTIONS_FRAMEWORK.search(text) for text in texts):
+    if not any(slicing.mentions_framework(text) for text in texts):
         return False
     if not settings.gate:
         return True
-    frameworks = set().union(*(imported_frameworks(text) for text in texts))
+    frameworks = set().union(*(slicing.imported_frameworks(text) for text in texts))
     inference_functions = tuple(settings.inference_functions)
     return bool(frameworks) and any(slicing.text_may_anchor(text, frameworks, inference_functions) for text in texts)
 

@@ -435,3 +435,22 @@ def test_checking_one_file_imports_neither_the_verifier_nor_process_pools_nor_no
     )
     out = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120)
     assert "LOADED 1 []" in out.stdout, out.stdout + out.stderr
+
+
+def test_the_console_entry_exits_with_main_s_code_and_reports_a_failed_write(tmp_path):
+    """``run`` leaves without tearing the interpreter down: the exit code is still
+    ``main``'s, output is flushed, a report that cannot be written is an error (2), and
+    a reader that stops early (``| head``) is not."""
+    path = tmp_path / "t.py"
+    path.write_text(TORCH_BAD)
+    cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--output-format", "json", str(path)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and len(json.loads(out.stdout)) == 1, out.stderr
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            failed = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert failed.returncode == 2 and "cannot write the output" in failed.stderr
+    reader = subprocess.Popen(cmd[:-3] + [str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.close()  # before anything is written
+    _, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0 and b"Traceback" not in err, err

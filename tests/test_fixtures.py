@@ -90,8 +90,8 @@ def test_the_text_gate_sees_every_form_of_a_framework_import(form):
     the text check must let every way of writing one through."""
     import ast
 
-    from scopelint.core.slicing import _frameworks, _imports
-    from scopelint.engine import Settings, imported_frameworks, might_fire
+    from scopelint.core.slicing import _frameworks, _imports, imported_frameworks
+    from scopelint.engine import Settings, might_fire
 
     code = form + "loss.backward()\n"
     imported = _frameworks(_imports(ast.parse(code).body))
@@ -113,8 +113,7 @@ def test_the_text_gate_agrees_with_the_parser_on_every_fixture_and_our_own_code(
     import ast
 
     import scopelint
-    from scopelint.core.slicing import _frameworks, _imports
-    from scopelint.engine import imported_frameworks
+    from scopelint.core.slicing import _frameworks, _imports, imported_frameworks
 
     own = sorted(Path(scopelint.__file__).parent.rglob("*.py"))
     for path in FIXTURE_FILES + own:
@@ -144,18 +143,28 @@ def _anchor_forms():
     return forms
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
 @pytest.mark.parametrize("form", _anchor_forms())
-def test_whatever_the_plan_anchors_on_passes_the_text_gate(form):
+def test_whatever_the_plan_anchors_on_passes_the_text_gate(form, newline):
     """The text gate is a superset of the plan's anchors (the gradient buffer's with
     the backward call they need): a file the plan would keep something of is never
-    skipped unread."""
+    skipped unread, whatever ends its lines."""
     from scopelint.core import slicing
     from scopelint.engine import Settings, might_fire
 
     code = f"import torch, mxnet\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef f(x, net, p, model, a, b, loss):\n    {form}\n" \
         if not form.startswith("def ") else f"import torch\n\n\n{form}\n"
+    code = code.replace("\n", newline)
     assert slicing.plan(code, Settings().inference_functions).source is not None, "an anchor"
     assert might_fire(code, Settings())
+
+
+def test_a_function_with_type_parameters_passes_the_text_gate():
+    """``def predict[T](...)`` (Python 3.12): the plan anchors on it where ``ast`` reads
+    it; the text gate, read before, lets it through on any Python."""
+    from scopelint.engine import Settings, might_fire
+
+    assert might_fire("import torch\n\n\ndef predict[T](model: T, x):\n    return model(x)\n", Settings())
 
 
 @pytest.mark.parametrize("code", [

@@ -490,10 +490,14 @@ def test_user_inference_patterns_with_a_character_class_pass_the_text_gate():
     "'import torch\\n' + '# update the parameters\\n# and eval\\n' * 20000",  # not a scan per word
     "'import torch\\n' + '# A sentence.\\n' * 40000",
     "'import torch\\n' + ('x.backward\\n' + '# c\\n' * 15 + 'y\\n') * 5000",  # 31 pieces of gap, each time
+    "'import torch\\n# ' + 'backward # ' * 200000",  # names inside one long comment line
+    "'import torch\\nx = \"' + 'loss' * 500000 + '\"'",  # a loss name inside a long identifier run
+    "'import torch\\n# ' + '的一是' * 200000",  # a long run of characters that are not ASCII
 ])
 def test_the_text_gate_takes_linear_time_on_comments(text):
     """Comments may sit between a call's tokens (``model.parameters  # all``): matched
-    one way only, and never scanned to the end of a long comment block per word."""
+    one way only, and never scanned to the end of a long comment block (or line, or
+    name) per word. (Inputs sized so that a quadratic scan runs past the timeout.)"""
     code = f"from scopelint.engine import Settings, might_fire\nmight_fire({text}, Settings())\nprint('done')\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "done" in out.stdout, out.stderr

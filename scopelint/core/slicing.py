@@ -101,7 +101,6 @@ _SCOPE_NAMES = {
 _CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES)} | {
     "backward", "zero_grad", "eval", "train", "parameters", "named_parameters",
 }
-_API = frozenset().union(*_SCOPE_NAMES.values()) | _CALLED
 # ... and, exactly as the analysis and the rules read them: ``requires_grad=True`` (a
 # leaf: ``flow.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
 # (SL202's ``_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
@@ -110,7 +109,7 @@ _KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
 # part of one; ``ast`` reads identifiers NFKC-normalised, so non-ASCII words are too.
 # (Written as the ASCII characters that are not in one: a class up to U+10FFFF takes
 # 8 ms to compile, a tenth of the editor path's own work.)
-_WORD = re.compile(r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*")
+_WORD = re.compile(r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*")  # (see _NOT_ID)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -158,36 +157,85 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
 
 # --- the anchors, read in text ------------------------------------------------------------
 # Before ``ast`` parses a file, its text must hold an anchor in some form
-# ``_anchor_lines`` reads it in (``engine.might_fire``; tests check every form): a
-# superset, for strings and comments count too. The gradient buffer's forms (``p.grad =
-# None``, ``p.grad.zero_()``, ``grad_req``) are left to the backward call they need.
+# ``_anchor_lines`` reads it in (``engine.might_fire``; tests check each kind of form):
+# a superset, for strings and comments count too. The gradient buffer's forms (``p.grad
+# = None``, ``p.grad.zero_()``, ``grad_req``) are left to the backward call they need.
+# Every pattern reads a bounded stretch of text from where it starts (linear in the
+# text, however adversarial).
 #
 # What may stand between a callee's name and its "(": space, continuations, comments
 # and the ")" of a parenthesised callee; matched one way only (atomic) and up to 32
-# pieces (runs of space, comments): unbounded, a comment block after each such name
-# would be scanned to its end, quadratic in the block. A longer gap counts as a call
-# (the check gives up; its pieces are whole runs and whole comments, so they are
-# counted one way only). A name imported under another may be called by that one:
-# "<name> as" counts as a call.
-_GAP = r"(?:(?=(?:[\s\\{1}]+(?![\s\\{1}])|#[^\r\n]*(?![^\r\n])){{32}})|(?=(?P<{0}>(?:[\s\\{1}]+|#[^\r\n]*){{0,32}}))(?P={0}){2})"
-_CALL_END = _GAP.format("gap", ")", r"(?:\(|as(?![0-9A-Za-z_]))")
+# pieces (runs of space, comments of up to 200 characters): unbounded, a comment block
+# (or line) after each such name would be scanned to its end, quadratic in it. A longer
+# gap counts as a call: the check gives up (counting whole runs and whole comments, one
+# way only). A name imported under another may be called by that one: "<name> as"
+# counts as a call.
+_COMMENT = r"#[^\r\n]{{0,200}}(?![^\r\n])"  # (in a template for str.format)
+_GAP = (r"(?:(?=(?:[\s\\{1}]+(?![\s\\{1}])|" + _COMMENT + r"){{32}}|(?:[\s\\{1}]+(?![\s\\{1}])|" + _COMMENT
+        + r"){{0,31}}#[^\r\n]{{201}})|(?=(?P<{0}>(?:[\s\\{1}]+|" + _COMMENT + r"){{0,32}}))(?P={0}){2})")
+_ASCII_ID = "0-9A-Za-z_"  # the ASCII characters of identifiers; any other character may be in one
+_NOT_ID = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"  # (the ASCII characters that are not)
+_CALL_END = _GAP.format("gap", ")", rf"(?:\(|as(?![{_ASCII_ID}]))")
 _IDENTIFIER_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 _CALLS = {word: re.compile(re.escape(word) + _CALL_END) for word in _CALLED}
 _LOSS_PARTS = tuple(part.rstrip("$") for part in F.LOSS_NAME.pattern.split("|"))
 assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), F.LOSS_NAME.pattern
-# (in the lower-cased text: a name with the part anywhere in it, any case, called)
-_LOSS_CALLS = {part: re.compile(re.escape(part) + r"[0-9a-z_]*" + _CALL_END) for part in _LOSS_PARTS}
+# In the lower-cased text: a name with the part anywhere in it (any case), called; a
+# name running on for more than 64 characters after the part counts as called.
+_LOSS_CALLS = {
+    part: re.compile(re.escape(part) + r"(?=(?P<rest>[0-9a-z_]{0,64}))(?P=rest)(?:(?=[0-9a-z_])|" + _CALL_END + ")")
+    for part in _LOSS_PARTS
+}
 # ``requires_grad=True`` or ``=1`` (any number: ``1.0``, ``0x1``), perhaps parenthesised
 _LEAF_KEYWORD = re.compile(r"requires_grad" + _GAP.format("gap", "", "=(?!=)" + _GAP.format("gap2", "(", "(?:True|[0-9.])")))
-_NOT_ASCII_CALL = re.compile(r"[^\x00-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*" + _CALL_END)
+# A name with a character that is not ASCII, called (read from where the name starts)
+_NOT_ASCII_CALL = re.compile(rf"(?<![^{_NOT_ID}])[{_ASCII_ID}]*[^\x00-\x7f](?=(?P<rest>[^{_NOT_ID}]*))(?P=rest)" + _CALL_END)
 _WORDS_BY_FRAMEWORK = {fw: {word: re.compile(re.escape(word)) for word in words} for fw, words in _SCOPE_NAMES.items()}
+
+
+# A file that names neither framework, or imports neither, is skipped first (the
+# analysis knows a framework only by an absolute import of it: relative imports inside a
+# framework's own package do not count). An import statement starts a line or follows
+# ``;`` or ``:``; one continued with a backslash may name the framework on a later line.
+# (Names first, word boundaries after: a pattern starting with ``\b`` is searched for
+# at every position, ~40 times slower on a file that does not hold the name.)
+def _name_pattern(name: str) -> str:
+    return rf"{name}(?![{_ASCII_ID}])(?<![{_ASCII_ID}]{name})"
+
+
+_MENTIONS = {name: re.compile(_name_pattern(name)) for name in F.FRAMEWORKS}
+_MENTIONS_FRAMEWORK = re.compile("|".join(m.pattern for m in _MENTIONS.values()))
+_IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f\ufeff]*(?:from|import)\b")  # in a line, before the name
+_CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
+
+
+def imported_frameworks(source: str) -> Set[str]:
+    """The frameworks some line may import (a superset: strings count too)."""
+    if _CONTINUED_LINE.search(source):
+        return set(_MENTIONS_FRAMEWORK.findall(source))
+    found: Set[str] = set()
+    cr = "\r" in source
+    for name, mention in _MENTIONS.items():
+        for m in mention.finditer(source):  # (in a framework's sources, most lines name it)
+            at = m.start()
+            line_start = source.rfind("\n", 0, at) + 1
+            if cr:  # (else a search back to the start of the file, each time)
+                line_start = max(line_start, source.rfind("\r", 0, at) + 1)
+            if _IMPORT_BEFORE.search(source[line_start:at]):
+                found.add(name)
+                break
+    return found
+
+
+def mentions_framework(text: str) -> bool:
+    return _MENTIONS_FRAMEWORK.search(text) is not None
 
 
 @functools.lru_cache(maxsize=32)
 def _inference_defs(inference_functions: Tuple[str, ...]) -> "re.Pattern[str]":
     names = "|".join(_fnmatch_words(p) for p in inference_functions)
-    either = rf"(?:{names})[\s\\]*\(|" if names else ""
-    return re.compile(rf"def[\s\\]+(?:{either}[0-9A-Za-z_]*[^\x00-\x7f])")
+    either = rf"(?:{names})[\s\\]*[(\[]|" if names else ""  # ("[": type parameters, Python 3.12)
+    return re.compile(rf"def[\s\\]+(?:{either}[{_ASCII_ID}]*[^\x00-\x7f])")
 
 
 def _fnmatch_words(pattern: str) -> str:
