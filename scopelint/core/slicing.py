@@ -177,20 +177,23 @@ _ASCII_ID = "0-9A-Za-z_"  # the ASCII characters of identifiers; any other chara
 _NOT_ID = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"  # (the ASCII characters that are not)
 _CALL_END = _GAP.format("gap", ")", rf"(?:\(|as(?![{_ASCII_ID}]))")
 _IDENTIFIER_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
-_CALLS = {word: re.compile(re.escape(word) + _CALL_END) for word in _CALLED}
+_CALLS = {word: re.escape(word) + _CALL_END for word in _CALLED}
 _LOSS_PARTS = tuple(part.rstrip("$") for part in F.LOSS_NAME.pattern.split("|"))
 assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), F.LOSS_NAME.pattern
 # In the lower-cased text: a name with the part anywhere in it (any case), called; a
 # name running on for more than 64 characters after the part counts as called.
 _LOSS_CALLS = {
-    part: re.compile(re.escape(part) + r"(?=(?P<rest>[0-9a-z_]{0,64}))(?P=rest)(?:(?=[0-9a-z_])|" + _CALL_END + ")")
+    part: re.escape(part) + r"(?=(?P<rest>[0-9a-z_]{0,64}))(?P=rest)(?:(?=[0-9a-z_])|" + _CALL_END + ")"
     for part in _LOSS_PARTS
 }
 # ``requires_grad=True`` or ``=1`` (any number: ``1.0``, ``0x1``), perhaps parenthesised
-_LEAF_KEYWORD = re.compile(r"requires_grad" + _GAP.format("gap", "", "=(?!=)" + _GAP.format("gap2", "(", "(?:True|[0-9.])")))
+_LEAF_KEYWORD = r"requires_grad" + _GAP.format("gap", "", "=(?!=)" + _GAP.format("gap2", "(", "(?:True|[0-9.])"))
 # A name with a character that is not ASCII, called (read from where the name starts)
-_NOT_ASCII_CALL = re.compile(rf"(?<![^{_NOT_ID}])[{_ASCII_ID}]*[^\x00-\x7f](?=(?P<rest>[^{_NOT_ID}]*))(?P=rest)" + _CALL_END)
-_WORDS_BY_FRAMEWORK = {fw: {word: re.compile(re.escape(word)) for word in words} for fw, words in _SCOPE_NAMES.items()}
+_NOT_ASCII_CALL = rf"(?<![^{_NOT_ID}])[{_ASCII_ID}]*[^\x00-\x7f](?=(?P<rest>[^{_NOT_ID}]*))(?P=rest)" + _CALL_END
+_WORDS_BY_FRAMEWORK = {fw: {word: re.escape(word) for word in words} for fw, words in _SCOPE_NAMES.items()}
+# (Patterns are compiled when first used: most files are decided by the first few, and
+# compiling them all costs the editor's one-file run 8 ms.)
+_rx = functools.lru_cache(maxsize=None)(re.compile)
 
 
 # A file that names neither framework, or imports neither, is skipped first (the
@@ -260,26 +263,26 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
     for fw in frameworks:  # grad-mode scopes and switches, in any use
         for word, pattern in _WORDS_BY_FRAMEWORK[fw].items():
             if word in text:
-                for m in pattern.finditer(text):
+                for m in _rx(pattern).finditer(text):
                     end = m.end()
                     if _starts_a_word(text, m.start()) and (end == len(text) or text[end] not in _IDENTIFIER_CHARS):
                         return True
     for word, pattern in _CALLS.items():  # calls (not definitions) of the API's names
         if word in text:
-            for m in pattern.finditer(text):
+            for m in _rx(pattern).finditer(text):
                 at = m.start()
                 if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at):
                     return True
     if "requires_grad" in text:
-        for m in _LEAF_KEYWORD.finditer(text):
+        for m in _rx(_LEAF_KEYWORD).finditer(text):
             if _starts_a_word(text, m.start()):
                 return True
     if "def" in text and _inference_defs(tuple(inference_functions)).search(text):
         return True
-    if not text.isascii() and _NOT_ASCII_CALL.search(text):
+    if not text.isascii() and _rx(_NOT_ASCII_CALL).search(text):
         return True
     lowered = text.lower()
-    return any(part in lowered and _LOSS_CALLS[part].search(lowered) for part in _LOSS_PARTS)
+    return any(part in lowered and _rx(_LOSS_CALLS[part]).search(lowered) for part in _LOSS_PARTS)
 
 
 _REBINDING_METHODS = frozenset({"append", "extend", "insert"})  # flow.Analyzer._call
