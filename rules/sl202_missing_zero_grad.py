@@ -1,9 +1,6 @@
-import libcst as cst
-
 from scopelint.core import frameworks as F
-from scopelint.core.queries import zeroes_grads
+from scopelint.core.queries import sets_grad_req_add, zeroes_grads
 from scopelint.core.roles import is_optimizer_step
-from scopelint.core.syntax import finds
 from scopelint.rule import Report, Rule
 from scopelint.runtime_check import counterfactuals as cf
 
@@ -57,7 +54,7 @@ class MissingZeroGrad(Rule):
         for c in facts.calls:
             if c.target is not None and id(c.target) in zero_funcs:
                 zero_loops.update(id(loop) for loop in c.loops)
-        mxnet_accumulates = F.MXNET in facts.frameworks and _grad_req_add(facts.module) and not zeroing
+        mxnet_accumulates = F.MXNET in facts.frameworks and any(sets_grad_req_add(c) for c in facts.calls) and not zeroing
         steps = [c for c in facts.calls if is_optimizer_step(c) and c.loops]
         reported = set()
         for b in facts.backwards:
@@ -73,18 +70,6 @@ class MissingZeroGrad(Rule):
                 step = next((s for s in in_loop if s.func is b.func and s.seq > b.seq), in_loop[0])
                 fix = cf.zero_grad_before_backward(ctx, b.node, step, next(iter(fws)))
                 yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps", fix)
-
-
-def _grad_req_add(module: cst.Module) -> bool:
-    def is_add(n: cst.CSTNode) -> bool:
-        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "grad_req":
-            return isinstance(n.value, cst.SimpleString) and n.value.evaluated_value == "add"
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "setattr" and len(n.args) == 2:
-            a, b = n.args
-            return all(isinstance(x.value, cst.SimpleString) for x in (a, b)) and (a.value.evaluated_value, b.value.evaluated_value) == ("grad_req", "add")
-        return False
-
-    return finds(module, is_add)
 
 
 RULE = MissingZeroGrad

@@ -198,6 +198,20 @@ def zeroes_grads(call) -> bool:
     return call.method == "zero_grad" or (call.method == "zero_" and (call.callee or "").endswith(".grad.zero_"))
 
 
+def sets_grad_req_add(call) -> bool:
+    """``net.initialize(grad_req="add")``, ``params.setattr("grad_req", "add")``: MXNet
+    then adds into the gradient buffers instead of overwriting them."""
+    node = call.node
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "grad_req":
+            return _string(arg.value) == "add"
+    return call.method == "setattr" and len(node.args) == 2 and (_string(node.args[0].value), _string(node.args[1].value)) == ("grad_req", "add")
+
+
+def _string(expr) -> Optional[str]:
+    return expr.evaluated_value if isinstance(expr, cst.SimpleString) else None
+
+
 def graph_path(value: Value, stop) -> Iterable[Value]:
     """``value`` and its ancestors, not looking past values where ``stop(v)`` holds
     (those are yielded, their parents are not)."""

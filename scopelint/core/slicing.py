@@ -103,7 +103,7 @@ _CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS
 }
 # ... and, exactly as the analysis and the rules read them: ``requires_grad=True`` (a
 # leaf: ``flow.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
-# (SL202's ``_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
+# (``queries.sets_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
 _KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
 # Identifiers in text. Outside strings and comments a non-ASCII character can only be
 # part of one; ``ast`` reads identifiers NFKC-normalised, so non-ASCII words are too.
