@@ -34,8 +34,8 @@ columns; the result is parsed with LibCST instead of the file. What the analysis
 from the whole file (the frameworks imported anywhere, how each function is referenced)
 comes from here too, in ``Whole``. A slice that would keep most of the file
 (``WHOLE_SHARE`` of its lines) is not made: the whole file is parsed, which costs less
-than the second pass a slice's fixes need. All name matching on text is by words, a superset of
-the identifiers in code: a word in a comment only keeps more.
+than the second pass a slice's fixes need. All name matching on text is by words, a
+superset of the identifiers in code: a word in a comment only keeps more.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ import ast
 import fnmatch
 import functools
 import re
+import string
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -109,7 +110,10 @@ _KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
 # part of one; ``ast`` reads identifiers NFKC-normalised, so non-ASCII words are too.
 # (Written as the ASCII characters that are not in one: a class up to U+10FFFF takes
 # 8 ms to compile, a tenth of the editor path's own work.)
-_WORD = re.compile(r"[^\x00-\x40\x5b-\x5e\x60\x7b-\x7f][^\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f]*")  # (see _NOT_ID)
+_ASCII_ID = "0-9A-Za-z_"  # the ASCII characters of identifiers; any other character may be in one
+_NOT_ID = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"  # (the ASCII characters that are not)
+_IDENTIFIER_CHARS = frozenset(string.ascii_letters + string.digits + "_")
+_WORD = re.compile(rf"[^{_NOT_ID}0-9][^{_NOT_ID}]*")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -173,10 +177,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
 _COMMENT = r"#[^\r\n]{{0,200}}(?![^\r\n])"  # (in a template for str.format)
 _GAP = (r"(?:(?=(?:[\s\\{1}]+(?![\s\\{1}])|" + _COMMENT + r"){{32}}|(?:[\s\\{1}]+(?![\s\\{1}])|" + _COMMENT
         + r"){{0,31}}#[^\r\n]{{201}})|(?=(?P<{0}>(?:[\s\\{1}]+|" + _COMMENT + r"){{0,32}}))(?P={0}){2})")
-_ASCII_ID = "0-9A-Za-z_"  # the ASCII characters of identifiers; any other character may be in one
-_NOT_ID = r"\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f"  # (the ASCII characters that are not)
 _CALL_END = _GAP.format("gap", ")", rf"(?:\(|as(?![{_ASCII_ID}]))")
-_IDENTIFIER_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 _CALLS = {word: re.escape(word) + _CALL_END for word in _CALLED}
 _LOSS_PARTS = tuple(part.rstrip("$") for part in F.LOSS_NAME.pattern.split("|"))
 assert all(re.fullmatch(r"[a-z0-9_]+", part) for part in _LOSS_PARTS), F.LOSS_NAME.pattern
