@@ -137,13 +137,21 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
             lines.add(node.lineno)
     sets_mode = False  # some ``x.eval()``/``x.train(...)``: names in eval mode are models
+    anchoring: Dict[str, bool] = {}  # callee name -> an API or loss name (names repeat)
+
+    def anchors(n: str) -> bool:
+        verdict = anchoring.get(n)
+        if verdict is None:
+            verdict = anchoring[n] = n in _CALLED or loss(n) is not None or not n.isascii()  # roles.is_loss_call
+        return verdict
+
     for node in found[ast.Call]:
         f = node.func
         name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
         # A name imported under another (``grad as g``): what it names and, should a
         # local binding shadow the import, what is written.
         names = (name, *imported.get(name, ())) if type(f) is ast.Name else (name,)
-        if name is not None and any(n in _CALLED or loss(n) or not n.isascii() for n in names):  # roles.is_loss_call
+        if name is not None and any(anchors(n) for n in names):
             lines.add(node.lineno)
             sets_mode = sets_mode or (type(f) is ast.Attribute and name in ("eval", "train"))
         elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":
@@ -404,21 +412,23 @@ def _index(nodes: Iterable[ast.AST]) -> Dict[type, List[ast.AST]]:
     found: Dict[type, List[ast.AST]] = {t: [] for t in _INDEXED}
     fields_of = _CHILD_FIELDS
     todo = list(nodes)
-    pop, push, extend = todo.pop, todo.append, todo.extend
+    pop, push, extend, bucket_of = todo.pop, todo.append, todo.extend, found.get
     while todo:
         node = pop()
         t = type(node)
-        bucket = found.get(t)
-        if bucket is not None:
-            bucket.append(node)
         fields = fields_of.get(t)
         if fields is None:
+            if not isinstance(node, _AST):  # (a list's None or name, pushed unfiltered)
+                continue
             fields = fields_of[t] = tuple(f for f in t._fields if f not in _LEAF_FIELDS)
+        bucket = bucket_of(t)
+        if bucket is not None:
+            bucket.append(node)
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                extend(v for v in value if isinstance(v, _AST))
-            elif isinstance(value, _AST):
+                extend(value)
+            elif value is not None:
                 push(value)
     return found
 
@@ -479,17 +489,24 @@ def _imports(body: List[ast.stmt]) -> List[ast.AST]:
     """The import statements in any scope (statements only: much less to walk)."""
     out: List[ast.AST] = []
     todo = list(body)
+    bodies_of = _BODIES_OF
     while todo:
         node = todo.pop()
         t = type(node)
         if t in _IMPORTS:
             out.append(node)
             continue
-        for name in _BODIES:
-            block = getattr(node, name, None)
+        names = bodies_of.get(t)
+        if names is None:
+            names = bodies_of[t] = tuple(name for name in _BODIES if name in t._fields)
+        for name in names:  # (none for most statements)
+            block = getattr(node, name)
             if block:
                 todo.extend(block)
     return out
+
+
+_BODIES_OF: Dict[type, Tuple[str, ...]] = {}
 
 
 # --- whole-file facts ---------------------------------------------------------------------
