@@ -119,8 +119,8 @@ def run() -> NoReturn:
         for stream in (sys.stdout, sys.__stdout__, sys.stderr):  # (lsp swaps stdout)
             if stream is not None:
                 stream.flush()
-    except BrokenPipeError:  # ``| head``: what was wanted was read
-        pass
+    except BrokenPipeError:  # ``| head``: what was wanted was read (as ``main`` says when it meets one)
+        code = EXIT_OK
     except (OSError, ValueError) as exc:  # a full disk: the report is cut short
         _say(f"scopelint: error: cannot write the output: {exc}")
         code = EXIT_ERROR
