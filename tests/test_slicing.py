@@ -248,6 +248,51 @@ def test_a_function_that_escapes_does_not_need_its_callers():
     assert _kept(_plan(called), called, "        def unrelated_caller(y):")
 
 
+def test_a_function_only_named_is_not_needed_where_it_is_named():
+    """The analysis resolves a function of the file only where it is called (by name, or
+    as ``self.m()``); named other than by a call it is a value nobody knows: kept code
+    that only names it does not need it, code that calls it does."""
+    src = textwrap.dedent(
+        """\
+        import torch
+
+        def log_step(loss):
+            print("step", loss)
+
+        def make_model():
+            return torch.nn.Linear(3, 1)
+
+        def train(x):
+            model = make_model()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            return log_step
+
+        class Trainer:
+            def fit(self, x):
+                hook = self.report
+                loss = self.model(x).mean()
+                loss.backward()
+                self.step()
+
+            def report(self):
+                print("report")
+
+            def step(self):
+                print("step")
+        """
+    )
+    plan = _plan(src)
+    for kept in ("return torch.nn.Linear(3, 1)", 'print("step")'):
+        assert _kept(plan, src, kept), kept
+    for gone in ('print("step", loss)', 'print("report")'):
+        assert not _kept(plan, src, gone), gone
+    assert _findings(src, ON) == _findings(src, OFF)
+    # Called, the same function is needed.
+    called = src.replace("return log_step\n", "return log_step(loss)\n")
+    assert _kept(_plan(called), called, 'print("step", loss)')
+
+
 def _unrelated_code(text: str) -> str:
     """Code that names every function and method of ``text`` without calling it (so they
     escape in the whole file, and need none of their callers) and code that has nothing

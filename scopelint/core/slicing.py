@@ -13,9 +13,11 @@ whatever it spells: ``ast`` reads it NFKC-normalised, LibCST as written). A find
 needs an anchor, and the analysis of a unit depends on others only through names, so
 the kept units are the closure of the anchors under "needs":
 
-- a unit needs the functions and classes its code names (callees, model classes, base
-  classes); what only a decorator calls is not needed (its value is dropped);
-- a function needs every unit that names it (its call sites give its entry state and
+- a unit needs the classes its code names (model classes, base classes) and the
+  module-level functions it calls by name (a function only referenced is a value the
+  analysis knows nothing of, defined or not); what only a decorator calls is not needed
+  (its value is dropped);
+- a function needs every unit that calls it (its call sites give its entry state and
   its parameters), unless it escapes (``flow.Analyzer._find_escapes``: then both are
   unknown whatever its call sites); a class needs the classes derived from it;
 - a method needs its class header, the methods it calls as ``self.m``/``cls.m`` and,
@@ -601,6 +603,16 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     owner = [0] * (total + 2)  # the innermost unit of each line (a class's methods are in it)
     for u in units:
         owner[u.first:u.last + 1] = [u.index] * (u.last - u.first + 1)
+    # What each unit calls by name, and as ``self.m()``/``cls.m()``: the calls
+    # ``flow.Analyzer._local_target`` resolves (a name only referenced resolves to none).
+    called: Dict[int, Set[str]] = defaultdict(set)
+    self_called: Dict[int, Set[str]] = defaultdict(set)
+    for node in found[ast.Call]:
+        f = node.func
+        if type(f) is ast.Name:
+            called[owner[node.lineno]].add(f.id)
+        elif type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id in ("self", "cls"):
+            self_called[owner[node.lineno]].add(f.attr)
     anchors = {owner[line] for line in anchor_lines}
 
     # Module scope: names that must resolve alike, what binds them, what may stop the walk.
@@ -635,12 +647,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     if fnames:
         _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
     escaped = _escaped(units, *counts)
-    self_attrs: Dict[int, Set[str]] = defaultdict(set)
-    for node in found[ast.Attribute]:
-        if type(node.value) is ast.Name and node.value.id in ("self", "cls"):
-            self_attrs[owner[node.lineno]].add(node.attr)
     partners = _line_partners(units)
-    needs = _needs(units, defines, binds, methods, lines, escaped, self_attrs, partners)
+    needs = _needs(units, defines, binds, methods, lines, escaped, called, self_called, partners)
     # Imports and the like stay for what they bind, not for what they call: whatever
     # depends on them is in the closure already.
     kept = _closure(anchors, needs) | always
@@ -707,10 +715,11 @@ def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_r
 
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
            methods: Dict[str, List[int]], lines: List[str], escaped: Set[int],
-           self_attrs: Dict[int, Set[str]], partners: Dict[int, Set[int]]) -> List[Set[int]]:
+           called: Dict[int, Set[str]], self_called: Dict[int, Set[str]],
+           partners: Dict[int, Set[int]]) -> List[Set[int]]:
     """For each unit, the units it needs when it is kept (see the module docstring).
-    ``self_attrs``: the attributes each unit reads from ``self``/``cls``; ``partners``:
-    ``_line_partners``."""
+    ``called``/``self_called``: the names each unit calls, and calls as ``self.m()``/
+    ``cls.m()``; ``partners``: ``_line_partners``."""
     n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
     # Units that change a name's value in the module walk. Functions, classes and methods
@@ -742,8 +751,14 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         # call sites. A decorator's value is dropped (the analysis binds the name to an
         # opaque value), so what a decorator calls is not needed for its sake.
         body = u.words if u.kind in ("stmt", "class") or not reads[i] else _body_words(u, lines)
+        calls = called.get(i, ())
         for word in u.words:
             for j in defines.get(word, ()):
+                # A module-level function only through its calls: referenced, it is a
+                # value the analysis knows nothing of, defined or not. (A name that is
+                # not ASCII is matched as a word: ``ast`` reads it NFKC-normalised.)
+                if units[j].kind == "def" and word not in calls and word.isascii():
+                    continue
                 if word in body:
                     needs[i].add(j)
                 if units[j].kind != "class" and j not in escaped:
@@ -754,7 +769,7 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
                 if u.kind in ("stmt", "class"):
                     needs[j].add(i)  # what follows a binding at module level sees its value
         if u.kind != "class":
-            for m in self_attrs.get(i, ()):
+            for m in self_called.get(i, ()):
                 for j in methods.get(m, ()):
                     needs[i].add(j)
                     if j not in escaped:
