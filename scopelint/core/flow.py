@@ -447,17 +447,8 @@ class Analyzer:
     def _find_escapes(self) -> Set[int]:
         """Functions referenced other than by a direct call: their callers are unknown."""
         whole = self.whole
-        escapes = set()
-        for info in self.functions:
-            name = info.name
-            if whole is None:
-                escapes.add(id(info))
-            elif info.cls is not None and info.parent is None:
-                if name.startswith("__") or name == "forward" or whole.attr_refs.get(name, 0) > whole.self_calls.get(name, 0):
-                    escapes.add(id(info))
-            elif whole.name_refs.get(name, 0) > whole.name_calls.get(name, 0):
-                escapes.add(id(info))
-        return escapes
+        return {id(info) for info in self.functions
+                if whole is None or whole.escapes(info.name, info.cls is not None and info.parent is None)}
 
     # --- driver -------------------------------------------------------------------
     def run(self) -> Facts:

@@ -68,6 +68,23 @@ class Whole:
     self_calls: Dict[str, int] = field(default_factory=dict)
     walrus: bool = True  # the file may hold an assignment expression (``:=``)
 
+    def escapes(self, name: str, method: bool) -> bool:
+        """Whether the function (a method: ``method``) named ``name`` is referenced
+        other than by a direct call: its callers are unknown."""
+        return escapes(name, method, self.name_refs, self.name_calls, self.attr_refs, self.self_calls)
+
+
+def escapes(name: str, method: bool, name_refs: Dict[str, int], name_calls: Dict[str, int],
+            attr_refs: Dict[str, int], self_calls: Dict[str, int]) -> bool:
+    """``Whole.escapes`` by the counts of ``_count``, for the analysis and the plan
+    alike. The counts are by names as Python reads them, NFKC-normalised (``ｆorward``
+    is ``forward``); LibCST gives names as written."""
+    if not name.isascii():
+        name = unicodedata.normalize("NFKC", name)
+    if method:
+        return name.startswith("__") or name == "forward" or attr_refs.get(name, 0) > self_calls.get(name, 0)
+    return name_refs.get(name, 0) > name_calls.get(name, 0)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -703,14 +720,8 @@ def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_r
     """The module-level functions and methods that ``flow.Analyzer._find_escapes`` will
     find referenced other than by a direct call (by the same counts): their entry state
     and parameters are unknown whatever their call sites, so they do not need them."""
-    out = set()
-    for u in units:
-        if u.kind == "def" and name_refs[u.name] > name_calls[u.name]:
-            out.add(u.index)
-        elif u.kind == "method" and (u.name.startswith("__") or u.name == "forward"
-                                     or attr_refs[u.name] > self_calls[u.name]):
-            out.add(u.index)
-    return out
+    return {u.index for u in units
+            if u.kind in ("def", "method") and escapes(u.name, u.kind == "method", name_refs, name_calls, attr_refs, self_calls)}
 
 
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
