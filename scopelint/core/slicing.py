@@ -14,9 +14,8 @@ needs an anchor, and the analysis of a unit depends on others only through names
 the kept units are the closure of the anchors under "needs":
 
 - a unit needs the classes its code names (model classes, base classes) and the
-  module-level functions it calls by name (a function only referenced is a value the
-  analysis knows nothing of, defined or not); what only a decorator calls is not needed
-  (its value is dropped);
+  module-level functions it calls by name, in a decorator too (a function only
+  referenced is a value the analysis knows nothing of, defined or not);
 - a function needs every unit that calls it (its call sites give its entry state and
   its parameters), unless it escapes (``flow.Analyzer._find_escapes``: then both are
   unknown whatever its call sites); a class needs the classes derived from it;
@@ -24,11 +23,12 @@ the kept units are the closure of the anchors under "needs":
   unless it escapes, the units that call it so;
 - the module walk: a unit needs the module-level statements and class bodies that
   change a name it reads at module level (decorators included; a def, class or method
-  too when it rebinds a name something else binds), and those need the module-level
-  statements and class bodies that read it after them;
+  too when it rebinds a name something else binds), and those need what reads it at
+  module level after them (statements, class bodies, decorators);
 - module-scope imports, ``raise`` (class bodies included) and rebinding an imported
   name are kept whatever happens (for what they bind; what they call is needed only
-  through the closure); simple statements sharing a line stay together (those sharing
+  through the closure; an import binds no value the walk tracks, so it needs none of
+  its readers); simple statements sharing a line stay together (those sharing
   one with what is kept whatever happens, with what they need).
 
 Excluded units are blanked line by line, so every kept line keeps its number and
@@ -648,10 +648,11 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         else:
             for node in _module_scope(u.nodes[0]):
                 t = type(node)
-                if t in _IMPORTS:
+                if t in _IMPORTS:  # (binds no value the walk tracks: flow passes over it)
                     always.add(u.index)
                     module_imported.update(_bound_names(node))
-                elif t is ast.Raise:
+                    continue
+                if t is ast.Raise:
                     always.add(u.index)  # may stop the module's walk
                 for name in _bound_names(node):
                     (defines if t in _FUNCS or t is ast.ClassDef else binds)[name].append(u.index)
@@ -742,7 +743,7 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         if u.kind == "class":
             reads[u.index] = u.words
             for node in _walk(u.nodes):
-                if type(node) not in _FUNCS and type(node) is not ast.ClassDef:
+                if type(node) not in _FUNCS and type(node) is not ast.ClassDef and type(node) not in _IMPORTS:
                     for name in _bound_names(node):
                         binders[name].append(u.index)
         elif u.kind == "method":
@@ -758,10 +759,9 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         i = u.index
         if u.kind == "method":
             needs[i].add(u.cls)
-        # What is analysed needs the functions and classes it names, and a function its
-        # call sites. A decorator's value is dropped (the analysis binds the name to an
-        # opaque value), so what a decorator calls is not needed for its sake.
-        body = u.words if u.kind in ("stmt", "class") or not reads[i] else _body_words(u, lines)
+        # What is analysed needs the functions it calls and the classes it names, and a
+        # function its call sites. (A call in a decorator is one: the module walk makes
+        # it, with the values it passes.)
         calls = called.get(i, ())
         for word in u.words:
             for j in defines.get(word, ()):
@@ -770,15 +770,13 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
                 # not ASCII is matched as a word: ``ast`` reads it NFKC-normalised.)
                 if units[j].kind == "def" and word not in calls and word.isascii():
                     continue
-                if word in body:
-                    needs[i].add(j)
+                needs[i].add(j)
                 if units[j].kind != "class" and j not in escaped:
                     needs[j].add(i)
         for word in reads[i]:  # the module walk: what binds a name, before or after
             for j in binders.get(word, ()):
                 needs[i].add(j)
-                if u.kind in ("stmt", "class"):
-                    needs[j].add(i)  # what follows a binding at module level sees its value
+                needs[j].add(i)  # what follows a binding at module level sees its value
         if u.kind != "class":
             for m in self_called.get(i, ()):
                 for j in methods.get(m, ()):
@@ -821,10 +819,6 @@ def _closure(start: Iterable[int], needs: List[Set[int]]) -> Set[int]:
             kept.add(i)
             todo.extend(needs[i] - kept)
     return kept
-
-
-def _body_words(u: _Unit, lines: List[str]) -> Set[str]:
-    return _words("".join(lines[u.nodes[0].lineno - 1:u.last]))
 
 
 def _decorator_words(fdef: ast.AST, lines: List[str]) -> Set[str]:

@@ -1,0 +1,6 @@
+import torch
+def float(m, o, x):
+    x.add_(1)
+@float(model, opt, torch.randn(3, requires_grad=True))
+def g0_0(*a):
+    pass
