@@ -313,8 +313,9 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
     return any(part in lowered and _rx(_LOSS_CALLS[part]).search(lowered) for part in _LOSS_PARTS)
 
 
-_REBINDING_METHODS = frozenset({"append", "extend", "insert"})  # flow.Analyzer._call
-_KEEPS_RECEIVER = _REBINDING_METHODS | F.MAKE_LEAF_METHODS  # flow binds x in x.m()
+# Methods after which ``flow.Analyzer._call`` binds their receiver anew (``xs.append(v)``,
+# ``w.requires_grad_()``)
+_KEEPS_RECEIVER = frozenset({"append", "extend", "insert"}) | F.MAKE_LEAF_METHODS
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
@@ -487,7 +488,7 @@ def _bound_names(node: ast.AST) -> Iterable[str]:
         root = _root_name(node)
         if root:
             yield root
-    elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _REBINDING_METHODS:
+    elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _KEEPS_RECEIVER:
         root = _root_name(node.func.value)
         if root:
             yield root
@@ -746,10 +747,11 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
                 if type(node) not in _FUNCS and type(node) is not ast.ClassDef and type(node) not in _IMPORTS:
                     for name in _bound_names(node):
                         binders[name].append(u.index)
-        elif u.kind == "method":
+        elif u.kind in ("def", "method"):  # its decorators run in the module walk
             reads[u.index] = _decorator_words(u.nodes[0], lines)
-        elif u.kind == "def":
-            reads[u.index] = _decorator_words(u.nodes[0], lines)
+            for node in _walk(u.nodes[0].decorator_list):  # (``@(w := ...).hook``)
+                for name in _bound_names(node):
+                    binders[name].append(u.index)
         else:
             reads[u.index] = u.words
     for u in units:  # ... unless they rebind a name something else binds

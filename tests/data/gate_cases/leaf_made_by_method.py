@@ -1,0 +1,3 @@
+import torch
+w.requires_grad_()
+w.add_(1)
