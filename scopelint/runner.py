@@ -234,30 +234,66 @@ def _give_back_memory() -> None:
     ``_TRIM_ABOVE``, return the C heap's free memory to the system (glibc keeps it), so
     that a worker does not hold on to its largest file's peak. (Not after every file:
     the pages given back are faulted in again by the next one, ~10% of a run's CPU.)"""
-    global _TRIM
     gc.collect(0)
-    if _TRIM is None or (_TRIM and _TRIM[3] != os.getpid()):  # (a forked worker: its own file)
-        if _TRIM:
-            _TRIM[1].close()
+    trimmer = _Trimmer.get()
+    if trimmer is not None:
+        trimmer.maybe_trim()
+
+
+class _Trimmer:
+    """glibc's ``malloc_trim``, called when the process's resident memory (read from
+    ``/proc/self/statm``; where it cannot be read, always) is over ``_TRIM_ABOVE``."""
+
+    _current: "Optional[_Trimmer] | bool" = None  # False: no malloc_trim here
+
+    def __init__(self, trim, statm, page: int):
+        self.trim, self.statm, self.page = trim, statm, page
+
+    @classmethod
+    def get(cls) -> "Optional[_Trimmer]":
+        if cls._current is None:
+            cls._current = cls._load()
+        return cls._current or None
+
+    @classmethod
+    def _load(cls) -> "_Trimmer | bool":
         try:
             import ctypes
 
-            statm = open("/proc/self/statm", "rb", buffering=0)
-            _TRIM = (ctypes.CDLL("libc.so.6").malloc_trim, statm, os.sysconf("SC_PAGE_SIZE"), os.getpid())
-        except (OSError, AttributeError, ValueError):
-            _TRIM = False
-    if _TRIM:
-        trim, statm, page, _ = _TRIM
+            trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (ImportError, OSError, AttributeError):
+            return False
         try:
-            statm.seek(0)
-            resident = int(statm.read().split()[1]) * page
+            page = os.sysconf("SC_PAGE_SIZE")
+            statm = open("/proc/self/statm", "rb", buffering=0)  # (this process's: see forget)
+        except (OSError, ValueError, AttributeError):
+            page, statm = 0, None
+        return cls(trim, statm, page)
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: /proc/self was resolved when the parent opened it."""
+        if isinstance(cls._current, _Trimmer) and cls._current.statm is not None:
+            cls._current.statm.close()
+        cls._current = None
+
+    def resident(self) -> Optional[int]:
+        if self.statm is None:
+            return None
+        try:
+            self.statm.seek(0)
+            return int(self.statm.read().split()[1]) * self.page
         except (OSError, ValueError, IndexError):
-            resident = _TRIM_ABOVE
-        if resident >= _TRIM_ABOVE:
-            trim(0)
+            return None
+
+    def maybe_trim(self) -> None:
+        resident = self.resident()
+        if resident is None or resident > _TRIM_ABOVE:
+            self.trim(0)
 
 
-_TRIM = None  # (malloc_trim, /proc/self/statm, page size, pid), False where there is none
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_Trimmer.forget)
 _TRIM_ABOVE = 192 * 1024 * 1024  # resident bytes
 
 

@@ -1,0 +1,60 @@
+"""What a batch worker does between files (scopelint.runner)."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+
+from scopelint import runner
+
+
+class _Statm(io.BytesIO):
+    """/proc/self/statm's fields: size, resident (pages), ..."""
+
+    def __init__(self, resident_pages: int):
+        super().__init__(f"100000 {resident_pages} 0 0 0 0 0\n".encode())
+
+
+def _trimmer(statm, calls):
+    return runner._Trimmer(lambda pad: calls.append(pad), statm, 4096)
+
+
+def test_the_heap_is_given_back_only_over_the_threshold():
+    calls = []
+    over = runner._TRIM_ABOVE // 4096 + 1
+    _trimmer(_Statm(over - 2), calls).maybe_trim()
+    assert calls == []
+    _trimmer(_Statm(over), calls).maybe_trim()
+    assert calls == [0]
+
+
+def test_without_a_readable_statm_the_heap_is_given_back_after_every_file():
+    calls = []
+    _trimmer(None, calls).maybe_trim()
+    broken = _Statm(5)
+    broken.close()
+    _trimmer(broken, calls).maybe_trim()
+    assert calls == [0, 0]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.exists("/proc/self/statm"), reason="needs fork and /proc")
+def test_a_forked_worker_reads_its_own_memory(monkeypatch):
+    monkeypatch.setattr(runner._Trimmer, "_current", None)
+    parent = runner._Trimmer.get()
+    assert parent is not None and parent.resident() > 0
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its trimmer is its own, reading its own statm
+        try:
+            child = runner._Trimmer.get()
+            ok = child is not parent and child.statm is not parent.statm and child.resident() > 0
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    os.waitpid(pid, 0)
+    assert not parent.statm.closed
+    parent.statm.close()
