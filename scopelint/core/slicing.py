@@ -14,19 +14,23 @@ needs an anchor, and the analysis of a unit depends on others only through names
 the kept units are the closure of the anchors under "needs":
 
 - a unit needs the classes its code names (model classes, base classes) and the
-  module-level functions it calls by name, in a decorator too (a function only
-  referenced is a value the analysis knows nothing of, defined or not);
+  module-level functions it calls by name, in a decorator too (a function referenced
+  other than by a call is a value the analysis knows nothing of there, defined or not,
+  and it escapes);
 - a function needs every unit that calls it (its call sites give its entry state and
   its parameters), unless it escapes (``flow.Analyzer._find_escapes``: then both are
   unknown whatever its call sites); a class needs the classes derived from it;
-- a method needs its class header, the methods it calls as ``self.m``/``cls.m`` and,
-  unless it escapes, the units that call it so;
+- a method needs its class header, the methods it calls as ``self.m()``/``cls.m()``
+  and, unless it escapes, the units that call it so (a method defined in an ``if`` or
+  ``try`` of the class body is in the header);
 - the module walk: a unit needs the module-level statements and class bodies that
-  change a name it reads at module level (decorators included; a def, class or method
-  too when it rebinds a name something else binds), and those need what reads it at
-  module level after them (statements, class bodies, decorators);
-- module-scope imports, ``raise`` (class bodies included) and rebinding an imported
-  name are kept whatever happens (for what they bind; what they call is needed only
+  change a name it reads at module level (``x = ...``, ``x.append(...)``,
+  ``x.requires_grad_()``, ``:=``; decorators included; a def, class or method too when
+  it rebinds a name something else binds), and those need what reads it at module
+  level (statements, class bodies, decorators; before or after them);
+- module-scope imports, ``raise`` (class bodies included), rebinding an imported name
+  and binding a builtin the analysis reads as a conversion (``float``) are kept
+  whatever happens (for what they bind; what they call is needed only
   through the closure; an import binds no value the walk tracks, so it needs none of
   its readers); simple statements sharing a line stay together (those sharing
   one with what is kept whatever happens, with what they need).
@@ -70,7 +74,8 @@ class Whole:
 
     def escapes(self, name: str, method: bool) -> bool:
         """Whether the function (a method: ``method``) named ``name`` is referenced
-        other than by a direct call: its callers are unknown."""
+        other than by a direct call, or is a method called implicitly (``__x__``,
+        ``forward``): its callers are unknown."""
         return escapes(name, method, self.name_refs, self.name_calls, self.attr_refs, self.self_calls)
 
 
@@ -642,8 +647,12 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     for u in units:
         if u.kind in ("def", "class"):
             defines[u.name].append(u.index)
-            if u.kind == "class" and any(type(node) is ast.Raise for part in u.nodes for node in _module_scope(part)):
-                always.add(u.index)  # a raise in the class body may stop the module's walk
+            if u.kind == "class":
+                for node in (node for part in u.nodes for node in _module_scope(part)):
+                    if type(node) is ast.Raise:
+                        always.add(u.index)  # a raise in the class body may stop the module's walk
+                    elif type(node) in _FUNCS:  # a method defined in an ``if``/``try`` of the body
+                        methods[node.name].append(u.index)
         elif u.kind == "method":
             methods[u.name].append(u.index)
         else:
@@ -660,6 +669,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     for name in module_imported:  # a name both imported and bound resolves to nothing
         always.update(binds.get(name, ()))
         always.update(defines.get(name, ()))
+    for name in F.CONVERSION_BUILTINS:  # bound at module level, ``float(x)`` is no conversion anywhere
+        always.update(binds.get(name, ()))
 
     counts = (Counter(), Counter(), Counter(), Counter())
     fnames = {u.name for u in units if u.kind in ("def", "method")}
@@ -737,7 +748,7 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     needs: List[Set[int]] = [set() for _ in range(n)]
     # Units that change a name's value in the module walk. Functions, classes and methods
     # bind their names to values the analysis knows nothing about, with or without them:
-    # not binders ...
+    # not binders (what their bodies and decorators bind is) ...
     binders: Dict[str, List[int]] = defaultdict(list, {name: list(js) for name, js in binds.items()})
     reads: Dict[int, Set[str]] = {}  # the words of what runs in the module walk
     for u in units:
@@ -768,9 +779,10 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         for word in u.words:
             for j in defines.get(word, ()):
                 # A module-level function only through its calls: referenced, it is a
-                # value the analysis knows nothing of, defined or not. (A name that is
-                # not ASCII is matched as a word: ``ast`` reads it NFKC-normalised.)
-                if units[j].kind == "def" and word not in calls and word.isascii():
+                # value the analysis knows nothing of, defined or not (and it escapes:
+                # it needs no call sites). (``defines`` and ``calls`` hold names as
+                # ``ast`` reads them, NFKC-normalised; words hold both spellings.)
+                if units[j].kind == "def" and word not in calls:
                     continue
                 needs[i].add(j)
                 if units[j].kind != "class" and j not in escaped:
@@ -779,12 +791,11 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             for j in binders.get(word, ()):
                 needs[i].add(j)
                 needs[j].add(i)  # what follows a binding at module level sees its value
-        if u.kind != "class":
-            for m in self_called.get(i, ()):
-                for j in methods.get(m, ()):
-                    needs[i].add(j)
-                    if j not in escaped:
-                        needs[j].add(i)
+        for m in self_called.get(i, ()):
+            for j in methods.get(m, ()):
+                needs[i].add(j)
+                if j not in escaped:
+                    needs[j].add(i)
     for u in units:
         if u.kind == "class":  # a class needs the classes derived from it (overrides)
             cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]

@@ -11,3 +11,4 @@ for x in range(3):
     loss = model(x).sum()
     loss.backward()
     opt.step()
+# gate case, finds: nothing

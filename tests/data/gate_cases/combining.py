@@ -6,3 +6,4 @@ def train(model, opt, data):
         l = losṡ_fn(out)
         total = 0
         total += l
+# gate case, finds: SL201

@@ -5,3 +5,4 @@ def helper(m, o, x):
 @helper(model, opt, w)
 def g0_0(*a):
     pass
+# gate case, finds: SL301

@@ -4,3 +4,4 @@ def float(m, o, x):
 @float(model, opt, torch.randn(3, requires_grad=True))
 def g0_0(*a):
     pass
+# gate case, finds: SL301

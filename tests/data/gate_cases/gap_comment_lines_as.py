@@ -21,3 +21,4 @@ optimizer = torch.optim.SGD(params, lr=0.01)
 for epoch in range(5):
     bw(loss)
     optimizer.step()
+# gate case, finds: SL202

@@ -20,3 +20,4 @@ for epoch in range(5):
      # 15
     )()
     optimizer.step()
+# gate case, finds: SL202

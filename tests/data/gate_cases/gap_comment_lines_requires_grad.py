@@ -18,3 +18,4 @@ x = torch.randn(5, requires_grad
      # 15
      =True).double()
 y = (x.sin() * x).sum()
+# gate case, finds: SL302

@@ -17,3 +17,4 @@ x = torch.randn(5, requires_grad=
      # 14
      # 15
      True).double()
+# gate case, finds: SL302

@@ -6,3 +6,4 @@ total = 0
 for x, y in data:
     l = xent(model(x), y)
     total += l
+# gate case, finds: SL201

@@ -9,3 +9,4 @@ class Config:
 
 
 w -= 0.1
+# gate case, finds: nothing

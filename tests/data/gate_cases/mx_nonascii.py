@@ -11,3 +11,4 @@ def mitte_ü(x):
 
 
 mitte_ü(1)
+# gate case, finds: SL104

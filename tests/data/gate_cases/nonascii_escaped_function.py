@@ -4,3 +4,4 @@ def ｐredict(net, x):
         return net(x).argmax(axis=1)
 print(ｐredict(net, nd.ones((1, 4)) * 2).asnumpy().tolist())
 _r = ｐredict
+# gate case, finds: nothing

@@ -6,3 +6,4 @@ class C0_0:
     def run(self, model, opt, x):
         return ｈelper(model, opt, x.detach())
     cb = ｈelper
+# gate case, finds: nothing

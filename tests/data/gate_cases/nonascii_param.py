@@ -8,3 +8,4 @@ def predict_ü(m, x):
 def run(x):
     m = torch.nn.Linear(2, 2)
     return predict_ü(m, x)
+# gate case, finds: SL103

@@ -16,3 +16,4 @@ def other(x):
 
 
 ALIAS = helper
+# gate case, finds: SL206

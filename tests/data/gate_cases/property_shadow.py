@@ -11,3 +11,4 @@ class Result:
 
 
 loss.backward()
+# gate case, finds: nothing

@@ -6,3 +6,4 @@ def predict(model, x):
 
 
 torch = None
+# gate case, finds: SL103

@@ -9,3 +9,4 @@ class Runner:
 
     def predict(self, m, x):
         return m(x)
+# gate case, finds: SL103

@@ -8,3 +8,4 @@ def f(model, x):
 
 def unrelated():
     return 1
+# gate case, finds: SL101

@@ -7,3 +7,4 @@ def train(data, loss_fn=None):
     for x in data:
         total += loss_fn(x)
     return total
+# gate case, finds: nothing

@@ -3,3 +3,4 @@ import torch
 def g2(*a):
     a[0].sum().backward()
 w.add_(1)
+# gate case, finds: SL301
