@@ -30,10 +30,10 @@ the kept units are the closure of the anchors under "needs":
   level (statements, class bodies, decorators; before or after them);
 - module-scope imports, ``raise`` (class bodies included), rebinding an imported name
   and binding a builtin the analysis reads as a conversion (``float``) are kept
-  whatever happens (for what they bind; what they call is needed only
-  through the closure; an import binds no value the walk tracks, so it needs none of
-  its readers); simple statements sharing a line stay together (those sharing
-  one with what is kept whatever happens, with what they need).
+  whatever happens (for what they bind; what they call is needed only through the
+  closure; an import binds no value the walk tracks, so it needs none of its readers);
+  simple statements sharing a line stay together (those sharing one with what is kept
+  whatever happens, with what they need).
 
 Excluded units are blanked line by line, so every kept line keeps its number and
 columns; the result is parsed with LibCST instead of the file. What the analysis needs
@@ -733,8 +733,8 @@ def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_r
     """The module-level functions and methods that ``flow.Analyzer._find_escapes`` will
     find referenced other than by a direct call (by the same counts): their entry state
     and parameters are unknown whatever their call sites, so they do not need them."""
-    return {u.index for u in units
-            if u.kind in ("def", "method") and escapes(u.name, u.kind == "method", name_refs, name_calls, attr_refs, self_calls)}
+    counts = (name_refs, name_calls, attr_refs, self_calls)
+    return {u.index for u in units if u.kind in ("def", "method") and escapes(u.name, u.kind == "method", *counts)}
 
 
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
