@@ -29,8 +29,8 @@ the kept units are the closure of the anchors under "needs":
   it rebinds a name something else binds), and those need what reads it at module
   level (statements, class bodies, decorators; before or after them);
 - module-scope imports, ``raise`` (class bodies included), rebinding an imported name
-  and binding a builtin the analysis reads as a conversion (``float``) are kept
-  whatever happens (for what they bind; what they call is needed only through the
+  and binding a builtin the analysis reads as a conversion (``float``; at module level,
+  or as a method) are kept whatever happens (for what they bind; what they call is needed only through the
   closure; an import binds no value the walk tracks, so it needs none of its readers);
   simple statements sharing a line stay together (those sharing one with what is kept
   whatever happens, with what they need).
@@ -670,7 +670,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         always.update(binds.get(name, ()))
         always.update(defines.get(name, ()))
     for name in F.CONVERSION_BUILTINS:  # bound at module level, ``float(x)`` is no conversion anywhere
-        always.update(binds.get(name, ()))
+        always.update(binds.get(name, ()))  # (nor, by a method, in its class: ``names.Names.builtin``)
+        always.update(j for j in methods.get(name, ()) if units[j].kind == "method")
 
     counts = (Counter(), Counter(), Counter(), Counter())
     fnames = {u.name for u in units if u.kind in ("def", "method")}
