@@ -148,32 +148,50 @@ def computed_value(
     it is recorded, unless it is plain arithmetic on values that carry no graph (then
     it has none) or on numbers taken out of the graph (then nobody knows).
     """
-    parents = tuple(p for p in parents if p is not None and "const" not in p.tags)
+    parents = tuple([p for p in parents if p is not None and "const" not in p.tags])
     rec = {}
-    for fw in (TORCH, MXNET):
-        sw = state.recording(fw)
-        if sw.off or not pure:
+    for fw in _FRAMEWORKS:
+        sw = state.torch if fw is TORCH else state.mxnet
+        if not pure or sw.mode is Mode.OFF:
             rec[fw] = sw  # a call records what it does (a model holds parameters)
-        elif any(_graph_capable(p, fw) for p in parents):
-            rec[fw] = sw  # arithmetic on a recorded value is recorded
-        elif parents and all(p.rec[fw].off for p in parents) and not (sw.on and _only_defaults(parents, fw)):
-            # Arithmetic on values without graph has none. (Arrays made outside any
-            # scope and used inside record() are MXNet's ordinary inputs, not that.)
+            continue
+        if not parents:
+            rec[fw] = sw
+            continue
+        # One pass over the parents: arithmetic on a recorded value is recorded; on
+        # values without graph it has none; on numbers taken out of the graph, unknown.
+        capable = False
+        all_off = all_off_or_left = only_defaults = True
+        for p in parents:
+            psw = p.rec[fw]
+            if psw.mode is Mode.ON or "leaf" in p.tags or _unknown_entry(psw):
+                capable = True
+                break
+            if psw.mode is not Mode.OFF:
+                all_off = False
+                if "left-graph" not in p.tags:
+                    all_off_or_left = False
+            if psw.origin is None or psw.origin.kind != "default":
+                only_defaults = False
+        if capable:
+            rec[fw] = sw
+        elif all_off and not (sw.mode is Mode.ON and only_defaults):
+            # (Arrays made outside any scope and used inside record() are MXNet's
+            # ordinary inputs, not that.)
             rec[fw] = parents[0].rec[fw]
-        elif parents and all("left-graph" in p.tags or p.rec[fw].off for p in parents):
-            rec[fw] = UNKNOWN  # arithmetic on numbers taken out of the graph
+        elif all_off_or_left:
+            rec[fw] = UNKNOWN
         else:
             rec[fw] = sw
-    inference = state.torch.off and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
+    inference = state.torch.mode is Mode.OFF and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
     return Value(node, rec, parents, inference, pure, tags, state)
 
 
-def _graph_capable(p: "Value", fw: str) -> bool:
-    return p.rec[fw].probably_on or "leaf" in p.tags
+def _unknown_entry(sw: Switch) -> bool:
+    return sw.mode is Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
 
 
-def _only_defaults(parents, fw: str) -> bool:
-    return all(p.rec[fw].origin is not None and p.rec[fw].origin.kind == "default" for p in parents)
+_FRAMEWORKS = (TORCH, MXNET)
 
 
 def leaf_value(node: cst.CSTNode, fw: Optional[str], tags: frozenset = frozenset()) -> Value:
