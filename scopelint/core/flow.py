@@ -349,9 +349,9 @@ _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.Di
 
 
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
-    if isinstance(expr, cst.Integer) and expr.value in ("0", "1"):
+    if type(expr) is cst.Integer and expr.value in ("0", "1"):
         return expr.value == "1"
     return None
 
@@ -396,7 +396,7 @@ class Analyzer:
     # --- discovery -------------------------------------------------------------
     def _collect(self, body, parent: Optional[FunctionInfo], cls, scope: Scope) -> None:
         for stmt in statements(body):
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 fscope = self.names.scope_of(stmt, scope)
                 bases = tuple(self._class_bases(cls, scope)) if cls is not None else ()
                 info = FunctionInfo(stmt, stmt.name.value, cls, parent, fscope, bases)
@@ -414,7 +414,7 @@ class Analyzer:
                 else:
                     self.module_functions[info.name] = info
                 self._collect(stmt.body, info, None, fscope)
-            elif isinstance(stmt, cst.ClassDef):
+            elif type(stmt) is cst.ClassDef:
                 cscope = self.names.scope_of(stmt, scope)
                 bases = list(self._class_bases(stmt, scope))
                 if parent is None and any(F.is_model_class(b) or b in self.model_classes for b in bases):
@@ -434,7 +434,7 @@ class Analyzer:
     def _classify_decorators(self, info: FunctionInfo, scope: Scope) -> None:
         for dec in info.node.decorators:
             expr = dec.decorator
-            target = expr.func if isinstance(expr, cst.Call) else expr
+            target = expr.func if type(expr) is cst.Call else expr
             q = self.names.qualify(target, scope)
             if q in F.SCOPES and F.SCOPES[q][0] == F.TORCH:
                 info.decorator = (q, dec)
@@ -571,7 +571,7 @@ class Analyzer:
 
     def _record_site_args(self, call: cst.Call, target: FunctionInfo, args: Tuple[Value, ...]) -> None:
         params = target.param_names
-        bound = isinstance(call.func, cst.Attribute) and params and params[0] in ("self", "cls")
+        bound = type(call.func) is cst.Attribute and params and params[0] in ("self", "cls")
         if bound:
             params = params[1:]
         mapping: Optional[Dict[str, Value]] = {}
@@ -606,7 +606,7 @@ class Analyzer:
             state = State(derive(joined.torch), derive(joined.mxnet), derive(joined.mx_train))
         if info.decorator is not None:
             api, dec = info.decorator
-            call = dec.decorator if isinstance(dec.decorator, cst.Call) else None
+            call = dec.decorator if type(dec.decorator) is cst.Call else None
             state = _apply_scope(state, api, call, Origin("decorator", dec, api))
         return state
 
@@ -652,83 +652,83 @@ class Analyzer:
         return self.flow
 
     def _stmt(self, stmt: cst.CSTNode) -> None:
-        if isinstance(stmt, cst.SimpleStatementLine):
+        if type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 if self.flow.env is None:
                     return
                 self._small(small)
-        elif isinstance(stmt, cst.If):
+        elif type(stmt) is cst.If:
             self._ev(stmt.test)
             start = self.flow
             a = self._branch(stmt.body, start)
             b = self._branch(stmt.orelse, start) if stmt.orelse is not None else start
             self.flow = _Flow.join([a, b])
-        elif isinstance(stmt, cst.Else):
+        elif type(stmt) is cst.Else:
             self._block(stmt.body)
-        elif isinstance(stmt, (cst.For, cst.While)):
+        elif type(stmt) in (cst.For, cst.While):
             self._loop(stmt)
-        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        elif type(stmt) in (cst.Try, cst.TryStar):
             self._try(stmt)
-        elif isinstance(stmt, cst.With):
+        elif type(stmt) is cst.With:
             self._with(stmt)
-        elif isinstance(stmt, cst.FunctionDef):
+        elif type(stmt) is cst.FunctionDef:
             for dec in stmt.decorators:
                 self._ev(dec.decorator)
             self._bind_name(stmt.name.value, opaque_value(stmt))
-        elif isinstance(stmt, cst.ClassDef):
+        elif type(stmt) is cst.ClassDef:
             outer = self.scope
             self.scope = self.names.scope_of(stmt, outer)
             self._block(stmt.body)
             self.scope = outer
             if self.flow.env is not None:
                 self._bind_name(stmt.name.value, opaque_value(stmt))
-        elif isinstance(stmt, cst.Match):
+        elif type(stmt) is cst.Match:
             self._ev(stmt.subject)
             start = self.flow
             flows = [start] + [self._branch(case.body, start) for case in stmt.cases]
             self.flow = _Flow.join(flows)
 
     def _small(self, small: cst.BaseSmallStatement) -> None:
-        if isinstance(small, cst.Expr):
+        if type(small) is cst.Expr:
             self._ev(small.value, statement=True)
             self._apply_setter(small.value)
-        elif isinstance(small, cst.Assign):
+        elif type(small) is cst.Assign:
             value = self._ev(small.value, statement=True)
             for target in small.targets:
                 self._note_assignment(small, target.target, value)
                 self._bind(target.target, value)
             self._apply_setter(small.value)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:
                 self._bind(small.target, self._ev(small.value, statement=True))
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             old = self._ev(small.target)
             new = self._ev(small.value)
             self._mutation(small, "augassign", dotted(small.target), old, new)
             if "leaf" not in old.tags:  # on a leaf the write is in place: it stays that leaf
                 self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
-        elif isinstance(small, cst.Return):
+        elif type(small) is cst.Return:
             if small.value is not None:
                 self._returned.append(self._ev(small.value))
             self._returns.append(self.flow)
             self.flow = _Flow(None, None)
-        elif isinstance(small, cst.Raise):
+        elif type(small) is cst.Raise:
             if small.exc is not None:
                 self._ev(small.exc)
             self.flow = _Flow(None, None)
-        elif isinstance(small, (cst.Break, cst.Continue)):
+        elif type(small) in (cst.Break, cst.Continue):
             if self._loops:
                 self._loops[-1].append(self.flow)
             self.flow = _Flow(None, None)
-        elif isinstance(small, cst.Assert):
+        elif type(small) is cst.Assert:
             self._ev(small.test)
-        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+        elif type(small) in (cst.Import, cst.ImportFrom):
             pass
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             pass
 
     def _loop(self, stmt) -> None:
-        if isinstance(stmt, cst.For):
+        if type(stmt) is cst.For:
             iterable = self._ev(stmt.iter)
         else:
             self._ev(stmt.test)
@@ -737,7 +737,7 @@ class Analyzer:
         self._loop_nodes.append(stmt)
         current = before
         for _ in range(2):  # the second pass sees values carried from the previous iteration
-            if isinstance(stmt, cst.For):
+            if type(stmt) is cst.For:
                 self.flow = _Flow(current.env.copy(), current.state)
                 self._bind(stmt.target, self._loop_item(stmt, iterable))
                 start = self.flow
@@ -755,7 +755,7 @@ class Analyzer:
     def _loop_item(self, stmt: cst.For, iterable: Value) -> Value:
         """The loop variable: parameters of a model, or leaves of a list of leaves, stay leaves."""
         it = stmt.iter
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("parameters", "named_parameters"):
+        if type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value in ("parameters", "named_parameters"):
             return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
@@ -784,7 +784,7 @@ class Analyzer:
         for item in stmt.items:
             value = self._ev(item.item)
             expr = item.item
-            called = isinstance(expr, cst.Call)
+            called = type(expr) is cst.Call
             q = self.names.qualify(expr.func if called else expr, self.scope)
             before = self.flow.state
             if q in F.SCOPES:
@@ -806,18 +806,18 @@ class Analyzer:
     def _bind(self, target: cst.BaseExpression, value: Value) -> None:
         if self.flow.env is None:
             return
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             for el in target.elements:
                 part = Value(el.value, dict(value.rec), (value,), value.inference, True, value.tags)
                 self._bind(el.value, part)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._bind(target.value, value)
             return
         key = dotted(target)
         if key is not None:
             self._bind_name(key, value)
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             self._ev(target)
 
     def _note_assignment(self, node: cst.Assign, target: cst.BaseExpression, value: Value) -> None:
@@ -825,14 +825,14 @@ class Analyzer:
         env = self.flow.env
         if env is None:
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             base = self._ev(target.value)
             self._mutation(node, "subscript", dotted(target.value), base, value)
             return
         key = dotted(target)
         if key is None:
             return
-        if key.endswith(".grad") and isinstance(node.value, cst.Name) and node.value.value == "None":
+        if key.endswith(".grad") and type(node.value) is cst.Name and node.value.value == "None":
             env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
             self._mutation(node, "grad-none", key, self._lookup(target), None)
             return
@@ -841,7 +841,7 @@ class Analyzer:
             return
         if "leaf" in old.tags and old in value.ancestors():
             self._mutation(node, "rebind", key, old, value)
-        elif isinstance(node.value, cst.BinaryOperation) and key in (dotted(node.value.left), dotted(node.value.right)):
+        elif type(node.value) is cst.BinaryOperation and key in (dotted(node.value.left), dotted(node.value.right)):
             added = [p for p in value.parents if p is not old]
             self._mutation(node, "accumulate", key, old, added[0] if len(added) == 1 else None)
 
@@ -940,12 +940,12 @@ class Analyzer:
     def _call(self, call: cst.Call, statement: bool) -> Value:
         func = call.func
         qname = self.names.qualify(func, self.scope)
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         receiver = None
         if qname is None:
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 receiver = self._ev(func.value)
-            elif not isinstance(func, cst.Name):
+            elif type(func) is not cst.Name:
                 self._ev(func)
         args = tuple([self._ev(a.value) for a in call.args])
         state = self.flow.state
@@ -985,7 +985,7 @@ class Analyzer:
                 return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph", "gradient"}), state)
 
         # effects on names and buffers
-        recv_key = dotted(func.value) if isinstance(func, cst.Attribute) else None
+        recv_key = dotted(func.value) if type(func) is cst.Attribute else None
         if qname is None and method is not None:
             if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
                 env.grads = ("zeroed", call, bool(env.grads and env.grads[0] == "computed"))
@@ -1018,7 +1018,7 @@ class Analyzer:
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
         if qname in F.SCOPES:
             tags = tags | {"scope"}
-        if isinstance(func, cst.Name) and func.value in self.model_classes and self.scope.resolve_name(func.value) is None:
+        if type(func) is cst.Name and func.value in self.model_classes and self.scope.resolve_name(func.value) is None:
             tags = frozenset({"model"})
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
@@ -1074,7 +1074,7 @@ class Analyzer:
             return
         index = list(call.args).index(arg)
         value = args[index]
-        values = value.parents if isinstance(arg.value, (cst.List, cst.Tuple)) else (value,)
+        values = value.parents if type(arg.value) in (cst.List, cst.Tuple) else (value,)
         self._seq += 1
         self._backwards[id(call)] = BackwardFact(
             call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]}), tuple(self._loop_nodes), self._seq
@@ -1082,7 +1082,7 @@ class Analyzer:
         self.flow.env.grads = ("computed",)
 
     def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             info = self.func
             while info is not None:
                 nested = self.nested.get(id(info))
@@ -1093,8 +1093,8 @@ class Analyzer:
                 return self.module_functions.get(func.value)
             return None
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value in ("self", "cls")
             and self.func is not None
         ):
@@ -1107,7 +1107,7 @@ class Analyzer:
 
     def _overrides(self, func: cst.BaseExpression) -> List[FunctionInfo]:
         """For ``self.m(...)``: the methods ``m`` of subclasses defined in this file."""
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"):
             return []
         owner = self.func
         while owner is not None and owner.parent is not None:
@@ -1128,7 +1128,7 @@ class Analyzer:
         return found
 
     def _apply_setter(self, expr: cst.BaseExpression) -> None:
-        if not isinstance(expr, cst.Call) or self.flow.state is None:
+        if type(expr) is not cst.Call or self.flow.state is None:
             return
         q = self.names.qualify(expr.func, self.scope)
         if q not in F.SETTERS:

@@ -39,12 +39,12 @@ def _import_name(node: cst.BaseExpression) -> str:
 
 
 def _target_names(target: cst.BaseExpression) -> Iterable[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for el in target.elements:
             yield from _target_names(el.value)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from _target_names(target.value)
 
 
@@ -62,7 +62,7 @@ class Scope:
         scope: Optional[Scope] = self
         while scope is not None:
             # Class bodies do not enclose the names seen by their methods.
-            if scope is self or not isinstance(scope.node, cst.ClassDef):
+            if scope is self or type(scope.node) is not cst.ClassDef:
                 if name in scope.globals:
                     root = _root(scope)
                     return None if name in root.bound else root.imports.get(name)
@@ -90,15 +90,15 @@ def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True) -> Non
     """A scope's bindings, without entering nested scopes (their names are bindings).
     ``walrus``: the code may hold an assignment expression (``:=``), the one binder
     that can sit inside any expression; without one only statements are walked."""
-    if isinstance(root, cst.FunctionDef):
+    if type(root) is cst.FunctionDef:
         params = root.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             scope.bound.add(p.name.value)
         for p in (params.star_arg, params.star_kwarg):
-            if isinstance(p, cst.Param):
+            if type(p) is cst.Param:
                 scope.bound.add(p.name.value)
     # Decorators, defaults and bases belong to the enclosing scope: only the body is ours.
-    body = root.body if isinstance(root, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) else root
+    body = root.body if type(root) in (cst.FunctionDef, cst.ClassDef, cst.Lambda) else root
     nodes = walk(body, lambda n: is_nested_scope(n) or type(n) is cst.CompFor) if walrus else _statement_walk(body)
     for node in nodes:
         if type(node) in _BINDERS:
@@ -142,9 +142,9 @@ def _statement_walk(body) -> Iterable[cst.CSTNode]:
 
 def _bind(scope: Scope, node: cst.CSTNode) -> None:
     bound, imports = scope.bound, scope.imports
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+    if type(node) in (cst.FunctionDef, cst.ClassDef):
         bound.add(node.name.value)
-    elif isinstance(node, cst.Import):
+    elif type(node) is cst.Import:
         for alias in node.names:
             full = _import_name(alias.name)
             if alias.asname is not None:
@@ -152,8 +152,8 @@ def _bind(scope: Scope, node: cst.CSTNode) -> None:
             else:
                 root_name = full.split(".", 1)[0]
                 imports[root_name] = root_name
-    elif isinstance(node, cst.ImportFrom):
-        if isinstance(node.names, cst.ImportStar):
+    elif type(node) is cst.ImportFrom:
+        if type(node.names) is cst.ImportStar:
             return
         for alias in node.names:
             name = _import_name(alias.name)
@@ -162,22 +162,22 @@ def _bind(scope: Scope, node: cst.CSTNode) -> None:
                 bound.add(local)
             else:
                 imports[local] = f"{_import_name(node.module)}.{name}"
-    elif isinstance(node, cst.Global):
+    elif type(node) is cst.Global:
         scope.globals.update(n.name.value for n in node.names)
-    elif isinstance(node, cst.AssignTarget):
+    elif type(node) is cst.AssignTarget:
         bound.update(_target_names(node.target))
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-        if not isinstance(node, cst.AnnAssign) or node.value is not None:
+    elif type(node) in (cst.AnnAssign, cst.AugAssign):
+        if type(node) is not cst.AnnAssign or node.value is not None:
             bound.update(_target_names(node.target))
-    elif isinstance(node, cst.For):
+    elif type(node) is cst.For:
         bound.update(_target_names(node.target))
-    elif isinstance(node, cst.WithItem):
+    elif type(node) is cst.WithItem:
         if node.asname is not None:
             bound.update(_target_names(node.asname.name))
-    elif isinstance(node, cst.ExceptHandler):
+    elif type(node) is cst.ExceptHandler:
         if node.name is not None:
             bound.update(_target_names(node.name.name))
-    elif isinstance(node, cst.NamedExpr):
+    elif type(node) is cst.NamedExpr:
         bound.update(_target_names(node.target))
 
 
@@ -213,7 +213,7 @@ class Names:
 
     def builtin(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """The builtin a bare name refers to (``float``), unless something shadows it."""
-        if not isinstance(expr, cst.Name) or scope.resolve_name(expr.value) is not None:
+        if type(expr) is not cst.Name or scope.resolve_name(expr.value) is not None:
             return None
         s: Optional[Scope] = scope
         while s is not None:
@@ -225,10 +225,10 @@ class Names:
     def qualify(self, expr: cst.BaseExpression, scope: Scope) -> Optional[str]:
         """Canonical dotted name of ``expr`` if it is an imported API, else None."""
         parts = []
-        while isinstance(expr, cst.Attribute):
+        while type(expr) is cst.Attribute:
             parts.append(expr.attr.value)
             expr = expr.value
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         base = scope.resolve_name(expr.value)
         if base is None:

@@ -86,12 +86,12 @@ def _graph_names_in(node: cst.CSTNode):
     """Names in an expression whose graph may survive it (not ``x.asnumpy()``, ``x.item()``)."""
 
     def converted(n: cst.CSTNode) -> bool:
-        f = n.func if isinstance(n, cst.Call) else None
-        return isinstance(f, cst.Attribute) and f.attr.value in LEAVING_METHODS and isinstance(f.value, cst.Name)
+        f = n.func if type(n) is cst.Call else None
+        return type(f) is cst.Attribute and f.attr.value in LEAVING_METHODS and type(f.value) is cst.Name
 
     found = []
     for n in walk(node, converted):
-        if isinstance(n, cst.Name):
+        if type(n) is cst.Name:
             found.append(n.value)
         elif converted(n):  # only its arguments still count
             found.extend(m.value for a in n.args for m in walk(a) if isinstance(m, cst.Name))
@@ -100,10 +100,10 @@ def _graph_names_in(node: cst.CSTNode):
 
 def _written_names(target: cst.BaseExpression, names: set) -> bool:
     """Adds the names a target binds; False when it stores into something else."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         names.add(target.value)
         return True
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return all(_written_names(el.value, names) for el in target.elements)
     return False  # attribute or subscript: stored somewhere else
 
@@ -112,15 +112,15 @@ def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bo
     """Values made in ``block`` may leave it: returned, yielded or stored elsewhere."""
     assigned: set = set()
     for n in walk(block, is_nested_scope):
-        if isinstance(n, (cst.Return, cst.Yield)):
+        if type(n) in (cst.Return, cst.Yield):
             return True
-        if isinstance(n, (cst.AssignTarget, cst.AugAssign)) and not _written_names(n.target, assigned):
+        if type(n) in (cst.AssignTarget, cst.AugAssign) and not _written_names(n.target, assigned):
             return True
     if func is None:
         return False
     returned = set()
     for n in walk(func.node, is_nested_scope):
-        if isinstance(n, (cst.Return, cst.Yield)) and n.value is not None:
+        if type(n) in (cst.Return, cst.Yield) and n.value is not None:
             returned.update(_graph_names_in(n.value))
     return bool(assigned & returned)
 
@@ -137,13 +137,13 @@ def is_restore(call, facts: Facts) -> bool:
         return False
     for block, index in block_path(func.node.body, call.node):
         stmt = block[index]
-        if isinstance(stmt, (cst.Try, cst.TryStar)) and stmt.finalbody is not None:
+        if type(stmt) in (cst.Try, cst.TryStar) and stmt.finalbody is not None:
             if finds(stmt.finalbody, lambda n: n is call.node):
                 return True
     family = F.SETTERS.get(call.qname)
     if any(F.SETTERS.get(o.qname) == family and o.seq < call.seq for o in facts.calls_in(func) if o.statement):
         return True  # an earlier switch in this function is what gets reported
-    if not call.node.args or not isinstance(call.node.args[0].value, cst.Name):
+    if not call.node.args or type(call.node.args[0].value) is not cst.Name:
         return False
     saved = call.node.args[0].value.value
     for other in facts.calls_in(func):
@@ -161,9 +161,9 @@ def _assigned_names_of(func_node: cst.FunctionDef, call_node: cst.Call):
     return [
         t.target.value
         for n in walk(func_node)
-        if isinstance(n, cst.Assign) and n.value is call_node
+        if type(n) is cst.Assign and n.value is call_node
         for t in n.targets
-        if isinstance(t.target, cst.Name)
+        if type(t.target) is cst.Name
     ]
 
 
@@ -209,7 +209,7 @@ def sets_grad_req_add(call) -> bool:
 
 
 def _string(expr) -> Optional[str]:
-    return expr.evaluated_value if isinstance(expr, cst.SimpleString) else None
+    return expr.evaluated_value if type(expr) is cst.SimpleString else None
 
 
 def graph_path(value: Value, stop) -> Iterable[Value]:
@@ -220,11 +220,11 @@ def graph_path(value: Value, stop) -> Iterable[Value]:
 
 def written_name(node: cst.CSTNode) -> Optional[str]:
     """The dotted name a write goes to: ``x += ...``, ``x = ...``, ``x.append(...)``."""
-    if isinstance(node, cst.AugAssign):
+    if type(node) is cst.AugAssign:
         return dotted(node.target)
-    if isinstance(node, cst.Assign):
+    if type(node) is cst.Assign:
         return dotted(node.targets[0].target)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return dotted(node.func.value)
     return None
 
@@ -235,11 +235,11 @@ def returns_name(func: FunctionInfo, name: Optional[str]) -> bool:
         return True
 
     def mentions(n: cst.CSTNode) -> bool:
-        return isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) == name
+        return type(n) in (cst.Name, cst.Attribute) and dotted(n) == name
 
     return finds(
         func.node,
-        lambda n: isinstance(n, (cst.Return, cst.Yield)) and n.value is not None and finds(n.value, mentions),
+        lambda n: type(n) in (cst.Return, cst.Yield) and n.value is not None and finds(n.value, mentions),
     )
 
 
@@ -250,8 +250,8 @@ def may_carry_graph(v: Value, fw: str) -> bool:
         return False
     if "leaf" in v.tags:
         return "left-graph" not in v.tags
-    if isinstance(v.node, cst.Call) and not v.pure and "left-graph" not in v.tags:
+    if type(v.node) is cst.Call and not v.pure and "left-graph" not in v.tags:
         return recorded(v, fw)
-    if not v.parents and isinstance(v.node, (cst.Name, cst.Attribute)) and not v.rec[fw].off:
+    if not v.parents and type(v.node) in (cst.Name, cst.Attribute) and not v.rec[fw].off:
         return not any(t.startswith("attr:") for t in v.tags)
     return False

@@ -142,7 +142,7 @@ _ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "tqdm.tqdm", "progress", "track"}
 
 def is_data_iterable(expr) -> bool:
     """``loader``, ``enumerate(train_loader)``, ``tqdm(self.dataloader)``: batches of data."""
-    while isinstance(expr, cst.Call) and (dotted(expr.func) or "") in _ITER_WRAPPERS and expr.args:
+    while type(expr) is cst.Call and (dotted(expr.func) or "") in _ITER_WRAPPERS and expr.args:
         expr = expr.args[0].value
     name = dotted(expr)
     return name is not None and bool(_DATA_NAME.search(name.rsplit(".", 1)[-1]))

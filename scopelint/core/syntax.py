@@ -1,4 +1,10 @@
-"""Small syntactic helpers over LibCST statement trees (no flow, no names)."""
+"""Small syntactic helpers over LibCST statement trees (no flow, no names).
+
+LibCST's node classes are ABCs: ``isinstance`` against one runs ``ABCMeta``'s check in
+Python. Only the abstract ``Base*`` classes have subclasses, so the core tests a node's
+kind as ``type(node) is cst.Name`` and an abstract one with ``is_subclass`` (cached):
+~10% of the analysis' time.
+"""
 
 from __future__ import annotations
 
@@ -68,11 +74,11 @@ def statements(body) -> Sequence[cst.CSTNode]:
     """The statement list of a body, suite, ``else``/``finally`` clause or ``elif``."""
     if body is None:
         return ()
-    if isinstance(body, cst.If):  # an ``elif``
+    if type(body) is cst.If:  # an ``elif``
         return [body]
     if isinstance(body, (list, tuple)):
         return body
-    if isinstance(body, cst.SimpleStatementSuite):
+    if type(body) is cst.SimpleStatementSuite:
         return [cst.SimpleStatementLine(body=body.body)]
     inner = getattr(body, "body", ())
     if isinstance(inner, cst.BaseSuite):
@@ -86,9 +92,9 @@ def child_blocks(stmt: cst.CSTNode):
         child = getattr(stmt, attr, None)
         if child is None or isinstance(child, cst.BaseExpression):
             continue
-        if isinstance(child, cst.If):
+        if type(child) is cst.If:
             yield [child]
-        elif isinstance(child, (cst.Else, cst.Finally)):
+        elif type(child) in (cst.Else, cst.Finally):
             yield statements(child)
         elif isinstance(child, cst.BaseSuite):
             yield statements(child)
@@ -105,7 +111,7 @@ def finds(node: cst.CSTNode, pred: Callable[[cst.CSTNode], bool]) -> bool:
 
 def terminates(node: cst.CSTNode) -> bool:
     """``node`` may leave the function early (return, raise, yield)."""
-    return finds(node, lambda n: isinstance(n, (cst.Return, cst.Raise, cst.Yield)))
+    return finds(node, lambda n: type(n) in (cst.Return, cst.Raise, cst.Yield))
 
 
 def block_path(body, target: cst.CSTNode) -> List[Tuple[Sequence[cst.CSTNode], int]]:
