@@ -573,3 +573,32 @@ def test_the_text_gate_takes_linear_time_on_comments(text):
     code = f"from scopelint.engine import Settings, might_fire\nmight_fire({text}, Settings())\nprint('done')\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "done" in out.stdout, out.stderr
+
+
+def test_the_walrus_flag_is_for_the_text_parsed():
+    """``Whole.walrus`` says whether what LibCST parses may hold ``:=`` (then the binders
+    are looked for in every expression): one in a unit left out does not count."""
+    kept = textwrap.dedent(
+        """\
+        import torch
+
+        def helper():
+            return (z := 3)
+
+        def train(model, opt, data):
+            total = 0.0
+            for x in data:
+                opt.zero_grad()
+                (loss := model(x).sum()).backward()
+                opt.step()
+                total += loss
+            return total
+        """
+    )
+    plan = _plan(kept)
+    assert not _kept(plan, kept, "        def helper():") and plan.whole.walrus
+    assert [f[0] for f in _findings(kept, ON)] == ["SL201"] == [f[0] for f in _findings(kept, OFF)]
+    dropped = kept.replace("(loss := model(x).sum()).backward()", "loss = model(x).sum()\n        loss.backward()")
+    plan = _plan(dropped)
+    assert not _kept(plan, dropped, "        def helper():") and not plan.whole.walrus
+    assert [f[0] for f in _findings(dropped, ON)] == ["SL201"] == [f[0] for f in _findings(dropped, OFF)]

@@ -70,7 +70,9 @@ class Whole:
     name_calls: Dict[str, int] = field(default_factory=dict)
     attr_refs: Dict[str, int] = field(default_factory=dict)
     self_calls: Dict[str, int] = field(default_factory=dict)
-    walrus: bool = True  # the file may hold an assignment expression (``:=``)
+    # The text analysed (the file, or the plan's slice of it) may hold an assignment
+    # expression (``:=``): ``names.Names`` then walks every expression for binders.
+    walrus: bool = True
 
     def escapes(self, name: str, method: bool) -> bool:
         """Whether the function (a method: ``method``) named ``name`` is referenced
@@ -695,7 +697,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     fnames = {node.name for t in _FUNCS for node in found[t] if owner[node.lineno] in kept} - fnames
     if fnames:
         _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
-    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=bool(found[ast.NamedExpr]))
+    walrus = any(owner[node.lineno] in kept for node in found[ast.NamedExpr])  # (in what is parsed)
+    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus)
     starts = tuple(u.first for u in units if u.kind != "method")
     return Plan(text, whole, kept_lines, total, starts)
 
