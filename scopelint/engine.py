@@ -52,6 +52,9 @@ class Settings:
     inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
     severity: Tuple[Tuple[str, str], ...] = ()
     gate: bool = True  # skip files with none of the words any rule needs
+    # Analyse the gate's slice in a tree built from ``ast`` first (``core.lower``); parse
+    # with LibCST only when that finds something (off: always parse).
+    lower: bool = True
 
 
 @dataclass
@@ -187,6 +190,8 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file
+    if plan is not None and settings.lower and plan.body is not None and not _lowered_finds(source, plan, settings):
+        return result
     module, error = parse(plan.source, filename, plan.starts) if plan is not None else parse(source, filename)
     if error is not None:
         result.findings.append(error)
@@ -196,6 +201,32 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     if result.needs_whole:
         return lint_source(source, filename, replace(settings, gate=False))
     return result
+
+
+def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> bool:
+    """Whether a rule reports anything in the analysis of the plan's slice built from
+    ``ast`` (``core.lower``: LibCST's node classes and fields, without whitespace),
+    or whether that cannot be told (a construct ``lower`` does not build, an error):
+    then the slice is parsed with LibCST and linted as usual, which gives the findings
+    their positions, ``# noqa`` and fixes. Findings are rare: most files stop here."""
+    from scopelint.core.flow import Analyzer
+    from scopelint.core.lower import lower_module
+    from scopelint.rule import RuleContext
+
+    try:
+        with _unvalidated():
+            module = lower_module(plan.body, source)
+        facts = Analyzer(module, whole=plan.whole).run()
+        if not facts.frameworks:
+            return False
+        ctx = RuleContext(facts, tuple(settings.inference_functions))
+        for code in settings.select:
+            rule = ALL_RULES.get(code)
+            if rule is not None and next(iter(rule().check(ctx)), None) is not None:
+                return True
+    except Exception:  # (``Unsupported``, too deep, an internal error: the parse path tells)
+        return True
+    return False
 
 
 def lint_module(

@@ -47,6 +47,7 @@ superset of the identifiers in code: a word in a comment only keeps more.
 from __future__ import annotations
 
 import ast
+import copy
 import fnmatch
 import functools
 import re
@@ -102,6 +103,10 @@ class Plan:
     # Lines where a module-level statement starts: ``source`` may be parsed in pieces cut
     # there (``engine.parse``), which bounds the parser's memory on huge files.
     starts: Tuple[int, ...] = ()
+    # The module-level statements of ``source`` in ``ast`` nodes of the whole file (a
+    # class with only its kept methods, or a ``pass`` as ``_blank`` puts): what
+    # ``lower`` builds the analysis' tree from.
+    body: Optional[Tuple[ast.stmt, ...]] = None
 
     @property
     def sliced(self) -> bool:
@@ -700,7 +705,40 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     walrus = any(owner[node.lineno] in kept for node in found[ast.NamedExpr])  # (in what is parsed)
     whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus)
     starts = tuple(u.first for u in units if u.kind != "method")
-    return Plan(text, whole, kept_lines, total, starts)
+    body = tuple(tree.body) if len(kept) == n else _kept_body(tree, units, kept, lines)
+    return Plan(text, whole, kept_lines, total, starts, body)
+
+
+def _kept_body(tree: ast.Module, units: List[_Unit], kept: Set[int], lines: List[str]) -> Tuple[ast.stmt, ...]:
+    """``Plan.body``: the statements of the kept units, as ``_blank`` leaves them."""
+    out: List[ast.stmt] = []
+    following = iter(units)
+    for stmt in tree.body:
+        unit = next(following)
+        if type(stmt) is not ast.ClassDef:
+            if unit.index in kept:
+                out.append(stmt)
+            continue
+        body: List[ast.stmt] = []
+        dropped: Optional[_Unit] = None
+        for b in stmt.body:
+            if type(b) in _FUNCS:
+                method = next(following)
+                if method.index in kept:
+                    body.append(b)
+                elif dropped is None:
+                    dropped = method
+            else:
+                body.append(b)
+        if unit.index in kept:
+            if not body:  # (``_blank``'s ``pass``, where the first method left out was)
+                line = lines[dropped.first - 1]
+                indent = len(line) - len(line.lstrip())
+                body = [ast.Pass(lineno=dropped.first, col_offset=indent, end_lineno=dropped.first, end_col_offset=indent + 4)]
+            cls = copy.copy(stmt)
+            cls.body = body
+            out.append(cls)
+    return tuple(out)
 
 
 def _blank(lines: List[str], units: List[_Unit], kept: Set[int]) -> Tuple[str, int]:

@@ -1,0 +1,530 @@
+"""The analysis' LibCST tree, built from the stdlib ``ast`` tree the gate already has.
+
+LibCST's parser costs ~30 us a line here, most of a cold run; building from ``ast``
+the nodes the analysis reads costs about a quarter of that. The tree has LibCST's node
+classes and every field the analysis reads (not whitespace, parentheses or comments:
+``tests/test_lower.py`` compares it with LibCST's parse on every fixture and test
+program); its code is not the file's, so positions, ``# noqa`` and fixes come from
+LibCST's own parse: the engine lints a slice from LibCST's parse only where the
+analysis of the lowered one reports something (``engine._lowered_finds``).
+
+What ``ast`` does not keep is read from the source: the text of number and string
+literals (``0x10``, ``r"\\d"``), implicit concatenation (``"a" "b"``), ``elif`` versus
+``else: if``, a body on its header's line. f-strings keep their expressions, not their
+text (the analysis reads only the expressions). Identifiers are NFKC-normalised by
+``ast`` and kept as written by LibCST: a character that is not ASCII outside string
+literals and comments is ``Unsupported``, as is ``match`` (for now).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Dict, List, Optional, Sequence
+
+import libcst as cst
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+class Unsupported(Exception):
+    """Something this module does not lower (yet): parse the file with LibCST."""
+
+
+_BINARY = {
+    ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
+    ast.MatMult: cst.MatrixMultiply, ast.FloorDiv: cst.FloorDivide, ast.Mod: cst.Modulo, ast.Pow: cst.Power,
+    ast.LShift: cst.LeftShift, ast.RShift: cst.RightShift, ast.BitOr: cst.BitOr, ast.BitAnd: cst.BitAnd,
+    ast.BitXor: cst.BitXor,
+}
+_AUGMENTED = {
+    ast.Add: cst.AddAssign, ast.Sub: cst.SubtractAssign, ast.Mult: cst.MultiplyAssign, ast.Div: cst.DivideAssign,
+    ast.MatMult: cst.MatrixMultiplyAssign, ast.FloorDiv: cst.FloorDivideAssign, ast.Mod: cst.ModuloAssign,
+    ast.Pow: cst.PowerAssign, ast.LShift: cst.LeftShiftAssign, ast.RShift: cst.RightShiftAssign,
+    ast.BitOr: cst.BitOrAssign, ast.BitAnd: cst.BitAndAssign, ast.BitXor: cst.BitXorAssign,
+}
+_UNARY = {ast.UAdd: cst.Plus, ast.USub: cst.Minus, ast.Invert: cst.BitInvert, ast.Not: cst.Not}
+_BOOLEAN = {ast.And: cst.And, ast.Or: cst.Or}
+_COMPARE = {
+    ast.Eq: cst.Equal, ast.NotEq: cst.NotEqual, ast.Lt: cst.LessThan, ast.LtE: cst.LessThanEqual,
+    ast.Gt: cst.GreaterThan, ast.GtE: cst.GreaterThanEqual, ast.Is: cst.Is, ast.IsNot: cst.IsNot,
+    ast.In: cst.In, ast.NotIn: cst.NotIn,
+}
+_SIMPLE_STATEMENTS = (
+    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass,
+    ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom,
+)
+
+
+def lower_module(body: Sequence[ast.stmt], source: str) -> cst.Module:
+    """The module of the statements ``body`` of ``ast.parse(source)`` (all of them, or
+    a plan's: ``slicing.Plan.body``)."""
+    lowerer = _Lowerer(source)
+    if not source.isascii():
+        _check_identifiers(body, lowerer.lines)
+    return cst.Module(body=lowerer.block(body))
+
+
+def _check_identifiers(body: Sequence[ast.stmt], lines: List[bytes]) -> None:
+    """``ast`` reads identifiers NFKC-normalised, LibCST as written: lowering is exact
+    only when every character that is not ASCII is in a string literal or a comment."""
+    spans: Dict[int, List[tuple]] = {}  # line -> (start, end) byte columns of literals on it
+    for node in (n for stmt in body for n in ast.walk(stmt)):
+        if type(node) is ast.JoinedStr or (type(node) is ast.Constant and type(node.value) in (str, bytes)):
+            for line in range(node.lineno, node.end_lineno + 1):
+                start = node.col_offset if line == node.lineno else 0
+                end = node.end_col_offset if line == node.end_lineno else len(lines[line - 1])
+                spans.setdefault(line, []).append((start, end))
+    numbers: set = set()
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if type(stmt) is ast.ClassDef:  # (a plan's class holds only what it keeps)
+            numbers.update(range(_first_line(stmt), stmt.body[0].lineno))
+            todo.extend(stmt.body)
+        else:
+            numbers.update(range(_first_line(stmt), stmt.end_lineno + 1))
+    for number in sorted(numbers):
+        line = lines[number - 1]
+        if line.isascii():
+            continue
+        inside = spans.get(number, ())
+        for i, byte in enumerate(line):
+            if any(a <= i < b for a, b in inside):
+                continue
+            if byte == 0x23:  # "#" outside a literal: the rest is a comment
+                break
+            if byte >= 0x80:
+                raise Unsupported("an identifier that is not ASCII")
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+
+
+class _Lowerer:
+    def __init__(self, source: str):
+        # Lines as ``ast`` counts them, as bytes: its columns are UTF-8 offsets.
+        self.lines: List[bytes] = [line.encode("utf-8", "surrogatepass") for line in _LINE.findall(source)]
+
+    # --- source text --------------------------------------------------------------------
+    def text(self, node: ast.AST) -> str:
+        first, last = node.lineno, node.end_lineno
+        if first == last:
+            return self.lines[first - 1][node.col_offset:node.end_col_offset].decode("utf-8", "surrogatepass")
+        parts = [self.lines[first - 1][node.col_offset:]]
+        parts.extend(self.lines[first:last - 1])
+        parts.append(self.lines[last - 1][:node.end_col_offset])
+        return b"".join(parts).decode("utf-8", "surrogatepass")
+
+    def before_on_line(self, node: ast.AST) -> bytes:
+        return self.lines[node.lineno - 1][:node.col_offset]
+
+    # --- statements ---------------------------------------------------------------------
+    def block(self, stmts: Sequence[ast.stmt]) -> List[cst.BaseStatement]:
+        """Statements; simple ones sharing a line (``a; b``) make one line."""
+        out: List[cst.BaseStatement] = []
+        line: List[cst.BaseSmallStatement] = []
+        last_line = -1
+        for stmt in stmts:
+            if isinstance(stmt, _SIMPLE_STATEMENTS):
+                small = self.small(stmt)
+                if line and stmt.lineno == last_line:
+                    line.append(small)
+                else:
+                    if line:
+                        out.append(cst.SimpleStatementLine(body=line))
+                    line = [small]
+                last_line = stmt.end_lineno
+                continue
+            if line:
+                out.append(cst.SimpleStatementLine(body=line))
+                line = []
+            out.append(self.compound(stmt))
+        if line:
+            out.append(cst.SimpleStatementLine(body=line))
+        return out
+
+    def suite(self, stmts: Sequence[ast.stmt]) -> cst.BaseSuite:
+        """An indented block, or the simple statements on the header's line."""
+        if self.before_on_line(stmts[0]).strip():
+            return cst.SimpleStatementSuite(body=[self.small(s) for s in stmts])
+        return cst.IndentedBlock(body=self.block(stmts))
+
+    def orelse(self, stmts: Sequence[ast.stmt]):
+        if not stmts:
+            return None
+        first = stmts[0]
+        if len(stmts) == 1 and type(first) is ast.If and self.lines[first.lineno - 1][first.col_offset:].startswith(b"elif"):
+            return self.if_(first)
+        return cst.Else(body=self.suite(stmts))
+
+    def small(self, s: ast.stmt) -> cst.BaseSmallStatement:
+        t = type(s)
+        E = self.expr
+        if t is ast.Expr:
+            return cst.Expr(value=E(s.value))
+        if t is ast.Assign:
+            return cst.Assign(targets=[cst.AssignTarget(target=E(x)) for x in s.targets], value=E(s.value))
+        if t is ast.AugAssign:
+            return cst.AugAssign(target=E(s.target), operator=_AUGMENTED[type(s.op)](), value=E(s.value))
+        if t is ast.AnnAssign:
+            return cst.AnnAssign(target=E(s.target), annotation=cst.Annotation(E(s.annotation)),
+                                 value=E(s.value) if s.value is not None else None)
+        if t is ast.Return:
+            return cst.Return(value=E(s.value) if s.value is not None else None)
+        if t is ast.Raise:
+            return cst.Raise(exc=E(s.exc) if s.exc is not None else None,
+                             cause=cst.From(E(s.cause)) if s.cause is not None else None)
+        if t is ast.Assert:
+            return cst.Assert(test=E(s.test), msg=E(s.msg) if s.msg is not None else None)
+        if t is ast.Delete:
+            target = E(s.targets[0]) if len(s.targets) == 1 else cst.Tuple([cst.Element(E(x)) for x in s.targets])
+            return cst.Del(target=target)
+        if t is ast.Pass:
+            return cst.Pass()
+        if t is ast.Break:
+            return cst.Break()
+        if t is ast.Continue:
+            return cst.Continue()
+        if t is ast.Global:
+            return cst.Global(names=[cst.NameItem(cst.Name(n)) for n in s.names])
+        if t is ast.Nonlocal:
+            return cst.Nonlocal(names=[cst.NameItem(cst.Name(n)) for n in s.names])
+        if t is ast.Import:
+            return cst.Import(names=[self.alias(a) for a in s.names])
+        if t is ast.ImportFrom:
+            names = cst.ImportStar() if s.names[0].name == "*" else [self.alias(a) for a in s.names]
+            return cst.ImportFrom(module=_dotted(s.module) if s.module else None, names=names,
+                                  relative=[cst.Dot()] * (s.level or 0))
+        raise Unsupported(t.__name__)
+
+    def alias(self, a: ast.alias) -> cst.ImportAlias:
+        return cst.ImportAlias(name=_dotted(a.name), asname=cst.AsName(cst.Name(a.asname)) if a.asname else None)
+
+    def compound(self, s: ast.stmt) -> cst.BaseCompoundStatement:
+        t = type(s)
+        E = self.expr
+        if t is ast.If:
+            return self.if_(s)
+        if t is ast.For or t is ast.AsyncFor:
+            return cst.For(target=E(s.target), iter=E(s.iter), body=self.suite(s.body), orelse=self.else_(s.orelse),
+                           asynchronous=cst.Asynchronous() if t is ast.AsyncFor else None)
+        if t is ast.While:
+            return cst.While(test=E(s.test), body=self.suite(s.body), orelse=self.else_(s.orelse))
+        if t is ast.With or t is ast.AsyncWith:
+            items = [cst.WithItem(item=E(i.context_expr), asname=cst.AsName(E(i.optional_vars)) if i.optional_vars else None)
+                     for i in s.items]
+            return cst.With(items=items, body=self.suite(s.body), asynchronous=cst.Asynchronous() if t is ast.AsyncWith else None)
+        if t is ast.Try or t is ast.TryStar:
+            handler = cst.ExceptHandler if t is ast.Try else cst.ExceptStarHandler
+            handlers = [handler(body=self.suite(h.body), type=E(h.type) if h.type is not None else None,
+                                name=cst.AsName(cst.Name(h.name)) if h.name else None) for h in s.handlers]
+            node = cst.Try if t is ast.Try else cst.TryStar
+            return node(body=self.suite(s.body), handlers=handlers, orelse=self.else_(s.orelse),
+                        finalbody=cst.Finally(self.suite(s.finalbody)) if s.finalbody else None)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            return cst.FunctionDef(
+                name=cst.Name(s.name), params=self.parameters(s.args), body=self.suite(s.body),
+                decorators=[cst.Decorator(E(d)) for d in s.decorator_list],
+                returns=cst.Annotation(E(s.returns)) if s.returns is not None else None,
+                asynchronous=cst.Asynchronous() if t is ast.AsyncFunctionDef else None,
+            )
+        if t is ast.ClassDef:
+            return cst.ClassDef(
+                name=cst.Name(s.name), body=self.suite(s.body), bases=[self.arg(b) for b in s.bases],
+                keywords=[self.keyword(k) for k in s.keywords], decorators=[cst.Decorator(E(d)) for d in s.decorator_list],
+            )
+        raise Unsupported(t.__name__)
+
+    def if_(self, s: ast.If) -> cst.If:
+        return cst.If(test=self.expr(s.test), body=self.suite(s.body), orelse=self.orelse(s.orelse))
+
+    def else_(self, stmts: Sequence[ast.stmt]) -> Optional[cst.Else]:
+        return cst.Else(body=self.suite(stmts)) if stmts else None
+
+    def parameters(self, a: ast.arguments) -> cst.Parameters:
+        positional = [*a.posonlyargs, *a.args]
+        defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+        params = [self.param(p, d) for p, d in zip(positional, defaults)]
+        kwonly = [self.param(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+        if a.vararg is not None:
+            star_arg = self.param(a.vararg, None, "*")
+        elif kwonly:
+            star_arg = cst.ParamStar()
+        else:
+            star_arg = cst.MaybeSentinel.DEFAULT
+        n = len(a.posonlyargs)
+        return cst.Parameters(
+            params=params[n:], posonly_params=params[:n], star_arg=star_arg, kwonly_params=kwonly,
+            star_kwarg=self.param(a.kwarg, None, "**") if a.kwarg is not None else None,
+            posonly_ind=cst.ParamSlash() if n else cst.MaybeSentinel.DEFAULT,
+        )
+
+    def param(self, p: ast.arg, default, star: str = "") -> cst.Param:
+        return cst.Param(
+            name=cst.Name(p.arg), annotation=cst.Annotation(self.expr(p.annotation)) if p.annotation is not None else None,
+            default=self.expr(default) if default is not None else None, star=star,
+        )
+
+    # --- expressions --------------------------------------------------------------------
+    def expr(self, e: ast.AST) -> cst.BaseExpression:
+        f = _EXPRESSIONS.get(type(e))
+        if f is None:
+            raise Unsupported(type(e).__name__)
+        return f(self, e)
+
+    def name(self, e: ast.Name) -> cst.Name:
+        return cst.Name(e.id)
+
+    def attribute(self, e: ast.Attribute) -> cst.Attribute:
+        return cst.Attribute(value=self.expr(e.value), attr=cst.Name(e.attr))
+
+    def arg(self, e: ast.AST) -> cst.Arg:
+        if type(e) is ast.Starred:
+            return cst.Arg(value=self.expr(e.value), star="*")
+        return cst.Arg(value=self.expr(e))
+
+    def keyword(self, k: ast.keyword) -> cst.Arg:
+        if k.arg is None:
+            return cst.Arg(value=self.expr(k.value), star="**")
+        return cst.Arg(value=self.expr(k.value), keyword=cst.Name(k.arg))
+
+    def call(self, e: ast.Call) -> cst.Call:
+        parts = [(a.lineno, a.col_offset, 0, a) for a in e.args] + [(k.lineno, k.col_offset, 1, k) for k in e.keywords]
+        if e.keywords and e.args:
+            parts.sort(key=lambda p: (p[0], p[1]))
+        args = [self.arg(n) if kind == 0 else self.keyword(n) for _, _, kind, n in parts]
+        return cst.Call(func=self.expr(e.func), args=args)
+
+    def constant(self, e: ast.Constant) -> cst.BaseExpression:
+        v = e.value
+        if v is None or v is True or v is False:
+            return cst.Name(str(v))
+        if v is ...:
+            return cst.Ellipsis()
+        t = type(v)
+        if t is int:
+            return cst.Integer(self.text(e))
+        if t is float:
+            return cst.Float(self.text(e))
+        if t is complex:
+            return cst.Imaginary(self.text(e))
+        if t is str or t is bytes:
+            return _strings(self.text(e))
+        raise Unsupported(t.__name__)
+
+    def joinedstr(self, e: ast.JoinedStr) -> cst.BaseExpression:
+        """Parts: the expressions in order (their text is not kept; see the module
+        docstring). Concatenated with other literals, each f-string is lowered from
+        its own parse."""
+        pieces = _split_literals(self.text(e))
+        if len(pieces) == 1:
+            return cst.FormattedString(parts=self.fstring_parts(e))
+        lowered: List[cst.BaseExpression] = []
+        for piece in pieces:
+            if "f" in piece[:len(piece) - len(piece.lstrip("bBrRuUfF"))].lower():
+                inner = ast.parse(piece, mode="eval").body
+                lowered.append(cst.FormattedString(parts=_Lowerer(piece).fstring_parts(inner)))
+            else:
+                lowered.append(cst.SimpleString(piece))
+        node = lowered[-1]
+        for piece in reversed(lowered[:-1]):
+            node = cst.ConcatenatedString(left=piece, right=node)
+        return node
+
+    def fstring_parts(self, e: ast.JoinedStr) -> List[cst.BaseFormattedStringContent]:
+        parts: List[cst.BaseFormattedStringContent] = []
+        for v in e.values:
+            if type(v) is ast.FormattedValue:
+                spec = self.fstring_parts(v.format_spec) if v.format_spec is not None else None
+                parts.append(cst.FormattedStringExpression(expression=self.expr(v.value), format_spec=spec))
+        return parts
+
+    def binop(self, e: ast.BinOp) -> cst.BinaryOperation:
+        return cst.BinaryOperation(left=self.expr(e.left), operator=_BINARY[type(e.op)](), right=self.expr(e.right))
+
+    def unaryop(self, e: ast.UnaryOp) -> cst.UnaryOperation:
+        return cst.UnaryOperation(operator=_UNARY[type(e.op)](), expression=self.expr(e.operand))
+
+    def boolop(self, e: ast.BoolOp) -> cst.BooleanOperation:
+        values = [self.expr(v) for v in e.values]
+        node = values[0]
+        for v in values[1:]:
+            node = cst.BooleanOperation(left=node, operator=_BOOLEAN[type(e.op)](), right=v)
+        return node
+
+    def compare(self, e: ast.Compare) -> cst.Comparison:
+        return cst.Comparison(left=self.expr(e.left), comparisons=[
+            cst.ComparisonTarget(operator=_COMPARE[type(op)](), comparator=self.expr(c)) for op, c in zip(e.ops, e.comparators)
+        ])
+
+    def subscript(self, e: ast.Subscript) -> cst.Subscript:
+        s = e.slice
+        if type(s) is ast.Tuple and not _wrapped(self.text(s)):
+            elements = [cst.SubscriptElement(self.slice_(x)) for x in s.elts]
+        else:
+            elements = [cst.SubscriptElement(self.slice_(s))]
+        return cst.Subscript(value=self.expr(e.value), slice=elements)
+
+    def slice_(self, s: ast.AST):
+        if type(s) is ast.Slice:
+            return cst.Slice(
+                lower=self.expr(s.lower) if s.lower is not None else None,
+                upper=self.expr(s.upper) if s.upper is not None else None,
+                step=self.expr(s.step) if s.step is not None else None,
+            )
+        if type(s) is ast.Starred:
+            return cst.Index(value=self.expr(s.value), star="*")
+        return cst.Index(value=self.expr(s))
+
+    def elements(self, elts) -> List[cst.BaseElement]:
+        return [cst.StarredElement(self.expr(x.value)) if type(x) is ast.Starred else cst.Element(self.expr(x)) for x in elts]
+
+    def tuple(self, e: ast.Tuple) -> cst.Tuple:
+        return cst.Tuple(elements=self.elements(e.elts))
+
+    def list(self, e: ast.List) -> cst.List:
+        return cst.List(elements=self.elements(e.elts))
+
+    def set(self, e: ast.Set) -> cst.Set:
+        return cst.Set(elements=self.elements(e.elts))
+
+    def dict(self, e: ast.Dict) -> cst.Dict:
+        return cst.Dict(elements=[
+            cst.StarredDictElement(self.expr(v)) if k is None else cst.DictElement(key=self.expr(k), value=self.expr(v))
+            for k, v in zip(e.keys, e.values)
+        ])
+
+    def ifexp(self, e: ast.IfExp) -> cst.IfExp:
+        return cst.IfExp(test=self.expr(e.test), body=self.expr(e.body), orelse=self.expr(e.orelse))
+
+    def lambda_(self, e: ast.Lambda) -> cst.Lambda:
+        return cst.Lambda(params=self.parameters(e.args), body=self.expr(e.body))
+
+    def namedexpr(self, e: ast.NamedExpr) -> cst.NamedExpr:
+        return cst.NamedExpr(target=self.expr(e.target), value=self.expr(e.value))
+
+    def await_(self, e: ast.Await) -> cst.Await:
+        return cst.Await(expression=self.expr(e.value))
+
+    def yield_(self, e) -> cst.Yield:
+        if type(e) is ast.YieldFrom:
+            return cst.Yield(value=cst.From(self.expr(e.value)))
+        return cst.Yield(value=self.expr(e.value) if e.value is not None else None)
+
+    def starred_expr(self, e: ast.Starred) -> cst.BaseExpression:
+        raise Unsupported("a starred expression outside a call, a display or a target")
+
+    def comp_for(self, generators: Sequence[ast.comprehension]) -> cst.CompFor:
+        node = None
+        for g in reversed(generators):
+            node = cst.CompFor(
+                target=self.expr(g.target), iter=self.expr(g.iter), ifs=[cst.CompIf(self.expr(i)) for i in g.ifs],
+                inner_for_in=node, asynchronous=cst.Asynchronous() if g.is_async else None,
+            )
+        return node
+
+    def listcomp(self, e: ast.ListComp) -> cst.ListComp:
+        return cst.ListComp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
+
+    def setcomp(self, e: ast.SetComp) -> cst.SetComp:
+        return cst.SetComp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
+
+    def genexp(self, e: ast.GeneratorExp) -> cst.GeneratorExp:
+        return cst.GeneratorExp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
+
+    def dictcomp(self, e: ast.DictComp) -> cst.DictComp:
+        return cst.DictComp(key=self.expr(e.key), value=self.expr(e.value), for_in=self.comp_for(e.generators))
+
+
+# (a table of the class's functions: bound methods in an instance would make a cycle)
+_EXPRESSIONS: Dict[type, Callable[[_Lowerer, ast.AST], cst.BaseExpression]] = {
+    ast.Name: _Lowerer.name, ast.Attribute: _Lowerer.attribute, ast.Call: _Lowerer.call, ast.Constant: _Lowerer.constant,
+    ast.BinOp: _Lowerer.binop, ast.UnaryOp: _Lowerer.unaryop, ast.BoolOp: _Lowerer.boolop, ast.Compare: _Lowerer.compare,
+    ast.Subscript: _Lowerer.subscript, ast.Tuple: _Lowerer.tuple, ast.List: _Lowerer.list, ast.Set: _Lowerer.set,
+    ast.Dict: _Lowerer.dict, ast.IfExp: _Lowerer.ifexp, ast.Lambda: _Lowerer.lambda_, ast.NamedExpr: _Lowerer.namedexpr,
+    ast.Await: _Lowerer.await_, ast.Yield: _Lowerer.yield_, ast.YieldFrom: _Lowerer.yield_, ast.ListComp: _Lowerer.listcomp,
+    ast.SetComp: _Lowerer.setcomp, ast.GeneratorExp: _Lowerer.genexp, ast.DictComp: _Lowerer.dictcomp,
+    ast.JoinedStr: _Lowerer.joinedstr, ast.Starred: _Lowerer.starred_expr,
+}
+
+
+def _dotted(name: str) -> cst.BaseExpression:
+    parts = name.split(".")
+    node: cst.BaseExpression = cst.Name(parts[0])
+    for p in parts[1:]:
+        node = cst.Attribute(value=node, attr=cst.Name(p))
+    return node
+
+
+def _strings(text: str) -> cst.BaseExpression:
+    """A string literal's text, or the concatenation of several (``"a" "b"``)."""
+    pieces = _split_literals(text)
+    node: cst.BaseExpression = cst.SimpleString(pieces[-1])
+    for piece in reversed(pieces[:-1]):
+        node = cst.ConcatenatedString(left=cst.SimpleString(piece), right=node)
+    return node
+
+
+def _wrapped(text: str) -> bool:
+    """``text`` is one parenthesised expression: its first "(" closes at its end."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"":
+            i = _literal_end(text, i)
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i == n - 1
+        i += 1
+    return False
+
+
+def _literal_end(text: str, i: int) -> int:
+    """Where the string literal whose quote starts at ``i`` ends."""
+    n = len(text)
+    quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else text[i]
+    i += len(quote)
+    while True:
+        if i >= n:
+            raise Unsupported("an unterminated string literal")
+        if text.startswith(quote, i):
+            return i + len(quote)
+        i += 2 if text[i] == "\\" else 1
+
+
+def _split_literals(text: str) -> List[str]:
+    """The string literals in ``text`` (literals, whitespace, comments, line
+    continuations and parentheses between them)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in " \t\r\n\\\x0c":
+            i += 1
+            continue
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        start = i
+        while i < n and text[i].isalpha():
+            i += 1
+        if i >= n or text[i] not in "'\"":
+            raise Unsupported("not a string literal")
+        i = _literal_end(text, i)
+        out.append(text[start:i])
+    if not out:
+        raise Unsupported("no string literal")
+    return out
