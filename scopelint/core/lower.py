@@ -1,12 +1,13 @@
 """The analysis' LibCST tree, built from the stdlib ``ast`` tree the gate already has.
 
 LibCST's parser costs ~30 us a line here, most of a cold run; building from ``ast``
-the nodes the analysis reads costs about a quarter of that. The tree has LibCST's node
-classes and every field the analysis reads (not whitespace, parentheses or comments:
-``tests/test_lower.py`` compares it with LibCST's parse on every fixture and test
-program); its code is not the file's, so positions, ``# noqa`` and fixes come from
-LibCST's own parse: the engine lints a slice from LibCST's parse only where the
-analysis of the lowered one reports something (``engine._lowered_finds``).
+the nodes the analysis reads costs about a third of that (torch's kept code: 3.9 s
+against 12.7 s). The tree has LibCST's node classes and every field the analysis
+reads (not whitespace, parentheses or comments: ``tests/test_lower.py`` compares it
+with LibCST's parse on every fixture and test program); its code is not the file's,
+so positions, ``# noqa`` and fixes come from LibCST's own parse: the engine lints a
+slice from LibCST's parse only where the analysis of the lowered one reports
+something (``engine._lowered_finds``).
 
 What ``ast`` does not keep is read from the source: the text of number and string
 literals (``0x10``, ``r"\\d"``), implicit concatenation (``"a" "b"``), ``elif`` versus
