@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Fields the analysis never reads: whitespace, punctuation, comments, the text of f-strings.
 _SKIPPED = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after", "header", "footer",
             "newline", "colon", "equal", "dot", "lbracket", "rbracket", "lbrace", "rbrace", "indent", "encoding",
-            "default_indent", "default_newline", "has_trailing_newline", "first_line", "empty_lines", "footer")
+            "default_indent", "default_newline", "has_trailing_newline", "first_line", "empty_lines", "separator")
 _FSTRING_TEXT = ("start", "end", "conversion")
 
 
@@ -147,3 +147,18 @@ def test_findings_are_the_same_without_lowering(path):
     def found(settings):
         return [(f.code, f.start, f.end, f.message, f.fix) for f in lint_source(source, "t.py", settings).findings]
     assert found(Settings()) == found(replace(Settings(), lower=False))
+
+
+def test_lowered_match_statements():
+    source = (
+        "match command.split():\n"
+        "    case [action]: pass\n"
+        "    case (a, *rest) | [a, *_]: pass\n"
+        "    case a, b if b > 0: pass\n"
+        "    case {'x': 1, **kw}: pass\n"
+        "    case Point(0, y=-1 | 2 + 3j, z=None) as p: pass\n"
+        "    case (b) | 'str' | Color.RED | True: pass\n"
+        "    case _:\n"
+        "        pass\n"
+    )
+    assert check(source) is None

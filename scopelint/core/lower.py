@@ -14,7 +14,7 @@ literals (``0x10``, ``r"\\d"``), implicit concatenation (``"a" "b"``), ``elif`` 
 ``else: if``, a body on its header's line. f-strings keep their expressions, not their
 text (the analysis reads only the expressions). Identifiers are NFKC-normalised by
 ``ast`` and kept as written by LibCST: a character that is not ASCII outside string
-literals and comments is ``Unsupported``, as is ``match`` (for now).
+literals and comments is ``Unsupported``.
 """
 
 from __future__ import annotations
@@ -60,47 +60,16 @@ _SIMPLE_STATEMENTS = (
 def lower_module(body: Sequence[ast.stmt], source: str) -> cst.Module:
     """The module of the statements ``body`` of ``ast.parse(source)`` (all of them, or
     a plan's: ``slicing.Plan.body``)."""
-    lowerer = _Lowerer(source)
     if not source.isascii():
-        _check_identifiers(body, lowerer.lines)
-    return cst.Module(body=lowerer.block(body))
+        _check_identifiers(source)
+    return cst.Module(body=_Lowerer(source).block(body))
 
 
-def _check_identifiers(body: Sequence[ast.stmt], lines: List[bytes]) -> None:
+def _check_identifiers(source: str) -> None:
     """``ast`` reads identifiers NFKC-normalised, LibCST as written: lowering is exact
     only when every character that is not ASCII is in a string literal or a comment."""
-    spans: Dict[int, List[tuple]] = {}  # line -> (start, end) byte columns of literals on it
-    for node in (n for stmt in body for n in ast.walk(stmt)):
-        if type(node) is ast.JoinedStr or (type(node) is ast.Constant and type(node.value) in (str, bytes)):
-            for line in range(node.lineno, node.end_lineno + 1):
-                start = node.col_offset if line == node.lineno else 0
-                end = node.end_col_offset if line == node.end_lineno else len(lines[line - 1])
-                spans.setdefault(line, []).append((start, end))
-    numbers: set = set()
-    todo = list(body)
-    while todo:
-        stmt = todo.pop()
-        if type(stmt) is ast.ClassDef:  # (a plan's class holds only what it keeps)
-            numbers.update(range(_first_line(stmt), stmt.body[0].lineno))
-            todo.extend(stmt.body)
-        else:
-            numbers.update(range(_first_line(stmt), stmt.end_lineno + 1))
-    for number in sorted(numbers):
-        line = lines[number - 1]
-        if line.isascii():
-            continue
-        inside = spans.get(number, ())
-        for i, byte in enumerate(line):
-            if any(a <= i < b for a, b in inside):
-                continue
-            if byte == 0x23:  # "#" outside a literal: the rest is a comment
-                break
-            if byte >= 0x80:
-                raise Unsupported("an identifier that is not ASCII")
-
-
-def _first_line(stmt: ast.stmt) -> int:
-    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+    if not _LITERAL_OR_COMMENT.sub("", source).isascii():
+        raise Unsupported("an identifier that is not ASCII")
 
 
 class _Lowerer:
@@ -231,12 +200,49 @@ class _Lowerer:
                 returns=cst.Annotation(E(s.returns)) if s.returns is not None else None,
                 asynchronous=cst.Asynchronous() if t is ast.AsyncFunctionDef else None,
             )
+        if t is ast.Match:
+            cases = [cst.MatchCase(pattern=self.pattern(c.pattern), body=self.suite(c.body),
+                                   guard=E(c.guard) if c.guard is not None else None) for c in s.cases]
+            return cst.Match(subject=E(s.subject), cases=cases)
         if t is ast.ClassDef:
             return cst.ClassDef(
                 name=cst.Name(s.name), body=self.suite(s.body), bases=[self.arg(b) for b in s.bases],
                 keywords=[self.keyword(k) for k in s.keywords], decorators=[cst.Decorator(E(d)) for d in s.decorator_list],
             )
         raise Unsupported(t.__name__)
+
+    def pattern(self, p: ast.pattern) -> cst.MatchPattern:
+        t = type(p)
+        if t is ast.MatchValue:
+            return cst.MatchValue(self.expr(p.value))
+        if t is ast.MatchSingleton:
+            return cst.MatchSingleton(cst.Name(str(p.value)))
+        if t is ast.MatchAs:
+            return cst.MatchAs(pattern=self.pattern(p.pattern) if p.pattern is not None else None,
+                               name=cst.Name(p.name) if p.name is not None else None)
+        if t is ast.MatchOr:
+            return cst.MatchOr([cst.MatchOrElement(self.pattern(x)) for x in p.patterns])
+        if t is ast.MatchSequence:
+            elements = [self.sequence_element(x) for x in p.patterns]
+            if _wrapped(self.text(p)):  # (LibCST reads ``case a, b:`` as a list)
+                return cst.MatchTuple(elements)
+            return cst.MatchList(elements)
+        if t is ast.MatchMapping:
+            return cst.MatchMapping(
+                elements=[cst.MatchMappingElement(key=self.expr(k), pattern=self.pattern(x)) for k, x in zip(p.keys, p.patterns)],
+                rest=cst.Name(p.rest) if p.rest is not None else None,
+            )
+        if t is ast.MatchClass:
+            return cst.MatchClass(
+                cls=self.expr(p.cls), patterns=[cst.MatchSequenceElement(self.pattern(x)) for x in p.patterns],
+                kwds=[cst.MatchKeywordElement(key=cst.Name(k), pattern=self.pattern(x)) for k, x in zip(p.kwd_attrs, p.kwd_patterns)],
+            )
+        raise Unsupported(t.__name__)
+
+    def sequence_element(self, p: ast.pattern):
+        if type(p) is ast.MatchStar:
+            return cst.MatchStar(name=cst.Name(p.name) if p.name is not None else None)
+        return cst.MatchSequenceElement(self.pattern(p))
 
     def if_(self, s: ast.If) -> cst.If:
         return cst.If(test=self.expr(s.test), body=self.suite(s.body), orelse=self.orelse(s.orelse))
@@ -475,12 +481,11 @@ def _wrapped(text: str) -> bool:
     depth, i, n = 0, 0, len(text)
     while i < n:
         c = text[i]
-        if c in "'\"":
-            i = _literal_end(text, i)
-            continue
-        if c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+        if c in "'\"#":
+            m = _LITERAL_OR_COMMENT.match(text, i)
+            if m is None:
+                raise Unsupported("an unterminated string literal")
+            i = m.end()
             continue
         if c in "([{":
             depth += 1
@@ -492,40 +497,32 @@ def _wrapped(text: str) -> bool:
     return False
 
 
-def _literal_end(text: str, i: int) -> int:
-    """Where the string literal whose quote starts at ``i`` ends."""
-    n = len(text)
-    quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else text[i]
-    i += len(quote)
-    while True:
-        if i >= n:
-            raise Unsupported("an unterminated string literal")
-        if text.startswith(quote, i):
-            return i + len(quote)
-        i += 2 if text[i] == "\\" else 1
-
-
 def _split_literals(text: str) -> List[str]:
-    """The string literals in ``text`` (literals, whitespace, comments, line
-    continuations and parentheses between them)."""
+    """The string literals in ``text``, the span of a concatenation of them (with
+    whitespace, comments and line continuations between them)."""
+    if _LITERAL.fullmatch(text):
+        return [text]
     out = []
     i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        if c in " \t\r\n\\\x0c":
-            i += 1
-            continue
-        if c == "#":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        start = i
-        while i < n and text[i].isalpha():
-            i += 1
-        if i >= n or text[i] not in "'\"":
+        m = _LITERAL.match(text, i)
+        if m is None:
             raise Unsupported("not a string literal")
-        i = _literal_end(text, i)
-        out.append(text[start:i])
-    if not out:
-        raise Unsupported("no string literal")
+        out.append(m.group())
+        i = _BETWEEN.match(text, m.end()).end()
     return out
+
+
+# A string literal, as Python's tokenizer reads one (prefix, quotes, escapes; an
+# f-string's expressions cannot hold its own quote before Python 3.12), what may sit
+# between two concatenated ones, and literals or comments.
+_LITERAL = re.compile(
+    r"[A-Za-z]{0,3}(?:"
+    r"'''(?:[^'\\]|\\.|'(?!''))*'''"  # '''...''' (not across its end: fullmatch)
+    r'|"""(?:[^"\\]|\\.|"(?!""))*"""'  # """..."""
+    r"|'(?:[^\\'\r\n]|\\.)*'"  # '...'
+    r'|"(?:[^\\"\r\n]|\\.)*")',  # "..."
+    re.S,
+)
+_BETWEEN = re.compile(r"(?:[ \t\r\n\x0c]|\\\r?\n|\\\r|#[^\r\n]*)*")
+_LITERAL_OR_COMMENT = re.compile(_LITERAL.pattern + r"|#[^\r\n]*", re.S)
