@@ -190,8 +190,14 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file
-    if plan is not None and settings.lower and plan.body is not None and not _lowered_finds(source, plan, settings):
-        return result
+    if plan is not None and settings.lower and plan.body is not None:
+        finds = _lowered_finds(source, plan, settings)
+        if finds is False:
+            return result
+        if finds and plan.sliced:
+            # Its findings will be those of the whole file (the gate changes none), and a
+            # slice's fixes are made from the whole file: parse that at once.
+            return lint_source(source, filename, replace(settings, gate=False))
     module, error = parse(plan.source, filename, plan.starts) if plan is not None else parse(source, filename)
     if error is not None:
         result.findings.append(error)
@@ -203,12 +209,13 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     return result
 
 
-def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> bool:
+def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optional[bool]:
     """Whether a rule reports anything in the analysis of the plan's slice built from
-    ``ast`` (``core.lower``: LibCST's node classes and fields, without whitespace),
-    or whether that cannot be told (a construct ``lower`` does not build, an error):
-    then the slice is parsed with LibCST and linted as usual, which gives the findings
-    their positions, ``# noqa`` and fixes. Findings are rare: most files stop here."""
+    ``ast`` (``core.lower``: LibCST's node classes and fields, without whitespace);
+    None when that cannot be told (a construct ``lower`` does not build, an error).
+    Unless False, LibCST parses and the file is linted as usual, which gives the
+    findings their positions, ``# noqa`` and fixes. Findings are rare: most files stop
+    here."""
     from scopelint.core.flow import Analyzer
     from scopelint.core.lower import lower_module
     from scopelint.rule import RuleContext
@@ -225,7 +232,7 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> bool:
             if rule is not None and next(iter(rule().check(ctx)), None) is not None:
                 return True
     except Exception:  # (``Unsupported``, too deep, an internal error: the parse path tells)
-        return True
+        return None
     return False
 
 
