@@ -120,13 +120,15 @@ _VALIDATION_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def _unvalidated():
-    """Build the parser's nodes without ``CSTNode._validate``: what the parser makes of
-    source it accepted is valid by construction, and validating every node costs ~25%
-    of the parse (LibCST's own PERF note in ``CSTNode.__post_init__`` says as much).
-    Nodes built elsewhere (fixes) are still validated."""
+    """Build nodes without ``CSTNode._validate``: what the parser makes of source it
+    accepted is valid by construction, and validating every node costs ~25% of the
+    parse (LibCST's own PERF note in ``CSTNode.__post_init__`` says as much); a lowered
+    tree (``core.lower``) has no whitespace, which some checks require (``case []``),
+    and is only analysed, never printed. Nodes built elsewhere (fixes) are still
+    validated."""
     from libcst._nodes.base import CSTNode
 
-    with _VALIDATION_LOCK:  # (not reentrant: parse is its only user)
+    with _VALIDATION_LOCK:  # (not reentrant: parse and _lowered_finds are its users)
         validate = CSTNode.__dict__["__post_init__"]
         CSTNode.__post_init__ = _no_validation
         try:
@@ -213,9 +215,10 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
     """Whether a rule reports anything in the analysis of the plan's slice built from
     ``ast`` (``core.lower``: LibCST's node classes and fields, without whitespace);
     None when that cannot be told (a construct ``lower`` does not build, an error).
-    Unless False, LibCST parses and the file is linted as usual, which gives the
-    findings their positions, ``# noqa`` and fixes. Findings are rare: most files stop
-    here."""
+    False: the file has no findings (most files stop here). Otherwise LibCST parses
+    (``lint_fired``: the slice, or the whole file when the slice reports), which gives
+    the findings their positions, ``# noqa`` and fixes. (The rules build a report's fix
+    before they yield it: a file with findings pays for one fix on the lowered tree.)"""
     from scopelint.core.flow import Analyzer
     from scopelint.core.lower import lower_module
     from scopelint.rule import RuleContext

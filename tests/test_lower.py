@@ -90,6 +90,9 @@ def test_lowered_tree_is_the_parsers(path):
     "try:\n    pass\nexcept (A, B) as e:\n    raise C from e\nelse:\n    pass\nfinally:\n    pass\n",
     "with a as (b, c), d:\n    x = [i async for i in y if i if not i]\n    {**k, 'a': 1}\n",
     "x = 0x10 + 1_000 + 1.5e3 + 2j - ~a ** -b\ny = a < b < c is not d not in e\nz = a and b and c or d\n",
+    "x = 1; \\\n y = 2\nif x: \\\n    a; \\\n    b\nz = 3  # ; not a separator\nw = 4\n",
+    "del a,\ndel (a\n)\ndel a, b\ndel (a), [b]\n",
+    "s = f'{x:{w}.{p}}' f'{y=}' r'\\d' '\\'' \"\"\"a\\\"\"\"\" '''b'''\n",
 ])
 def test_lowered_tree_of_awkward_syntax(source):
     assert check(source) is None
@@ -162,3 +165,13 @@ def test_lowered_match_statements():
         "        pass\n"
     )
     assert check(source) is None
+
+
+@pytest.mark.parametrize("source", [
+    "x = f'{\uff4dodel}'\n",  # (``ast`` reads ``model``, LibCST as written)
+    "(y): int = 1\n",  # (Python accepts these; LibCST's parser does not)
+    "class A(metaclass=M, *b): pass\n",
+])
+def test_what_lower_does_not_build_is_left_to_libcst(source):
+    with pytest.raises(Unsupported):
+        lower_module(ast.parse(source).body, source)

@@ -14,19 +14,27 @@ What ``ast`` does not keep is read from the source: the text of number and strin
 literals (``0x10``, ``r"\\d"``), implicit concatenation (``"a" "b"``), ``elif`` versus
 ``else: if``, a body on its header's line. f-strings keep their expressions, not their
 text (the analysis reads only the expressions). Identifiers are NFKC-normalised by
-``ast`` and kept as written by LibCST: a character that is not ASCII outside string
-literals and comments is ``Unsupported``.
+``ast`` and kept as written by LibCST: a character that is not ASCII outside plain
+string literals and comments is ``Unsupported``, as are the two constructs Python
+accepts and LibCST's parser does not (``(x): T = v``, ``class A(k=v, *b)``: there
+LibCST's error is the finding) and Python 3.12 or later (not verified).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 from typing import Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+_CONTINUATION = re.compile(rb"\\(?:\r\n|\r|\n)")
+_TRY_STAR = getattr(ast, "TryStar", None)  # (Python 3.11)
+_MATCH = getattr(ast, "Match", None)  # (Python 3.10)
 
 
 class Unsupported(Exception):
@@ -61,6 +69,8 @@ _SIMPLE_STATEMENTS = (
 def lower_module(body: Sequence[ast.stmt], source: str) -> cst.Module:
     """The module of the statements ``body`` of ``ast.parse(source)`` (all of them, or
     a plan's: ``slicing.Plan.body``)."""
+    if sys.version_info >= (3, 12):  # (f-strings are tokenized anew, type parameters: not verified)
+        raise Unsupported("Python 3.12 or later")
     if not source.isascii():
         _check_identifiers(source)
     return cst.Module(body=_Lowerer(source).block(body))
@@ -69,8 +79,16 @@ def lower_module(body: Sequence[ast.stmt], source: str) -> cst.Module:
 def _check_identifiers(source: str) -> None:
     """``ast`` reads identifiers NFKC-normalised, LibCST as written: lowering is exact
     only when every character that is not ASCII is in a string literal or a comment."""
-    if not _LITERAL_OR_COMMENT.sub("", source).isascii():
+    if not _LITERAL_OR_COMMENT.sub(_unless_formatted, source).isascii():
         raise Unsupported("an identifier that is not ASCII")
+
+
+def _unless_formatted(m: "re.Match[str]") -> str:
+    """Nothing for a comment or a plain literal; an f-string stays (its expressions
+    hold identifiers)."""
+    text = m.group()
+    prefix = text[:len(text) - len(text.lstrip("bBrRuUfF"))]
+    return text if "f" in prefix.lower() else ""
 
 
 class _Lowerer:
@@ -96,17 +114,17 @@ class _Lowerer:
         """Statements; simple ones sharing a line (``a; b``) make one line."""
         out: List[cst.BaseStatement] = []
         line: List[cst.BaseSmallStatement] = []
-        last_line = -1
+        previous: Optional[ast.stmt] = None
         for stmt in stmts:
             if isinstance(stmt, _SIMPLE_STATEMENTS):
                 small = self.small(stmt)
-                if line and stmt.lineno == last_line:
+                if line and self.same_line(previous, stmt):
                     line.append(small)
                 else:
                     if line:
                         out.append(cst.SimpleStatementLine(body=line))
                     line = [small]
-                last_line = stmt.end_lineno
+                previous = stmt
                 continue
             if line:
                 out.append(cst.SimpleStatementLine(body=line))
@@ -116,9 +134,24 @@ class _Lowerer:
             out.append(cst.SimpleStatementLine(body=line))
         return out
 
+    def between(self, line: int, col: int, end_line: int, end_col: int) -> bytes:
+        if line == end_line:
+            return self.lines[line - 1][col:end_col]
+        return b"".join([self.lines[line - 1][col:], *self.lines[line:end_line - 1], self.lines[end_line - 1][:end_col]])
+
+    def same_line(self, a: ast.stmt, b: ast.stmt) -> bool:
+        """``b`` follows ``a`` after a ``;`` on the same logical line (backslashes may
+        end physical lines; ``a;`` then a new line is not that)."""
+        text = _CONTINUATION.sub(b"", self.between(a.end_lineno, a.end_col_offset, b.lineno, b.col_offset))
+        return b";" in text and b"\n" not in text and b"\r" not in text
+
     def suite(self, stmts: Sequence[ast.stmt]) -> cst.BaseSuite:
-        """An indented block, or the simple statements on the header's line."""
-        if self.before_on_line(stmts[0]).strip():
+        """An indented block, or the simple statements on the header's logical line
+        (``if x: a``, also after a backslash)."""
+        first = stmts[0]
+        if self.before_on_line(first).strip() or (
+            first.lineno > 1 and self.lines[first.lineno - 2].rstrip(b"\r\n").endswith(b"\\")
+        ):
             return cst.SimpleStatementSuite(body=[self.small(s) for s in stmts])
         return cst.IndentedBlock(body=self.block(stmts))
 
@@ -140,6 +173,8 @@ class _Lowerer:
         if t is ast.AugAssign:
             return cst.AugAssign(target=E(s.target), operator=_AUGMENTED[type(s.op)](), value=E(s.value))
         if t is ast.AnnAssign:
+            if not s.simple and type(s.target) is ast.Name:
+                raise Unsupported("(x): T = v, which LibCST does not parse")
             return cst.AnnAssign(target=E(s.target), annotation=cst.Annotation(E(s.annotation)),
                                  value=E(s.value) if s.value is not None else None)
         if t is ast.Return:
@@ -150,7 +185,11 @@ class _Lowerer:
         if t is ast.Assert:
             return cst.Assert(test=E(s.test), msg=E(s.msg) if s.msg is not None else None)
         if t is ast.Delete:
-            target = E(s.targets[0]) if len(s.targets) == 1 else cst.Tuple([cst.Element(E(x)) for x in s.targets])
+            last = s.targets[-1]
+            if len(s.targets) == 1 and b"," not in self.between(last.end_lineno, last.end_col_offset, s.end_lineno, s.end_col_offset):
+                target = E(last)
+            else:  # ``del a, b``, ``del a,``
+                target = cst.Tuple([cst.Element(E(x)) for x in s.targets])
             return cst.Del(target=target)
         if t is ast.Pass:
             return cst.Pass()
@@ -187,7 +226,7 @@ class _Lowerer:
             items = [cst.WithItem(item=E(i.context_expr), asname=cst.AsName(E(i.optional_vars)) if i.optional_vars else None)
                      for i in s.items]
             return cst.With(items=items, body=self.suite(s.body), asynchronous=cst.Asynchronous() if t is ast.AsyncWith else None)
-        if t is ast.Try or t is ast.TryStar:
+        if t is ast.Try or t is _TRY_STAR:
             handler = cst.ExceptHandler if t is ast.Try else cst.ExceptStarHandler
             handlers = [handler(body=self.suite(h.body), type=E(h.type) if h.type is not None else None,
                                 name=cst.AsName(cst.Name(h.name)) if h.name else None) for h in s.handlers]
@@ -201,11 +240,14 @@ class _Lowerer:
                 returns=cst.Annotation(E(s.returns)) if s.returns is not None else None,
                 asynchronous=cst.Asynchronous() if t is ast.AsyncFunctionDef else None,
             )
-        if t is ast.Match:
+        if t is _MATCH:
             cases = [cst.MatchCase(pattern=self.pattern(c.pattern), body=self.suite(c.body),
                                    guard=E(c.guard) if c.guard is not None else None) for c in s.cases]
             return cst.Match(subject=E(s.subject), cases=cases)
         if t is ast.ClassDef:
+            if s.keywords and any(type(b) is ast.Starred and (b.lineno, b.col_offset) > (s.keywords[0].lineno, s.keywords[0].col_offset)
+                                  for b in s.bases):
+                raise Unsupported("class A(k=v, *b), which LibCST does not parse")
             return cst.ClassDef(
                 name=cst.Name(s.name), body=self.suite(s.body), bases=[self.arg(b) for b in s.bases],
                 keywords=[self.keyword(k) for k in s.keywords], decorators=[cst.Decorator(E(d)) for d in s.decorator_list],
