@@ -171,6 +171,7 @@ def test_lowered_match_statements():
     "x = f'{\uff4dodel}'\n",  # (``ast`` reads ``model``, LibCST as written)
     "(y): int = 1\n",  # (Python accepts these; LibCST's parser does not)
     "class A(metaclass=M, *b): pass\n",
+    "if x:  # a comment ending in a backslash \\\n    a\n",
 ])
 def test_what_lower_does_not_build_is_left_to_libcst(source):
     with pytest.raises(Unsupported):

@@ -149,9 +149,10 @@ class _Lowerer:
         """An indented block, or the simple statements on the header's logical line
         (``if x: a``, also after a backslash)."""
         first = stmts[0]
-        if self.before_on_line(first).strip() or (
-            first.lineno > 1 and self.lines[first.lineno - 2].rstrip(b"\r\n").endswith(b"\\")
-        ):
+        above = self.lines[first.lineno - 2].rstrip(b"\r\n") if first.lineno > 1 else b""
+        if above.endswith(b"\\") and b"#" in above:
+            raise Unsupported("a backslash after a '#': a comment's, or a continuation?")
+        if self.before_on_line(first).strip() or above.endswith(b"\\"):
             return cst.SimpleStatementSuite(body=[self.small(s) for s in stmts])
         return cst.IndentedBlock(body=self.block(stmts))
 
