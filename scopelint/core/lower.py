@@ -29,7 +29,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+from scopelint.core.slicing import split_lines
+
 
 
 _CONTINUATION = re.compile(rb"\\(?:\r\n|\r|\n)")
@@ -94,7 +95,7 @@ def _unless_formatted(m: "re.Match[str]") -> str:
 class _Lowerer:
     def __init__(self, source: str):
         # Lines as ``ast`` counts them, as bytes: its columns are UTF-8 offsets.
-        self.lines: List[bytes] = [line.encode("utf-8", "surrogatepass") for line in _LINE.findall(source)]
+        self.lines: List[bytes] = [line.encode("utf-8", "surrogatepass") for line in split_lines(source)]
 
     # --- source text --------------------------------------------------------------------
     def text(self, node: ast.AST) -> str:

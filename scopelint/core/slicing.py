@@ -732,8 +732,7 @@ def _kept_body(tree: ast.Module, units: List[_Unit], kept: Set[int], lines: List
                 body.append(b)
         if unit.index in kept:
             if not body:  # (``_blank``'s ``pass``, where the first method left out was)
-                line = lines[dropped.first - 1]
-                indent = len(line) - len(line.lstrip())
+                indent = len(_indentation(lines[dropped.first - 1]))
                 body = [ast.Pass(lineno=dropped.first, col_offset=indent, end_lineno=dropped.first, end_col_offset=indent + 4)]
             cls = copy.copy(stmt)
             cls.body = body
@@ -754,7 +753,7 @@ def _blank(lines: List[str], units: List[_Unit], kept: Set[int]) -> Tuple[str, i
         if u.kind == "method" and u.cls not in has_body:
             has_body.add(u.cls)
             line = lines[u.first - 1]
-            placeholders[u.first] = line[: len(line) - len(line.lstrip())] + "pass" + _newline(line)
+            placeholders[u.first] = _indentation(line) + "pass" + _newline(line)
         for number in range(u.first, u.last + 1):
             blank[number] = True
     out = []
@@ -889,6 +888,10 @@ def _words(text: str) -> Set[str]:
 
 def _has_statements(header: _Unit) -> bool:
     return any(isinstance(node, ast.stmt) for node in header.nodes)
+
+
+def _indentation(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
 
 
 def _newline(line: str) -> str:
