@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.engine import Settings
@@ -137,46 +139,77 @@ class Overrides:
     config_file: Optional[Path] = None
 
 
-def _matches(path: Path, root: Path, pattern: str, folders: bool = False) -> bool:
+def _matches(path: Path, root: Path, pattern: str, folders: bool = False, realpath: Callable[[str], str] = os.path.realpath) -> bool:
     """Glob ``pattern`` (relative to ``root``, the configuration's folder) against ``path``.
 
     A pattern without ``/`` matches the file name or the relative path; ``**/`` matches
     zero or more folders. With ``folders``, a pattern also matches every file below a
     folder it names (``"legacy"``, ``"src/gen"``), as per-file-ignores users expect.
     """
-    return _matches_relative(path.name, *_relative(path, root), pattern, folders)
+    return _globs((pattern,), folders)(path.name, *_relative(path, root, realpath))
 
 
-def _relative(path: Path, root: Path) -> Tuple[str, bool]:
-    """``path`` relative to ``root`` in POSIX form, and whether it is inside it."""
-    try:
-        return Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(root))).as_posix(), True
-    except ValueError:
+def _relative(path: Path, root: Path, realpath: Callable[[str], str] = os.path.realpath) -> Tuple[str, bool]:
+    """``path`` relative to ``root`` in POSIX form, and whether it is inside it (also
+    through symbolic links: ``realpath``)."""
+    rel = _below(os.path.abspath(path), os.path.abspath(root))
+    if rel is None:
         try:
-            return path.resolve().relative_to(root.resolve()).as_posix(), True
+            rel = _below(realpath(str(path)), realpath(str(root)))
         except (ValueError, OSError):
-            return path.as_posix(), False
+            rel = None
+    return (rel, True) if rel is not None else (path.as_posix(), False)
 
 
-def _matches_relative(name: str, rel: str, inside: bool, pattern: str, folders: bool = False) -> bool:
-    pattern = pattern.strip()
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    pattern = pattern.rstrip("/")
-    if not pattern:
-        return False
-    candidates = [pattern.lstrip("/")]
-    while candidates[-1].startswith("**/"):
-        candidates.append(candidates[-1][3:])
-    targets = [rel]
-    if folders and inside:
-        parts = rel.split("/")
-        targets += ["/".join(parts[:i]) for i in range(1, len(parts))]
-    if "/" not in pattern:
-        names = [name] + (rel.split("/")[:-1] if folders and inside else [])
-        if any(fnmatch.fnmatchcase(n, pattern) for n in names):
+def _below(path: str, root: str) -> Optional[str]:
+    """``path`` relative to ``root`` (both absolute and normalised) in POSIX form, or
+    None. (String work on POSIX: a run asks this for every file and folder.)"""
+    if os.name != "posix":
+        try:
+            return Path(path).relative_to(Path(root)).as_posix()
+        except ValueError:
+            return None
+    if path == root:
+        return "."
+    prefix = root if root.endswith("/") else root + "/"
+    return path[len(prefix):] if path.startswith(prefix) else None
+
+
+@functools.lru_cache(maxsize=512)
+def _globs(patterns: Tuple[str, ...], folders: bool = False) -> Callable[[str, str, bool], bool]:
+    """Whether any of ``patterns`` matches (``_matches``): a function of the file's name,
+    its path relative to the patterns' root, and whether it is inside that root. The
+    patterns are compiled into one expression for names and one for paths."""
+    names, paths = [], []
+    for pattern in patterns:
+        pattern = pattern.strip()
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        pattern = pattern.rstrip("/")
+        if not pattern:
+            continue
+        if "/" not in pattern:
+            names.append(fnmatch.translate(pattern))
+        candidate = pattern.lstrip("/")
+        paths.append(fnmatch.translate(candidate))
+        while candidate.startswith("**/"):
+            candidate = candidate[3:]
+            paths.append(fnmatch.translate(candidate))
+    name_match = re.compile("|".join(names)).match if names else None
+    path_match = re.compile("|".join(paths)).match if paths else None
+
+    def matches(name: str, rel: str, inside: bool) -> bool:
+        if path_match is None:
+            return False
+        parts = rel.split("/") if folders and inside else None
+        if name_match is not None:
+            if name_match(name) or (parts and any(name_match(n) for n in parts[:-1])):
+                return True
+        if path_match(rel):
             return True
-    return any(fnmatch.fnmatchcase(t, c) for t in targets for c in candidates)
+        return bool(parts) and any(path_match("/".join(parts[:i])) for i in range(1, len(parts)))
+
+    return matches
 
 
 class Resolver:
@@ -184,7 +217,9 @@ class Resolver:
 
     def __init__(self, overrides: Overrides = Overrides()):
         self.overrides = overrides
-        self._by_dir: Dict[Path, Config] = {}
+        self._by_dir: Dict[str, Config] = {}  # a folder's absolute path -> its config
+        self._settings: Dict[Tuple[int, Tuple[str, ...]], Tuple[Config, Settings]] = {}
+        self._real_dirs: Dict[str, str] = {}
         self._fixed: Optional[Config] = load_config(overrides.config_file) if overrides.config_file else None
         # Validate command-line codes early: a typo is a usage error.
         if overrides.select is not None:
@@ -195,14 +230,18 @@ class Resolver:
     def config_for(self, path: Path) -> Config:
         if self._fixed is not None:
             return self._fixed
-        directory = path if os.path.isdir(path) else path.parent
-        directory = Path(os.path.abspath(directory))
+        absolute = os.path.abspath(path)
+        key = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        cfg = self._by_dir.get(key)
+        return cfg if cfg is not None else self._config_in(Path(key))
+
+    def _config_in(self, directory: Path) -> Config:
         chain = []
         cfg = None
         d = directory
         while True:
-            if d in self._by_dir:
-                cfg = self._by_dir[d]
+            if str(d) in self._by_dir:
+                cfg = self._by_dir[str(d)]
                 break
             chain.append(d)
             candidate = d / "pyproject.toml"
@@ -216,11 +255,18 @@ class Resolver:
                 break
             d = d.parent
         for c in chain:
-            self._by_dir[c] = cfg
+            self._by_dir[str(c)] = cfg
         return cfg
 
     def settings_for(self, path: Path) -> Settings:
         cfg = self.config_for(path)
+        matched = tuple(g for g in cfg.per_file_ignores if _matches(path, cfg.root, g, True, self._realpath))
+        key = (id(cfg), matched)
+        if key not in self._settings:  # (the value keeps ``cfg``, and so its id, alive)
+            self._settings[key] = (cfg, self._settings_of(cfg, matched))
+        return self._settings[key][1]
+
+    def _settings_of(self, cfg: Config, per_file_globs: Tuple[str, ...]) -> Settings:
         ov = self.overrides
         if ov.select is not None:
             selected = expand_codes(ov.select, "--select")
@@ -230,9 +276,8 @@ class Resolver:
             selected = list(ALL_RULES)
         selected += cfg.extend_select + expand_codes(ov.extend_select, "--extend-select")
         ignored = set(cfg.ignore) | set(expand_codes(ov.ignore, "--ignore"))
-        for glob, codes in cfg.per_file_ignores.items():
-            if _matches(path, cfg.root, glob, folders=True):
-                ignored.update(codes)
+        for glob in per_file_globs:
+            ignored.update(cfg.per_file_ignores[glob])
         select = tuple(c for c in ALL_RULES if c in selected and c not in ignored)
         inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)
         return Settings(select, inference, tuple(sorted(cfg.severity.items())))
@@ -251,5 +296,17 @@ class Resolver:
     def excluded(self, path: Path) -> bool:
         cfg = self.config_for(path)
         patterns: Sequence[str] = tuple(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE) + tuple(cfg.extend_exclude)
-        rel, inside = _relative(path, cfg.root)
-        return any(_matches_relative(path.name, rel, inside, p) for p in patterns)
+        return _globs(patterns)(path.name, *_relative(path, cfg.root, self._realpath))
+
+    def _realpath(self, path: str) -> str:
+        """``os.path.realpath``, each folder's answer kept (a run asks it for every file
+        and folder outside the configuration's root, e.g. any path with no configuration)."""
+        if os.path.islink(path) or os.pardir in path.replace(os.altsep or os.sep, os.sep).split(os.sep):
+            return os.path.realpath(path)
+        directory, name = os.path.split(os.path.abspath(path))
+        if not name:
+            return os.path.realpath(path)
+        real = self._real_dirs.get(directory)
+        if real is None:
+            real = self._real_dirs[directory] = os.path.realpath(directory)
+        return os.path.join(real, name)

@@ -312,3 +312,13 @@ def test_per_file_ignores_glob_forms(tmp_path, monkeypatch, capsys, glob, ignore
     write(tmp_path, {"pyproject.toml": f'[tool.scopelint.per-file-ignores]\n"{glob}" = ["SL107"]\n'})
     rc, out, _ = check(tmp_path, monkeypatch, capsys)
     assert files(out) == names - ignored
+
+
+def test_exclude_matches_a_path_reached_through_a_symlinked_folder(tmp_path, monkeypatch, capsys):
+    # The walk's paths lie under `link`, outside the configuration's root; through the
+    # link they are inside it, and there the root-relative pattern `src/gen` names them.
+    write(tmp_path, {"proj/pyproject.toml": '[tool.scopelint]\nextend-exclude = ["src/gen"]\n',
+                     "proj/src/gen/a.py": TORCH_BAD, "proj/src/b.py": TORCH_BAD})
+    os.symlink(tmp_path / "proj", tmp_path / "link", target_is_directory=True)
+    rc, out, _ = check(tmp_path, monkeypatch, capsys, "--config", "proj/pyproject.toml", "link")
+    assert files(out) == {"link/src/b.py"}
