@@ -370,6 +370,32 @@ def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int, cache=N
     return [r if r is not None else next(fresh) for r in results]
 
 
+def _chunks(tasks: list, jobs: int) -> Tuple[List[int], List[list]]:
+    """The tasks in chunks for the workers (the order the chunks list them in: indices
+    into ``tasks``). Largest files first, so that no large file starts last and keeps one
+    worker busy while the others idle (torch's 11,000-line test file takes ~3 s); a chunk
+    holds up to 16 files and about 1/(16 x jobs) of all bytes, so the chunks at the end
+    are many and small."""
+    sizes = []
+    for t in tasks:
+        try:
+            sizes.append(os.path.getsize(t[0]))
+        except (OSError, TypeError, ValueError):
+            sizes.append(0)
+    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])
+    budget = max(1, sum(sizes) // (16 * jobs))
+    count = max(1, min(16, len(tasks) // (jobs * 4)))
+    chunks: List[list] = [[]]
+    held = 0
+    for i in order:
+        if chunks[-1] and (len(chunks[-1]) >= count or held + sizes[i] > budget):
+            chunks.append([])
+            held = 0
+        chunks[-1].append(tasks[i])
+        held += sizes[i]
+    return order, chunks
+
+
 def _check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> List[FileResult]:
     """``tasks``: (path, display name, settings, keep source). Order is preserved.
 
@@ -379,8 +405,7 @@ def _check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> Lis
     if jobs <= 1 or len(tasks) < 4:
         with _collector_paused():
             return _check_many(tasks)
-    size = max(1, min(16, len(tasks) // (jobs * 4)))
-    chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    order, chunks = _chunks(tasks, jobs)
     try:
         done, broken = _run_pool(chunks, jobs)
         if broken:  # again, one file per chunk, so that one crash loses one file
@@ -393,6 +418,9 @@ def _check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int) -> Lis
                     res = alone[0]
                 fixed[id(t)] = res[0] if res is not None else _crashed(t)
             done = [res if res is not None else [fixed[id(t)] for t in chunk] for chunk, res in zip(chunks, done)]
-        return [r for res in done for r in res]
+        results: List[FileResult] = [None] * len(tasks)  # type: ignore[list-item]
+        for i, r in zip(order, (r for res in done for r in res)):
+            results[i] = r
+        return results
     except (OSError, RuntimeError):  # no processes available: do it here
         return [_check_path(t) for t in tasks]

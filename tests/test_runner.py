@@ -8,6 +8,7 @@ import os
 import pytest
 
 from scopelint import runner
+from scopelint.engine import Settings
 
 
 class _Statm(io.BytesIO):
@@ -58,3 +59,31 @@ def test_a_forked_worker_reads_its_own_memory(monkeypatch):
     os.waitpid(pid, 0)
     assert not parent.statm.closed
     parent.statm.close()
+
+
+def test_chunks_hand_out_every_file_once_largest_first(tmp_path):
+    sizes = [10] * 17 + [2500] + [10] * 10 + [7000] + [10] * 8 + [900, 0]
+    tasks = []
+    for i, n in enumerate(sizes):
+        path = tmp_path / f"f{i}.py"
+        path.write_text("#" * n)
+        tasks.append((str(path), f"f{i}.py", None, False))
+    tasks.append((str(tmp_path / "missing.py"), "missing.py", None, False))  # sized 0
+    order, chunks = runner._chunks(tasks, 2)
+    assert sorted(order) == list(range(len(tasks)))
+    assert [t for chunk in chunks for t in chunk] == [tasks[i] for i in order]
+    # over 1/32 of all bytes: a chunk alone, the largest first; then up to 40 // 8 files
+    assert chunks[:3] == [[tasks[28]], [tasks[17]], [tasks[37]]]
+    assert [len(c) for c in chunks[3:]] == [5] * 7 + [2]
+
+
+def test_parallel_results_come_back_in_the_order_of_the_tasks(tmp_path):
+    # Sizes not in name order: chunks are handed out largest first, results are not.
+    tasks = []
+    for i in range(12):
+        padding = "\n" * ((i * 7919) % 13 * 200)
+        (tmp_path / f"f{i:02d}.py").write_text(f"import torch\n{padding}" + "with torch.no_grad:\n    pass\n" * (i + 1))
+        tasks.append((str(tmp_path / f"f{i:02d}.py"), f"f{i:02d}.py", Settings(), False))
+    results = runner.check_paths(tasks, 2)
+    assert [r.filename for r in results] == [t[1] for t in tasks]
+    assert [len(r.findings) for r in results] == list(range(1, 13))
