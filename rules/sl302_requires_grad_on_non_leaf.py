@@ -61,7 +61,7 @@ class RequiresGradOnNonLeaf(Rule):
 
 
 def _assignments(module: cst.Module):
-    return [n for n in walk(module) if isinstance(n, cst.Assign)]
+    return [n for n in walk(module) if type(n) is cst.Assign]
 
 
 def _ends_with_requires_grad(expr) -> bool:

@@ -122,13 +122,12 @@ _VALIDATION_LOCK = threading.Lock()
 def _unvalidated():
     """Build nodes without ``CSTNode._validate``: what the parser makes of source it
     accepted is valid by construction, and validating every node costs ~25% of the
-    parse (LibCST's own PERF note in ``CSTNode.__post_init__`` says as much); a lowered
-    tree (``core.lower``) has no whitespace, which some checks require (``case []``),
-    and is only analysed, never printed. Nodes built elsewhere (fixes) are still
-    validated."""
+    parse (LibCST's own PERF note in ``CSTNode.__post_init__`` says as much). Nodes
+    built elsewhere (fixes) are still validated; ``core.lower`` builds its own without
+    (``lower.N``)."""
     from libcst._nodes.base import CSTNode
 
-    with _VALIDATION_LOCK:  # (not reentrant: parse and _lowered_finds are its users)
+    with _VALIDATION_LOCK:  # (not reentrant)
         validate = CSTNode.__dict__["__post_init__"]
         CSTNode.__post_init__ = _no_validation
         try:
@@ -224,8 +223,7 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
     from scopelint.rule import RuleContext
 
     try:
-        with _unvalidated():
-            module = lower_module(plan.body, source)
+        module = lower_module(plan.body, source)
         facts = Analyzer(module, whole=plan.whole).run()
         if not facts.frameworks:
             return False

@@ -23,6 +23,7 @@ LibCST's error is the finding) and Python 3.12 or later (not verified).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import sys
 from typing import Callable, Dict, List, Optional, Sequence
@@ -38,28 +39,64 @@ _TRY_STAR = getattr(ast, "TryStar", None)  # (Python 3.11)
 _MATCH = getattr(ast, "Match", None)  # (Python 3.10)
 
 
+class _Builders:
+    """``N.Call(func, args)`` builds what ``cst.Call(func, args)`` does (the same class,
+    fields and signature) for a tree that is only analysed: without LibCST's validation
+    (``__post_init__``) and with one shared node for each default that LibCST's classes
+    make anew per node (whitespace): in a lowered tree, most of its nodes. Half the cost
+    of lowering. Built for a class on first use."""
+
+    def __getattr__(self, name: str) -> Callable[..., cst.CSTNode]:
+        build = _builder(getattr(cst, name))
+        setattr(self, name, build)
+        return build
+
+
+def _builder(cls: type) -> Callable[..., cst.CSTNode]:
+    params, lines = [], []
+    scope: Dict[str, object] = {"__new": object.__new__, "__cls": cls}
+    for i, f in enumerate(dataclasses.fields(cls)):
+        assert not f.name.startswith("__"), f.name
+        if f.default is not dataclasses.MISSING:
+            scope[f"__d{i}"] = f.default
+            params.append(f"{f.name}=__d{i}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"__d{i}"] = f.default_factory()
+            params.append(f"{f.name}=__d{i}")
+        else:
+            params.append(f.name)
+        scope[f"__s{i}"] = cls.__dict__[f.name].__set__  # (the slot's: a frozen class)
+        lines.append(f"    __s{i}(__o, {f.name})\n")
+    exec(f"def build({', '.join(params)}):\n    __o = __new(__cls)\n{''.join(lines)}    return __o\n", scope)
+    return scope["build"]  # type: ignore[return-value]
+
+
+N = _Builders()
+_DEFAULT = cst.MaybeSentinel.DEFAULT
+
+
 class Unsupported(Exception):
     """Something this module does not lower (yet): parse the file with LibCST."""
 
 
 _BINARY = {
-    ast.Add: cst.Add, ast.Sub: cst.Subtract, ast.Mult: cst.Multiply, ast.Div: cst.Divide,
-    ast.MatMult: cst.MatrixMultiply, ast.FloorDiv: cst.FloorDivide, ast.Mod: cst.Modulo, ast.Pow: cst.Power,
-    ast.LShift: cst.LeftShift, ast.RShift: cst.RightShift, ast.BitOr: cst.BitOr, ast.BitAnd: cst.BitAnd,
-    ast.BitXor: cst.BitXor,
+    ast.Add: N.Add, ast.Sub: N.Subtract, ast.Mult: N.Multiply, ast.Div: N.Divide,
+    ast.MatMult: N.MatrixMultiply, ast.FloorDiv: N.FloorDivide, ast.Mod: N.Modulo, ast.Pow: N.Power,
+    ast.LShift: N.LeftShift, ast.RShift: N.RightShift, ast.BitOr: N.BitOr, ast.BitAnd: N.BitAnd,
+    ast.BitXor: N.BitXor,
 }
 _AUGMENTED = {
-    ast.Add: cst.AddAssign, ast.Sub: cst.SubtractAssign, ast.Mult: cst.MultiplyAssign, ast.Div: cst.DivideAssign,
-    ast.MatMult: cst.MatrixMultiplyAssign, ast.FloorDiv: cst.FloorDivideAssign, ast.Mod: cst.ModuloAssign,
-    ast.Pow: cst.PowerAssign, ast.LShift: cst.LeftShiftAssign, ast.RShift: cst.RightShiftAssign,
-    ast.BitOr: cst.BitOrAssign, ast.BitAnd: cst.BitAndAssign, ast.BitXor: cst.BitXorAssign,
+    ast.Add: N.AddAssign, ast.Sub: N.SubtractAssign, ast.Mult: N.MultiplyAssign, ast.Div: N.DivideAssign,
+    ast.MatMult: N.MatrixMultiplyAssign, ast.FloorDiv: N.FloorDivideAssign, ast.Mod: N.ModuloAssign,
+    ast.Pow: N.PowerAssign, ast.LShift: N.LeftShiftAssign, ast.RShift: N.RightShiftAssign,
+    ast.BitOr: N.BitOrAssign, ast.BitAnd: N.BitAndAssign, ast.BitXor: N.BitXorAssign,
 }
-_UNARY = {ast.UAdd: cst.Plus, ast.USub: cst.Minus, ast.Invert: cst.BitInvert, ast.Not: cst.Not}
-_BOOLEAN = {ast.And: cst.And, ast.Or: cst.Or}
+_UNARY = {ast.UAdd: N.Plus, ast.USub: N.Minus, ast.Invert: N.BitInvert, ast.Not: N.Not}
+_BOOLEAN = {ast.And: N.And, ast.Or: N.Or}
 _COMPARE = {
-    ast.Eq: cst.Equal, ast.NotEq: cst.NotEqual, ast.Lt: cst.LessThan, ast.LtE: cst.LessThanEqual,
-    ast.Gt: cst.GreaterThan, ast.GtE: cst.GreaterThanEqual, ast.Is: cst.Is, ast.IsNot: cst.IsNot,
-    ast.In: cst.In, ast.NotIn: cst.NotIn,
+    ast.Eq: N.Equal, ast.NotEq: N.NotEqual, ast.Lt: N.LessThan, ast.LtE: N.LessThanEqual,
+    ast.Gt: N.GreaterThan, ast.GtE: N.GreaterThanEqual, ast.Is: N.Is, ast.IsNot: N.IsNot,
+    ast.In: N.In, ast.NotIn: N.NotIn,
 }
 _SIMPLE_STATEMENTS = (
     ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete, ast.Pass,
@@ -74,7 +111,7 @@ def lower_module(body: Sequence[ast.stmt], source: str) -> cst.Module:
         raise Unsupported("Python 3.12 or later")
     if not source.isascii():
         _check_identifiers(source)
-    return cst.Module(body=_Lowerer(source).block(body))
+    return N.Module(body=_Lowerer(source).block(body))
 
 
 def _check_identifiers(source: str) -> None:
@@ -123,16 +160,16 @@ class _Lowerer:
                     line.append(small)
                 else:
                     if line:
-                        out.append(cst.SimpleStatementLine(body=line))
+                        out.append(N.SimpleStatementLine(body=line))
                     line = [small]
                 previous = stmt
                 continue
             if line:
-                out.append(cst.SimpleStatementLine(body=line))
+                out.append(N.SimpleStatementLine(body=line))
                 line = []
             out.append(self.compound(stmt))
         if line:
-            out.append(cst.SimpleStatementLine(body=line))
+            out.append(N.SimpleStatementLine(body=line))
         return out
 
     def between(self, line: int, col: int, end_line: int, end_col: int) -> bytes:
@@ -154,8 +191,8 @@ class _Lowerer:
         if above.endswith(b"\\") and b"#" in above:
             raise Unsupported("a backslash after a '#': a comment's, or a continuation?")
         if self.before_on_line(first).strip() or above.endswith(b"\\"):
-            return cst.SimpleStatementSuite(body=[self.small(s) for s in stmts])
-        return cst.IndentedBlock(body=self.block(stmts))
+            return N.SimpleStatementSuite(body=[self.small(s) for s in stmts])
+        return N.IndentedBlock(body=self.block(stmts))
 
     def orelse(self, stmts: Sequence[ast.stmt]):
         if not stmts:
@@ -163,56 +200,56 @@ class _Lowerer:
         first = stmts[0]
         if len(stmts) == 1 and type(first) is ast.If and self.lines[first.lineno - 1][first.col_offset:].startswith(b"elif"):
             return self.if_(first)
-        return cst.Else(body=self.suite(stmts))
+        return N.Else(body=self.suite(stmts))
 
     def small(self, s: ast.stmt) -> cst.BaseSmallStatement:
         t = type(s)
         E = self.expr
         if t is ast.Expr:
-            return cst.Expr(value=E(s.value))
+            return N.Expr(value=E(s.value))
         if t is ast.Assign:
-            return cst.Assign(targets=[cst.AssignTarget(target=E(x)) for x in s.targets], value=E(s.value))
+            return N.Assign(targets=[N.AssignTarget(target=E(x)) for x in s.targets], value=E(s.value))
         if t is ast.AugAssign:
-            return cst.AugAssign(target=E(s.target), operator=_AUGMENTED[type(s.op)](), value=E(s.value))
+            return N.AugAssign(target=E(s.target), operator=_AUGMENTED[type(s.op)](), value=E(s.value))
         if t is ast.AnnAssign:
             if not s.simple and type(s.target) is ast.Name:
                 raise Unsupported("(x): T = v, which LibCST does not parse")
-            return cst.AnnAssign(target=E(s.target), annotation=cst.Annotation(E(s.annotation)),
+            return N.AnnAssign(target=E(s.target), annotation=N.Annotation(E(s.annotation)),
                                  value=E(s.value) if s.value is not None else None)
         if t is ast.Return:
-            return cst.Return(value=E(s.value) if s.value is not None else None)
+            return N.Return(value=E(s.value) if s.value is not None else None)
         if t is ast.Raise:
-            return cst.Raise(exc=E(s.exc) if s.exc is not None else None,
-                             cause=cst.From(E(s.cause)) if s.cause is not None else None)
+            return N.Raise(exc=E(s.exc) if s.exc is not None else None,
+                             cause=N.From(E(s.cause)) if s.cause is not None else None)
         if t is ast.Assert:
-            return cst.Assert(test=E(s.test), msg=E(s.msg) if s.msg is not None else None)
+            return N.Assert(test=E(s.test), msg=E(s.msg) if s.msg is not None else None)
         if t is ast.Delete:
             last = s.targets[-1]
             if len(s.targets) == 1 and b"," not in self.between(last.end_lineno, last.end_col_offset, s.end_lineno, s.end_col_offset):
                 target = E(last)
             else:  # ``del a, b``, ``del a,``
-                target = cst.Tuple([cst.Element(E(x)) for x in s.targets])
-            return cst.Del(target=target)
+                target = N.Tuple([N.Element(E(x)) for x in s.targets])
+            return N.Del(target=target)
         if t is ast.Pass:
-            return cst.Pass()
+            return N.Pass()
         if t is ast.Break:
-            return cst.Break()
+            return N.Break()
         if t is ast.Continue:
-            return cst.Continue()
+            return N.Continue()
         if t is ast.Global:
-            return cst.Global(names=[cst.NameItem(cst.Name(n)) for n in s.names])
+            return N.Global(names=[N.NameItem(N.Name(n)) for n in s.names])
         if t is ast.Nonlocal:
-            return cst.Nonlocal(names=[cst.NameItem(cst.Name(n)) for n in s.names])
+            return N.Nonlocal(names=[N.NameItem(N.Name(n)) for n in s.names])
         if t is ast.Import:
-            return cst.Import(names=[self.alias(a) for a in s.names])
+            return N.Import(names=[self.alias(a) for a in s.names])
         if t is ast.ImportFrom:
-            names = cst.ImportStar() if s.names[0].name == "*" else [self.alias(a) for a in s.names]
-            return cst.ImportFrom(module=_dotted(s.module) if s.module else None, names=names,
-                                  relative=[cst.Dot()] * (s.level or 0))
+            names = N.ImportStar() if s.names[0].name == "*" else [self.alias(a) for a in s.names]
+            return N.ImportFrom(module=_dotted(s.module) if s.module else None, names=names,
+                                  relative=[N.Dot()] * (s.level or 0))
         raise Unsupported(t.__name__)
 
     def alias(self, a: ast.alias) -> cst.ImportAlias:
-        return cst.ImportAlias(name=_dotted(a.name), asname=cst.AsName(cst.Name(a.asname)) if a.asname else None)
+        return N.ImportAlias(name=_dotted(a.name), asname=N.AsName(N.Name(a.asname)) if a.asname else None)
 
     def compound(self, s: ast.stmt) -> cst.BaseCompoundStatement:
         t = type(s)
@@ -220,80 +257,80 @@ class _Lowerer:
         if t is ast.If:
             return self.if_(s)
         if t is ast.For or t is ast.AsyncFor:
-            return cst.For(target=E(s.target), iter=E(s.iter), body=self.suite(s.body), orelse=self.else_(s.orelse),
-                           asynchronous=cst.Asynchronous() if t is ast.AsyncFor else None)
+            return N.For(target=E(s.target), iter=E(s.iter), body=self.suite(s.body), orelse=self.else_(s.orelse),
+                           asynchronous=N.Asynchronous() if t is ast.AsyncFor else None)
         if t is ast.While:
-            return cst.While(test=E(s.test), body=self.suite(s.body), orelse=self.else_(s.orelse))
+            return N.While(test=E(s.test), body=self.suite(s.body), orelse=self.else_(s.orelse))
         if t is ast.With or t is ast.AsyncWith:
-            items = [cst.WithItem(item=E(i.context_expr), asname=cst.AsName(E(i.optional_vars)) if i.optional_vars else None)
+            items = [N.WithItem(item=E(i.context_expr), asname=N.AsName(E(i.optional_vars)) if i.optional_vars else None)
                      for i in s.items]
-            return cst.With(items=items, body=self.suite(s.body), asynchronous=cst.Asynchronous() if t is ast.AsyncWith else None)
+            return N.With(items=items, body=self.suite(s.body), asynchronous=N.Asynchronous() if t is ast.AsyncWith else None)
         if t is ast.Try or t is _TRY_STAR:
             handler = cst.ExceptHandler if t is ast.Try else cst.ExceptStarHandler
             handlers = [handler(body=self.suite(h.body), type=E(h.type) if h.type is not None else None,
-                                name=cst.AsName(cst.Name(h.name)) if h.name else None) for h in s.handlers]
+                                name=N.AsName(N.Name(h.name)) if h.name else None) for h in s.handlers]
             node = cst.Try if t is ast.Try else cst.TryStar
             return node(body=self.suite(s.body), handlers=handlers, orelse=self.else_(s.orelse),
-                        finalbody=cst.Finally(self.suite(s.finalbody)) if s.finalbody else None)
+                        finalbody=N.Finally(self.suite(s.finalbody)) if s.finalbody else None)
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-            return cst.FunctionDef(
-                name=cst.Name(s.name), params=self.parameters(s.args), body=self.suite(s.body),
-                decorators=[cst.Decorator(E(d)) for d in s.decorator_list],
-                returns=cst.Annotation(E(s.returns)) if s.returns is not None else None,
-                asynchronous=cst.Asynchronous() if t is ast.AsyncFunctionDef else None,
+            return N.FunctionDef(
+                name=N.Name(s.name), params=self.parameters(s.args), body=self.suite(s.body),
+                decorators=[N.Decorator(E(d)) for d in s.decorator_list],
+                returns=N.Annotation(E(s.returns)) if s.returns is not None else None,
+                asynchronous=N.Asynchronous() if t is ast.AsyncFunctionDef else None,
             )
         if t is _MATCH:
-            cases = [cst.MatchCase(pattern=self.pattern(c.pattern), body=self.suite(c.body),
+            cases = [N.MatchCase(pattern=self.pattern(c.pattern), body=self.suite(c.body),
                                    guard=E(c.guard) if c.guard is not None else None) for c in s.cases]
-            return cst.Match(subject=E(s.subject), cases=cases)
+            return N.Match(subject=E(s.subject), cases=cases)
         if t is ast.ClassDef:
             if s.keywords and any(type(b) is ast.Starred and (b.lineno, b.col_offset) > (s.keywords[0].lineno, s.keywords[0].col_offset)
                                   for b in s.bases):
                 raise Unsupported("class A(k=v, *b), which LibCST does not parse")
-            return cst.ClassDef(
-                name=cst.Name(s.name), body=self.suite(s.body), bases=[self.arg(b) for b in s.bases],
-                keywords=[self.keyword(k) for k in s.keywords], decorators=[cst.Decorator(E(d)) for d in s.decorator_list],
+            return N.ClassDef(
+                name=N.Name(s.name), body=self.suite(s.body), bases=[self.arg(b) for b in s.bases],
+                keywords=[self.keyword(k) for k in s.keywords], decorators=[N.Decorator(E(d)) for d in s.decorator_list],
             )
         raise Unsupported(t.__name__)
 
     def pattern(self, p: ast.pattern) -> cst.MatchPattern:
         t = type(p)
         if t is ast.MatchValue:
-            return cst.MatchValue(self.expr(p.value))
+            return N.MatchValue(self.expr(p.value))
         if t is ast.MatchSingleton:
-            return cst.MatchSingleton(cst.Name(str(p.value)))
+            return N.MatchSingleton(N.Name(str(p.value)))
         if t is ast.MatchAs:
-            return cst.MatchAs(pattern=self.pattern(p.pattern) if p.pattern is not None else None,
-                               name=cst.Name(p.name) if p.name is not None else None)
+            return N.MatchAs(pattern=self.pattern(p.pattern) if p.pattern is not None else None,
+                               name=N.Name(p.name) if p.name is not None else None)
         if t is ast.MatchOr:
-            return cst.MatchOr([cst.MatchOrElement(self.pattern(x)) for x in p.patterns])
+            return N.MatchOr([N.MatchOrElement(self.pattern(x)) for x in p.patterns])
         if t is ast.MatchSequence:
             elements = [self.sequence_element(x) for x in p.patterns]
             if _wrapped(self.text(p)):  # (LibCST reads ``case a, b:`` as a list)
-                return cst.MatchTuple(elements)
-            return cst.MatchList(elements)
+                return N.MatchTuple(elements)
+            return N.MatchList(elements)
         if t is ast.MatchMapping:
-            return cst.MatchMapping(
-                elements=[cst.MatchMappingElement(key=self.expr(k), pattern=self.pattern(x)) for k, x in zip(p.keys, p.patterns)],
-                rest=cst.Name(p.rest) if p.rest is not None else None,
+            return N.MatchMapping(
+                elements=[N.MatchMappingElement(key=self.expr(k), pattern=self.pattern(x)) for k, x in zip(p.keys, p.patterns)],
+                rest=N.Name(p.rest) if p.rest is not None else None,
             )
         if t is ast.MatchClass:
-            return cst.MatchClass(
-                cls=self.expr(p.cls), patterns=[cst.MatchSequenceElement(self.pattern(x)) for x in p.patterns],
-                kwds=[cst.MatchKeywordElement(key=cst.Name(k), pattern=self.pattern(x)) for k, x in zip(p.kwd_attrs, p.kwd_patterns)],
+            return N.MatchClass(
+                cls=self.expr(p.cls), patterns=[N.MatchSequenceElement(self.pattern(x)) for x in p.patterns],
+                kwds=[N.MatchKeywordElement(key=N.Name(k), pattern=self.pattern(x)) for k, x in zip(p.kwd_attrs, p.kwd_patterns)],
             )
         raise Unsupported(t.__name__)
 
     def sequence_element(self, p: ast.pattern):
         if type(p) is ast.MatchStar:
-            return cst.MatchStar(name=cst.Name(p.name) if p.name is not None else None)
-        return cst.MatchSequenceElement(self.pattern(p))
+            return N.MatchStar(name=N.Name(p.name) if p.name is not None else None)
+        return N.MatchSequenceElement(self.pattern(p))
 
     def if_(self, s: ast.If) -> cst.If:
-        return cst.If(test=self.expr(s.test), body=self.suite(s.body), orelse=self.orelse(s.orelse))
+        return N.If(test=self.expr(s.test), body=self.suite(s.body), orelse=self.orelse(s.orelse))
 
     def else_(self, stmts: Sequence[ast.stmt]) -> Optional[cst.Else]:
-        return cst.Else(body=self.suite(stmts)) if stmts else None
+        return N.Else(body=self.suite(stmts)) if stmts else None
 
     def parameters(self, a: ast.arguments) -> cst.Parameters:
         positional = [*a.posonlyargs, *a.args]
@@ -303,19 +340,19 @@ class _Lowerer:
         if a.vararg is not None:
             star_arg = self.param(a.vararg, None, "*")
         elif kwonly:
-            star_arg = cst.ParamStar()
+            star_arg = N.ParamStar()
         else:
-            star_arg = cst.MaybeSentinel.DEFAULT
+            star_arg = _DEFAULT
         n = len(a.posonlyargs)
-        return cst.Parameters(
+        return N.Parameters(
             params=params[n:], posonly_params=params[:n], star_arg=star_arg, kwonly_params=kwonly,
             star_kwarg=self.param(a.kwarg, None, "**") if a.kwarg is not None else None,
-            posonly_ind=cst.ParamSlash() if n else cst.MaybeSentinel.DEFAULT,
+            posonly_ind=N.ParamSlash() if n else _DEFAULT,
         )
 
     def param(self, p: ast.arg, default, star: str = "") -> cst.Param:
-        return cst.Param(
-            name=cst.Name(p.arg), annotation=cst.Annotation(self.expr(p.annotation)) if p.annotation is not None else None,
+        return N.Param(
+            name=N.Name(p.arg), annotation=N.Annotation(self.expr(p.annotation)) if p.annotation is not None else None,
             default=self.expr(default) if default is not None else None, star=star,
         )
 
@@ -327,41 +364,41 @@ class _Lowerer:
         return f(self, e)
 
     def name(self, e: ast.Name) -> cst.Name:
-        return cst.Name(e.id)
+        return N.Name(e.id)
 
     def attribute(self, e: ast.Attribute) -> cst.Attribute:
-        return cst.Attribute(value=self.expr(e.value), attr=cst.Name(e.attr))
+        return N.Attribute(value=self.expr(e.value), attr=N.Name(e.attr))
 
     def arg(self, e: ast.AST) -> cst.Arg:
         if type(e) is ast.Starred:
-            return cst.Arg(value=self.expr(e.value), star="*")
-        return cst.Arg(value=self.expr(e))
+            return N.Arg(value=self.expr(e.value), star="*")
+        return N.Arg(value=self.expr(e))
 
     def keyword(self, k: ast.keyword) -> cst.Arg:
         if k.arg is None:
-            return cst.Arg(value=self.expr(k.value), star="**")
-        return cst.Arg(value=self.expr(k.value), keyword=cst.Name(k.arg))
+            return N.Arg(value=self.expr(k.value), star="**")
+        return N.Arg(value=self.expr(k.value), keyword=N.Name(k.arg))
 
     def call(self, e: ast.Call) -> cst.Call:
         parts = [(a.lineno, a.col_offset, 0, a) for a in e.args] + [(k.lineno, k.col_offset, 1, k) for k in e.keywords]
         if e.keywords and e.args:
             parts.sort(key=lambda p: (p[0], p[1]))
         args = [self.arg(n) if kind == 0 else self.keyword(n) for _, _, kind, n in parts]
-        return cst.Call(func=self.expr(e.func), args=args)
+        return N.Call(func=self.expr(e.func), args=args)
 
     def constant(self, e: ast.Constant) -> cst.BaseExpression:
         v = e.value
         if v is None or v is True or v is False:
-            return cst.Name(str(v))
+            return N.Name(str(v))
         if v is ...:
-            return cst.Ellipsis()
+            return N.Ellipsis()
         t = type(v)
         if t is int:
-            return cst.Integer(self.text(e))
+            return N.Integer(self.text(e))
         if t is float:
-            return cst.Float(self.text(e))
+            return N.Float(self.text(e))
         if t is complex:
-            return cst.Imaginary(self.text(e))
+            return N.Imaginary(self.text(e))
         if t is str or t is bytes:
             return _strings(self.text(e))
         raise Unsupported(t.__name__)
@@ -372,17 +409,17 @@ class _Lowerer:
         its own parse."""
         pieces = _split_literals(self.text(e))
         if len(pieces) == 1:
-            return cst.FormattedString(parts=self.fstring_parts(e))
+            return N.FormattedString(parts=self.fstring_parts(e))
         lowered: List[cst.BaseExpression] = []
         for piece in pieces:
             if "f" in piece[:len(piece) - len(piece.lstrip("bBrRuUfF"))].lower():
                 inner = ast.parse(piece, mode="eval").body
-                lowered.append(cst.FormattedString(parts=_Lowerer(piece).fstring_parts(inner)))
+                lowered.append(N.FormattedString(parts=_Lowerer(piece).fstring_parts(inner)))
             else:
-                lowered.append(cst.SimpleString(piece))
+                lowered.append(N.SimpleString(piece))
         node = lowered[-1]
         for piece in reversed(lowered[:-1]):
-            node = cst.ConcatenatedString(left=piece, right=node)
+            node = N.ConcatenatedString(left=piece, right=node)
         return node
 
     def fstring_parts(self, e: ast.JoinedStr) -> List[cst.BaseFormattedStringContent]:
@@ -390,80 +427,80 @@ class _Lowerer:
         for v in e.values:
             if type(v) is ast.FormattedValue:
                 spec = self.fstring_parts(v.format_spec) if v.format_spec is not None else None
-                parts.append(cst.FormattedStringExpression(expression=self.expr(v.value), format_spec=spec))
+                parts.append(N.FormattedStringExpression(expression=self.expr(v.value), format_spec=spec))
         return parts
 
     def binop(self, e: ast.BinOp) -> cst.BinaryOperation:
-        return cst.BinaryOperation(left=self.expr(e.left), operator=_BINARY[type(e.op)](), right=self.expr(e.right))
+        return N.BinaryOperation(left=self.expr(e.left), operator=_BINARY[type(e.op)](), right=self.expr(e.right))
 
     def unaryop(self, e: ast.UnaryOp) -> cst.UnaryOperation:
-        return cst.UnaryOperation(operator=_UNARY[type(e.op)](), expression=self.expr(e.operand))
+        return N.UnaryOperation(operator=_UNARY[type(e.op)](), expression=self.expr(e.operand))
 
     def boolop(self, e: ast.BoolOp) -> cst.BooleanOperation:
         values = [self.expr(v) for v in e.values]
         node = values[0]
         for v in values[1:]:
-            node = cst.BooleanOperation(left=node, operator=_BOOLEAN[type(e.op)](), right=v)
+            node = N.BooleanOperation(left=node, operator=_BOOLEAN[type(e.op)](), right=v)
         return node
 
     def compare(self, e: ast.Compare) -> cst.Comparison:
-        return cst.Comparison(left=self.expr(e.left), comparisons=[
-            cst.ComparisonTarget(operator=_COMPARE[type(op)](), comparator=self.expr(c)) for op, c in zip(e.ops, e.comparators)
+        return N.Comparison(left=self.expr(e.left), comparisons=[
+            N.ComparisonTarget(operator=_COMPARE[type(op)](), comparator=self.expr(c)) for op, c in zip(e.ops, e.comparators)
         ])
 
     def subscript(self, e: ast.Subscript) -> cst.Subscript:
         s = e.slice
         if type(s) is ast.Tuple and not _wrapped(self.text(s)):
-            elements = [cst.SubscriptElement(self.slice_(x)) for x in s.elts]
+            elements = [N.SubscriptElement(self.slice_(x)) for x in s.elts]
         else:
-            elements = [cst.SubscriptElement(self.slice_(s))]
-        return cst.Subscript(value=self.expr(e.value), slice=elements)
+            elements = [N.SubscriptElement(self.slice_(s))]
+        return N.Subscript(value=self.expr(e.value), slice=elements)
 
     def slice_(self, s: ast.AST):
         if type(s) is ast.Slice:
-            return cst.Slice(
+            return N.Slice(
                 lower=self.expr(s.lower) if s.lower is not None else None,
                 upper=self.expr(s.upper) if s.upper is not None else None,
                 step=self.expr(s.step) if s.step is not None else None,
             )
         if type(s) is ast.Starred:
-            return cst.Index(value=self.expr(s.value), star="*")
-        return cst.Index(value=self.expr(s))
+            return N.Index(value=self.expr(s.value), star="*")
+        return N.Index(value=self.expr(s))
 
     def elements(self, elts) -> List[cst.BaseElement]:
-        return [cst.StarredElement(self.expr(x.value)) if type(x) is ast.Starred else cst.Element(self.expr(x)) for x in elts]
+        return [N.StarredElement(self.expr(x.value)) if type(x) is ast.Starred else N.Element(self.expr(x)) for x in elts]
 
     def tuple(self, e: ast.Tuple) -> cst.Tuple:
-        return cst.Tuple(elements=self.elements(e.elts))
+        return N.Tuple(elements=self.elements(e.elts))
 
     def list(self, e: ast.List) -> cst.List:
-        return cst.List(elements=self.elements(e.elts))
+        return N.List(elements=self.elements(e.elts))
 
     def set(self, e: ast.Set) -> cst.Set:
-        return cst.Set(elements=self.elements(e.elts))
+        return N.Set(elements=self.elements(e.elts))
 
     def dict(self, e: ast.Dict) -> cst.Dict:
-        return cst.Dict(elements=[
-            cst.StarredDictElement(self.expr(v)) if k is None else cst.DictElement(key=self.expr(k), value=self.expr(v))
+        return N.Dict(elements=[
+            N.StarredDictElement(self.expr(v)) if k is None else N.DictElement(key=self.expr(k), value=self.expr(v))
             for k, v in zip(e.keys, e.values)
         ])
 
     def ifexp(self, e: ast.IfExp) -> cst.IfExp:
-        return cst.IfExp(test=self.expr(e.test), body=self.expr(e.body), orelse=self.expr(e.orelse))
+        return N.IfExp(test=self.expr(e.test), body=self.expr(e.body), orelse=self.expr(e.orelse))
 
     def lambda_(self, e: ast.Lambda) -> cst.Lambda:
-        return cst.Lambda(params=self.parameters(e.args), body=self.expr(e.body))
+        return N.Lambda(params=self.parameters(e.args), body=self.expr(e.body))
 
     def namedexpr(self, e: ast.NamedExpr) -> cst.NamedExpr:
-        return cst.NamedExpr(target=self.expr(e.target), value=self.expr(e.value))
+        return N.NamedExpr(target=self.expr(e.target), value=self.expr(e.value))
 
     def await_(self, e: ast.Await) -> cst.Await:
-        return cst.Await(expression=self.expr(e.value))
+        return N.Await(expression=self.expr(e.value))
 
     def yield_(self, e) -> cst.Yield:
         if type(e) is ast.YieldFrom:
-            return cst.Yield(value=cst.From(self.expr(e.value)))
-        return cst.Yield(value=self.expr(e.value) if e.value is not None else None)
+            return N.Yield(value=N.From(self.expr(e.value)))
+        return N.Yield(value=self.expr(e.value) if e.value is not None else None)
 
     def starred_expr(self, e: ast.Starred) -> cst.BaseExpression:
         raise Unsupported("a starred expression outside a call, a display or a target")
@@ -471,23 +508,23 @@ class _Lowerer:
     def comp_for(self, generators: Sequence[ast.comprehension]) -> cst.CompFor:
         node = None
         for g in reversed(generators):
-            node = cst.CompFor(
-                target=self.expr(g.target), iter=self.expr(g.iter), ifs=[cst.CompIf(self.expr(i)) for i in g.ifs],
-                inner_for_in=node, asynchronous=cst.Asynchronous() if g.is_async else None,
+            node = N.CompFor(
+                target=self.expr(g.target), iter=self.expr(g.iter), ifs=[N.CompIf(self.expr(i)) for i in g.ifs],
+                inner_for_in=node, asynchronous=N.Asynchronous() if g.is_async else None,
             )
         return node
 
     def listcomp(self, e: ast.ListComp) -> cst.ListComp:
-        return cst.ListComp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
+        return N.ListComp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
 
     def setcomp(self, e: ast.SetComp) -> cst.SetComp:
-        return cst.SetComp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
+        return N.SetComp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
 
     def genexp(self, e: ast.GeneratorExp) -> cst.GeneratorExp:
-        return cst.GeneratorExp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
+        return N.GeneratorExp(elt=self.expr(e.elt), for_in=self.comp_for(e.generators))
 
     def dictcomp(self, e: ast.DictComp) -> cst.DictComp:
-        return cst.DictComp(key=self.expr(e.key), value=self.expr(e.value), for_in=self.comp_for(e.generators))
+        return N.DictComp(key=self.expr(e.key), value=self.expr(e.value), for_in=self.comp_for(e.generators))
 
 
 # (a table of the class's functions: bound methods in an instance would make a cycle)
@@ -504,18 +541,18 @@ _EXPRESSIONS: Dict[type, Callable[[_Lowerer, ast.AST], cst.BaseExpression]] = {
 
 def _dotted(name: str) -> cst.BaseExpression:
     parts = name.split(".")
-    node: cst.BaseExpression = cst.Name(parts[0])
+    node: cst.BaseExpression = N.Name(parts[0])
     for p in parts[1:]:
-        node = cst.Attribute(value=node, attr=cst.Name(p))
+        node = N.Attribute(value=node, attr=N.Name(p))
     return node
 
 
 def _strings(text: str) -> cst.BaseExpression:
     """A string literal's text, or the concatenation of several (``"a" "b"``)."""
     pieces = _split_literals(text)
-    node: cst.BaseExpression = cst.SimpleString(pieces[-1])
+    node: cst.BaseExpression = N.SimpleString(pieces[-1])
     for piece in reversed(pieces[:-1]):
-        node = cst.ConcatenatedString(left=cst.SimpleString(piece), right=node)
+        node = N.ConcatenatedString(left=N.SimpleString(piece), right=node)
     return node
 
 
