@@ -176,3 +176,26 @@ def test_lowered_match_statements():
 def test_what_lower_does_not_build_is_left_to_libcst(source):
     with pytest.raises(Unsupported):
         lower_module(ast.parse(source).body, source)
+
+
+def test_lower_builds_libcst_s_own_nodes_with_the_same_signatures():
+    """``lower.N.X`` takes what ``cst.X`` takes and builds the node ``cst.X`` builds (a
+    default made per node by LibCST, whitespace, is one shared node there)."""
+    import inspect
+    import re
+
+    from scopelint.core import lower
+
+    used = set(re.findall(r"\bN\.([A-Z]\w*)\b", Path(lower.__file__).read_text(encoding="utf-8")))
+    assert {"Call", "Name", "FunctionDef", "Param", "Add"} <= used
+    for name in used:
+        cls = getattr(cst, name)
+        ours, theirs = inspect.signature(getattr(lower.N, name)), inspect.signature(cls)
+        assert [(p.name, p.default is p.empty) for p in ours.parameters.values()] == \
+               [(p.name, p.default is p.empty) for p in theirs.parameters.values()], name
+    f, a = cst.Name("f"), [cst.Arg(cst.Integer("1"))]
+    built = lower.N.Call(f, a)
+    assert type(built) is cst.Call and built.deep_equals(cst.Call(f, a))
+    assert lower.N.Param(cst.Name("x"), star="*").deep_equals(cst.Param(cst.Name("x"), star="*"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.func = f
