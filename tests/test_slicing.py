@@ -105,6 +105,8 @@ def test_no_anchor_means_nothing_to_parse():
     ("setattr(module, name, value)", False),
     ("p.grad.zero_()", True),
     ("buffer.zero_()", False),  # zeroes a tensor, not a gradient
+    ("zero_(p)", False),  # a plain function named so (once an AttributeError in the plan)
+    ("setattr('grad_req', 'add')", False),
 ])
 def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anchors):
     plan = _plan(f"import torch\n\n\ndef f(net, obj, module, name, value, flag, p, buffer):\n    {line}\n")

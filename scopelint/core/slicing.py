@@ -50,12 +50,13 @@ import ast
 import copy
 import fnmatch
 import functools
+import operator
 import re
 import string
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core import frameworks as F
 
@@ -150,6 +151,15 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
+@functools.lru_cache(maxsize=32)
+def _inference_names(patterns: Tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a name matches one of the ``fnmatch`` patterns."""
+    if not patterns:
+        return lambda name: False
+    match = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
+    return lambda name: match(name) is not None
+
+
 def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]], scope_names: frozenset,
                   inference_functions: Sequence[str]) -> Set[int]:
     """The lines where something starts that some rule needs (``found``: ``_index``;
@@ -161,9 +171,9 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     for node in found[ast.Attribute]:
         if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
             lines.add(node.lineno)
-    for node in found[ast.Name]:  # grad-mode scopes in any use (the rest when called)
-        if not scope_names.isdisjoint(imported.get(node.id, ())):
-            lines.add(node.lineno)
+    scope_ids = {name for name, parts in imported.items() if not scope_names.isdisjoint(parts)}
+    if scope_ids:  # grad-mode scopes in any use (the rest when called)
+        lines.update([node.lineno for node in found[ast.Name] if node.id in scope_ids])
     for node in found[ast.keyword]:
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
             lines.add(node.lineno)
@@ -178,22 +188,32 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
 
     for node in found[ast.Call]:
         f = node.func
-        name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
-        # A name imported under another (``grad as g``): what it names and, should a
-        # local binding shadow the import, what is written.
-        names = (name, *imported.get(name, ())) if type(f) is ast.Name else (name,)
-        if name is not None and any(anchors(n) for n in names):
+        t = type(f)
+        if t is ast.Name:
+            name = f.id
+            # A name imported under another (``grad as g``): what it names and, should
+            # a local binding shadow the import, what is written.
+            also = imported.get(name)
+        elif t is ast.Attribute:
+            name, also = f.attr, None
+        else:
+            continue
+        hit = anchoring.get(name)
+        if hit is None:
+            hit = anchors(name)
+        if hit or (also and any(anchors(n) for n in also)):
             lines.add(node.lineno)
-            sets_mode = sets_mode or (type(f) is ast.Attribute and name in ("eval", "train"))
-        elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":
+            sets_mode = sets_mode or (t is ast.Attribute and name in ("eval", "train"))
+        elif t is not ast.Attribute:
+            continue
+        elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":  # p.grad.zero_()
             lines.add(node.lineno)
-        elif name == "setattr" and type(f) is ast.Attribute and node.args and _constant_in(node.args[0], ("grad_req",)):
+        elif name == "setattr" and node.args and _constant_in(node.args[0], ("grad_req",)):
             lines.add(node.lineno)
+    inference = _inference_names(tuple(inference_functions))
     for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
-            if (not node.name.isascii() or any(fnmatch.fnmatchcase(node.name, p) for p in inference_functions)) and (
-                sets_mode or _may_call_a_model(node)
-            ):
+            if (not node.name.isascii() or inference(node.name)) and (sets_mode or _may_call_a_model(node)):
                 lines.add(node.lineno)
     return lines
 
@@ -556,33 +576,37 @@ def _frameworks(imports: Iterable[ast.AST]) -> Set[str]:
     return found
 
 
-def _count(nodes: Iterable[ast.AST], names: Optional[Set[str]], out: Tuple[Counter, ...]) -> None:
-    """Name references, direct calls by name, attribute references, ``self.m()`` calls."""
-    name_refs, name_calls, attr_refs, self_calls = out
-    for node in nodes:
-        t = type(node)
+def _counts(found: Dict[type, List[ast.AST]]) -> Tuple[Counter, ...]:
+    """Name references, direct calls by name, attribute references, ``self.m()`` calls
+    (``cls.m()`` too), in the nodes ``_index`` found."""
+    name_calls, self_calls = [], []
+    for node in found[ast.Call]:
+        f = node.func
+        t = type(f)
         if t is ast.Name:
-            if names is None or node.id in names:
-                name_refs[node.id] += 1
-        elif t is ast.Attribute:
-            if names is None or node.attr in names:
-                attr_refs[node.attr] += 1
-        elif t is ast.Call:
-            f = node.func
-            if type(f) is ast.Name:
-                if names is None or f.id in names:
-                    name_calls[f.id] += 1
-            elif type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id in ("self", "cls"):
-                if names is None or f.attr in names:
-                    self_calls[f.attr] += 1
+            name_calls.append(f.id)
+        elif t is ast.Attribute and type(f.value) is ast.Name and f.value.id in ("self", "cls"):
+            self_calls.append(f.attr)
+    return (Counter(map(_ID, found[ast.Name])), Counter(name_calls), Counter(map(_ATTR, found[ast.Attribute])),
+            Counter(self_calls))
+
+
+_ID, _ATTR = operator.attrgetter("id"), operator.attrgetter("attr")
+
+
+def _count(full: Tuple[Counter, ...], names: Set[str], out: Tuple[Counter, ...]) -> None:
+    """Add to ``out`` the counts in ``full`` (``_counts``) of ``names``."""
+    for counts, into in zip(full, out):
+        for name in names:
+            n = counts.get(name)
+            if n:
+                into[name] += n
 
 
 def whole_of(tree: ast.Module) -> Whole:
     """``Whole`` of a file analysed in full."""
     found = _index(tree.body)
-    counts = (Counter(), Counter(), Counter(), Counter())
-    _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), None, counts)
-    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in counts), walrus=bool(found[ast.NamedExpr]))
+    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in _counts(found)), walrus=bool(found[ast.NamedExpr]))
 
 
 def whole_of_source(code: str) -> Optional[Whole]:
@@ -681,9 +705,11 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         always.update(j for j in methods.get(name, ()) if units[j].kind == "method")
 
     counts = (Counter(), Counter(), Counter(), Counter())
+    full: Optional[Tuple[Counter, ...]] = None
     fnames = {u.name for u in units if u.kind in ("def", "method")}
     if fnames:
-        _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
+        full = _counts(found)
+        _count(full, fnames, counts)
     escaped = _escaped(units, *counts)
     partners = _line_partners(units)
     needs = _needs(units, defines, binds, methods, lines, escaped, called, self_called, partners)
@@ -701,7 +727,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     # How the kept functions are referenced, counted wherever their names occur.
     fnames = {node.name for t in _FUNCS for node in found[t] if owner[node.lineno] in kept} - fnames
     if fnames:
-        _count((*found[ast.Name], *found[ast.Attribute], *found[ast.Call]), fnames, counts)
+        _count(full if full is not None else _counts(found), fnames, counts)
     walrus = any(owner[node.lineno] in kept for node in found[ast.NamedExpr])  # (in what is parsed)
     whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus)
     starts = tuple(u.first for u in units if u.kind != "method")
