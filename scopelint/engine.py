@@ -223,7 +223,7 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
     from scopelint.rule import RuleContext
 
     try:
-        module = lower_module(plan.body, source)
+        module = lower_module(plan.body, source, plan.lines)
         facts = Analyzer(module, whole=plan.whole).run()
         if not facts.frameworks:
             return False

@@ -104,14 +104,14 @@ _SIMPLE_STATEMENTS = (
 )
 
 
-def lower_module(body: Sequence[ast.stmt], source: str) -> cst.Module:
+def lower_module(body: Sequence[ast.stmt], source: str, lines: Optional[List[str]] = None) -> cst.Module:
     """The module of the statements ``body`` of ``ast.parse(source)`` (all of them, or
-    a plan's: ``slicing.Plan.body``)."""
+    a plan's: ``slicing.Plan.body``); ``lines``: ``split_lines(source)``, when known."""
     if sys.version_info >= (3, 12):  # (f-strings are tokenized anew, type parameters: not verified)
         raise Unsupported("Python 3.12 or later")
     if not source.isascii():
         _check_identifiers(source)
-    return N.Module(body=_Lowerer(source).block(body))
+    return N.Module(body=_Lowerer(source, lines).block(body))
 
 
 def _check_identifiers(source: str) -> None:
@@ -130,9 +130,10 @@ def _unless_formatted(m: "re.Match[str]") -> str:
 
 
 class _Lowerer:
-    def __init__(self, source: str):
+    def __init__(self, source: str, lines: Optional[List[str]] = None):
         # Lines as ``ast`` counts them, as bytes: its columns are UTF-8 offsets.
-        self.lines: List[bytes] = [line.encode("utf-8", "surrogatepass") for line in split_lines(source)]
+        lines = split_lines(source) if lines is None else lines
+        self.lines: List[bytes] = [line.encode("utf-8", "surrogatepass") for line in lines]
 
     # --- source text --------------------------------------------------------------------
     def text(self, node: ast.AST) -> str:

@@ -108,6 +108,7 @@ class Plan:
     # class with only its kept methods, or a ``pass`` as ``_blank`` puts): what
     # ``lower`` builds the analysis' tree from.
     body: Optional[Tuple[ast.stmt, ...]] = None
+    lines: Optional[List[str]] = None  # the file's lines (``split_lines``), for ``lower``
 
     @property
     def sliced(self) -> bool:
@@ -732,7 +733,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus)
     starts = tuple(u.first for u in units if u.kind != "method")
     body = tuple(tree.body) if len(kept) == n else _kept_body(tree, units, kept, lines)
-    return Plan(text, whole, kept_lines, total, starts, body)
+    return Plan(text, whole, kept_lines, total, starts, body, lines)
 
 
 def _kept_body(tree: ast.Module, units: List[_Unit], kept: Set[int], lines: List[str]) -> Tuple[ast.stmt, ...]:
