@@ -230,8 +230,7 @@ class Resolver:
     def config_for(self, path: Path) -> Config:
         if self._fixed is not None:
             return self._fixed
-        absolute = os.path.abspath(path)
-        key = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        key = os.path.abspath(path if os.path.isdir(path) else Path(path).parent)
         cfg = self._by_dir.get(key)
         return cfg if cfg is not None else self._config_in(Path(key))
 
@@ -301,8 +300,8 @@ class Resolver:
     def _realpath(self, path: str) -> str:
         """``os.path.realpath``, each folder's answer kept (a run asks it for every file
         and folder outside the configuration's root, e.g. any path with no configuration)."""
-        if os.path.islink(path) or os.pardir in path.replace(os.altsep or os.sep, os.sep).split(os.sep):
-            return os.path.realpath(path)
+        if os.name != "posix" or os.path.islink(path) or os.pardir in path.split(os.sep):
+            return os.path.realpath(path)  # (on Windows a junction is no link for islink)
         directory, name = os.path.split(os.path.abspath(path))
         if not name:
             return os.path.realpath(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -322,3 +323,25 @@ def test_exclude_matches_a_path_reached_through_a_symlinked_folder(tmp_path, mon
     os.symlink(tmp_path / "proj", tmp_path / "link", target_is_directory=True)
     rc, out, _ = check(tmp_path, monkeypatch, capsys, "--config", "proj/pyproject.toml", "link")
     assert files(out) == {"link/src/b.py"}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_symlink_loop_outside_the_configuration_s_root_is_no_crash(tmp_path, monkeypatch, capsys):
+    # (``Path.resolve`` raised RuntimeError on it, and the run ended with a traceback)
+    write(tmp_path, {"proj/pyproject.toml": "[tool.scopelint]\n", "out/a.py": TORCH_BAD})
+    os.symlink(tmp_path / "out" / "loop2", tmp_path / "out" / "loop1")
+    os.symlink(tmp_path / "out" / "loop1", tmp_path / "out" / "loop2")
+    rc, out, err = check(tmp_path, monkeypatch, capsys, "--config", "proj/pyproject.toml", "out")
+    assert rc == 1 and files(out) == {"out/a.py"}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_the_configuration_of_a_path_with_dotdot_follows_the_link_before_it(tmp_path, monkeypatch):
+    # link/../d is x/d (a file), as the system reads it, not ./d (a configured folder)
+    from scopelint.config import Resolver
+
+    write(tmp_path, {"x/y/keep.txt": "", "x/d": "", "d/pyproject.toml": '[tool.scopelint]\nignore = ["SL107"]\n'})
+    os.symlink(tmp_path / "x" / "y", tmp_path / "link", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    assert "SL107" in Resolver().settings_for(Path("link/../d")).select
+    assert "SL107" not in Resolver().settings_for(Path("d/a.py")).select
