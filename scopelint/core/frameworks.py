@@ -6,8 +6,10 @@ many public spellings of one API (``torch.autograd.grad_mode.no_grad``) map onto
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import re
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 TORCH = "torch"
 MXNET = "mxnet"
@@ -128,6 +130,17 @@ DEFAULT_INFERENCE_FUNCTIONS = (
     "predict*", "infer*", "evaluate*", "eval*", "valid*", "validation_step",
     "test_step", "predict_step", "generate*",
 )
+
+
+@functools.lru_cache(maxsize=32)
+def name_matcher(patterns: Tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a name matches one of the ``fnmatch`` patterns (inference functions): one
+    expression, made once; the gate and the rules ask the same question."""
+    if not patterns:
+        return lambda name: False
+    match = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
+    return lambda name: match(name) is not None
+
 # Callees whose name says they compute a loss (the last component of the name).
 LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
 # Names that can hold a model (``model(x)``, ``self.encoder(x)``: roles.is_model_call).

@@ -7,7 +7,6 @@ reads as a model).
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from typing import TYPE_CHECKING, Iterable
 
@@ -47,7 +46,7 @@ def is_model_call(call: "CallFact") -> bool:
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    return F.name_matcher(tuple(patterns))(name)
 
 
 def constructor(value) -> str:

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import fnmatch
 import functools
 import operator
 import re
@@ -56,7 +55,7 @@ import string
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core import frameworks as F
 
@@ -152,15 +151,6 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-@functools.lru_cache(maxsize=32)
-def _inference_names(patterns: Tuple[str, ...]) -> Callable[[str], bool]:
-    """Whether a name matches one of the ``fnmatch`` patterns."""
-    if not patterns:
-        return lambda name: False
-    match = re.compile("|".join(fnmatch.translate(p) for p in patterns)).match
-    return lambda name: match(name) is not None
-
-
 def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]], scope_names: frozenset,
                   inference_functions: Sequence[str]) -> Set[int]:
     """The lines where something starts that some rule needs (``found``: ``_index``;
@@ -211,7 +201,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             lines.add(node.lineno)
         elif name == "setattr" and node.args and _constant_in(node.args[0], ("grad_req",)):
             lines.add(node.lineno)
-    inference = _inference_names(tuple(inference_functions))
+    inference = F.name_matcher(tuple(inference_functions))
     for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
             if (not node.name.isascii() or inference(node.name)) and (sets_mode or _may_call_a_model(node)):
