@@ -189,10 +189,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             name, also = f.attr, None
         else:
             continue
-        hit = anchoring.get(name)
-        if hit is None:
-            hit = anchors(name)
-        if hit or (also and any(anchors(n) for n in also)):
+        if anchors(name) or (also and any(anchors(n) for n in also)):
             lines.add(node.lineno)
             sets_mode = sets_mode or (t is ast.Attribute and name in ("eval", "train"))
         elif t is not ast.Attribute:

@@ -30,13 +30,11 @@ def is_subclass(t: type, base: type) -> bool:
 
 
 def _is_node(t: type) -> bool:
-    r = _NODES.get(t)
-    if r is None:
-        r = _NODES[t] = issubclass(t, cst.CSTNode)
+    r = _NODES[t] = issubclass(t, cst.CSTNode)
     return r
 
 
-_NODES: Dict[type, bool] = {}
+_NODES: Dict[type, bool] = {}  # (``is_subclass(t, cst.CSTNode)``, read inline in the hot loop)
 
 
 def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
@@ -47,16 +45,19 @@ def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
         names = tuple(f.name for f in dataclasses.fields(node) if not any(k in f.name for k in _SKIPPED))
         _FIELDS[type(node)] = names
     out = []
-    nodes = _NODES
+    known = _NODES.get
     for name in names:
         value = getattr(node, name)
         t = type(value)
         if t is list or t is tuple:
             for item in value:
-                if nodes.get(type(item)) or (type(item) not in nodes and _is_node(type(item))):
+                is_node = known(type(item))
+                if is_node or (is_node is None and _is_node(type(item))):
                     out.append(item)
-        elif nodes.get(t) or (t not in nodes and _is_node(t)):
-            out.append(value)
+        else:
+            is_node = known(t)
+            if is_node or (is_node is None and _is_node(t)):
+                out.append(value)
     return out
 
 
