@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
 
-from test_cli import CLEAN, MX_BAD, TORCH_BAD, found, run, write
+from test_cli import MX_BAD, TORCH_BAD, found, run, write
 
 SCORE = """\
 import torch

@@ -31,11 +31,11 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
-from scopelint.core.slicing import split_lines
+from scopelint.core.slicing import CONTINUED_LINE, split_lines
 
 
 
-_CONTINUATION = re.compile(rb"\\(?:\r\n|\r|\n)")
+_CONTINUATION = re.compile(CONTINUED_LINE.pattern.encode())  # (on the bytes of lines)
 _TRY_STAR = getattr(ast, "TryStar", None)  # (Python 3.11)
 _MATCH = getattr(ast, "Match", None)  # (Python 3.10)
 

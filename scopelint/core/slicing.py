@@ -257,12 +257,12 @@ def _name_pattern(name: str) -> str:
 _MENTIONS = {name: re.compile(_name_pattern(name)) for name in F.FRAMEWORKS}
 _MENTIONS_FRAMEWORK = re.compile("|".join(m.pattern for m in _MENTIONS.values()))
 _IMPORT_BEFORE = re.compile(r"(?:^|[;:])[ \t\f\ufeff]*(?:from|import)\b")  # in a line, before the name
-_CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
+CONTINUED_LINE = re.compile(r"\\(?:\r\n|\r|\n)")
 
 
 def imported_frameworks(source: str) -> Set[str]:
     """The frameworks some line may import (a superset: strings count too)."""
-    if _CONTINUED_LINE.search(source):
+    if CONTINUED_LINE.search(source):
         return set(_MENTIONS_FRAMEWORK.findall(source))
     found: Set[str] = set()
     cr = "\r" in source
