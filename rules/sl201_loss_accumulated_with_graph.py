@@ -1,7 +1,9 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import backpropagated, graph_path, recorded, returns_name, written_name
+from scopelint.core.queries import (
+    backpropagated, graph_path, rebound_each_iteration, recorded, returns_derived, written_name,
+)
 from scopelint.core.roles import is_loss_call
 from scopelint.core.names import dotted
 from scopelint.rule import Report, Rule
@@ -26,7 +28,8 @@ def _added_expression(node):
 
 
 def _not_arithmetic(v) -> bool:
-    return not v.pure or "loop-item" in v.tags
+    # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part.
+    return not v.pure or "loop-item" in v.tags or "part" in v.tags
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -95,8 +98,10 @@ class LossAccumulatedWithGraph(Rule):
             from_loss = any(is_loss_call(c) for v in lineage for c in [facts.call_of(v.node)] if c is not None)
             if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
                 continue
-            if not backward_in_loop and func is not None and returns_name(func, written_name(node)):
-                continue  # a joint loss handed to the caller
+            if not backward_in_loop and func is not None and returns_derived(func, written_name(node)):
+                continue  # a joint loss handed to the caller (as it is or computed from)
+            if rebound_each_iteration(loops[-1], node, written_name(node)):
+                continue  # ``loss = a; loss += b`` inside one step: no iteration carries it
             fix = cf.detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
             yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)
 

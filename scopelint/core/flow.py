@@ -43,6 +43,7 @@ NEUTRAL_DECORATORS = {
 LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "asscalar", "cpu_numpy"}
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
+PART = frozenset({"part"})  # tag: one element of an unpacked value
 CONST = frozenset({"const"})
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
@@ -807,8 +808,21 @@ class Analyzer:
         if self.flow.env is None:
             return
         if type(target) in (cst.Tuple, cst.List):
-            for el in target.elements:
-                part = Value(el.value, dict(value.rec), (value,), value.inference, True, value.tags)
+            elements = target.elements
+            made = value.node
+            if (
+                type(made) in (cst.Tuple, cst.List)
+                and len(made.elements) == len(elements) == len(value.parents)
+                and not any(type(el) is cst.StarredElement for el in (*elements, *made.elements))
+            ):  # ``a, b = x, y``: each name gets its own element's value
+                for el, part in zip(elements, value.parents):
+                    self._bind(el.value, part)
+                return
+            # One element of something unpacked: derived from the whole, but which part
+            # carries what is unknown ("part": rules must not equate two parts).
+            tags = value.tags | PART
+            for el in elements:
+                part = Value(el.value, dict(value.rec), (value,), value.inference, True, tags)
                 self._bind(el.value, part)
             return
         if type(target) is cst.StarredElement:

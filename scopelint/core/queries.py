@@ -243,6 +243,75 @@ def returns_name(func: FunctionInfo, name: Optional[str]) -> bool:
     )
 
 
+def returns_derived(func: FunctionInfo, name: Optional[str]) -> bool:
+    """``func`` returns or yields ``name`` or a name computed from it
+    (``loss = torch.div(acc, n); total = loss * 2; return total``): the names assigned
+    from expressions that mention it, to a fixpoint, in the function's own scope."""
+    if name is None:
+        return True
+    derived = {name}
+    assigns = []
+    for n in walk(func.node, is_nested_scope):
+        if type(n) is cst.Assign:
+            assigns.append(([_stored_in(t.target) for t in n.targets] + _tuple_names(n.targets), n.value))
+        elif type(n) in (cst.AugAssign, cst.AnnAssign) and n.value is not None:
+            assigns.append(([_stored_in(n.target)], n.value))
+        elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _FILLING and n.args:
+            assigns.append(([dotted(n.func.value)], n))  # ``parts.append(x)``: parts holds x
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in assigns:
+            new = [t for t in targets if t is not None and t not in derived]
+            if new and _mentions_any(value, derived):
+                derived.update(new)
+                changed = True
+    return finds(
+        func.node,
+        lambda n: type(n) in (cst.Return, cst.Yield) and n.value is not None and _mentions_any(n.value, derived),
+    )
+
+
+_FILLING = ("append", "extend", "insert", "update", "add", "setdefault")
+
+
+def _stored_in(target: cst.BaseExpression) -> Optional[str]:
+    """The name a write stores into: ``x``, ``self.x``, the ``d`` of ``d["k"]``."""
+    while type(target) is cst.Subscript:
+        target = target.value
+    return dotted(target)
+
+
+def _tuple_names(targets) -> list:
+    out = []
+    for t in targets:
+        if type(t.target) in (cst.Tuple, cst.List):
+            out.extend(dotted(el.value) for el in t.target.elements)
+    return out
+
+
+def _mentions_any(expr: cst.CSTNode, names: set) -> bool:
+    return finds(expr, lambda n: type(n) in (cst.Name, cst.Attribute) and dotted(n) in names)
+
+
+def rebound_each_iteration(loop: cst.CSTNode, write: cst.CSTNode, name: Optional[str]) -> bool:
+    """In ``loop``'s body, a plain ``name = ...`` that runs on every iteration (a
+    statement of the body itself, not under an ``if``) comes before the statement
+    holding ``write``: the value written to does not survive from the last iteration."""
+    if name is None or type(loop) not in (cst.For, cst.While):
+        return False
+    body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
+    for stmt in body:
+        if finds(stmt, lambda n: n is write):
+            return False
+        if type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if type(small) is cst.Assign and any(dotted(t.target) == name for t in small.targets):
+                    if not _mentions_any(small.value, {name}):
+                        return True
+    return False
+
+
 def may_carry_graph(v: Value, fw: str) -> bool:
     """``v`` is a source of gradient: a leaf, a recorded model/function call, or a
     name the flow knows nothing about (a parameter, a global)."""
