@@ -56,7 +56,8 @@ FORCED_ONEDNN_MESSAGE = (
 
 
 def is_onednn_error(type_name, text):
-    """A framework's RuntimeError (MXNetError is one) that oneDNN raised."""
+    """An exception that oneDNN raised, from its class name and text (as a traceback
+    shows them): a RuntimeError, which torch's and MXNet's errors are."""
     return type_name in ("RuntimeError", "MXNetError") and ONEDNN_ERROR.search(text or "") is not None
 
 
@@ -729,7 +730,7 @@ def main():
             "module": type(exc).__module__,
             "message": message,
             "line": _raise_line(exc, program),
-            "onednn": isinstance(exc, RuntimeError) and is_onednn_error("RuntimeError", str(exc)),
+            "onednn": isinstance(exc, RuntimeError) and ONEDNN_ERROR.search(str(exc)) is not None,  # MXNetError is one
         }
         if kind == "memory":
             namespace = None
