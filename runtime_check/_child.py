@@ -11,6 +11,19 @@ at the end, peak memory, and any CUDA/GPU placement mapped to the CPU.
 Standalone on purpose: it imports nothing from scopelint (only the standard library
 before the program's frameworks), so the child starts fast and the program cannot
 see the linter.
+
+oneDNN: on some processors oneDNN cannot build a primitive torch asks it for (torch
+2.13's CPU LSTM under bf16 autocast: "could not create a primitive descriptor for the
+LSTM forward propagation primitive"). The trace marks such an exception
+(``exception["onednn"]``) and the verifier runs both variants again with
+``"onednn": false`` in the config: ``torch.backends.mkldnn.enabled = False`` before the
+program starts (MXNet: ``MXNET_MKLDNN_ENABLED=0``, set by the harness).
+
+Test hook (internal, not an interface): with ``_SCOPELINT_FORCE_ONEDNN_ERROR`` set in
+the environment, torch's LSTM (``torch._VF.lstm``) raises exactly that oneDNN error on
+the CPU while ``torch.backends.mkldnn.enabled`` is on, so that the fallback is
+exercised on machines where oneDNN works. ``set_onednn`` is also what the fixture tests
+use to run a fixture with oneDNN off.
 """
 
 import gc
@@ -26,6 +39,46 @@ import traceback
 MAX_EVENTS = 200  # per kind; beyond that only counted
 MAX_TENSORS = 64  # tensors summarised per event
 MAX_GRAPH_NODES = 20000
+
+# oneDNN's own error texts (dnnl::error: "could not create a primitive descriptor for
+# ...", "could not execute a primitive"), its diagnostic hint, or the library named.
+ONEDNN_ERROR = re.compile(
+    r"could not (?:create|execute|initialize)\b[^\n]*\bprimitive"
+    r"|\b(?:ONEDNN|DNNL)_VERBOSE\b"
+    r"|\b(?:onednn|one-dnn|mkldnn|mkl-dnn|dnnl)\b",
+    re.IGNORECASE,
+)
+FORCE_ONEDNN_ENV = "_SCOPELINT_FORCE_ONEDNN_ERROR"
+FORCED_ONEDNN_MESSAGE = (
+    "could not create a primitive descriptor for the LSTM forward propagation primitive. "
+    "Run workload with environment variable ONEDNN_VERBOSE=all to get additional diagnostic information."
+)
+
+
+def is_onednn_error(type_name, text):
+    """An exception that oneDNN raised, from its class name and text (as a traceback
+    shows them): a RuntimeError, which torch's and MXNet's errors are."""
+    return type_name in ("RuntimeError", "MXNetError") and ONEDNN_ERROR.search(text or "") is not None
+
+
+def set_onednn(torch, enabled):
+    """Turn torch's oneDNN backend off when ``enabled`` is false (before the program
+    runs); under the test hook, make the CPU LSTM refuse to run while it is on."""
+    if not enabled:
+        torch.backends.mkldnn.enabled = False
+    if os.environ.get(FORCE_ONEDNN_ENV):
+        from torch import _VF
+
+        real_lstm = _VF.lstm
+
+        def lstm(*args, **kwargs):
+            first = args[0] if args else None
+            on_cpu = not isinstance(first, torch.Tensor) or first.device.type == "cpu"
+            if on_cpu and torch.backends.mkldnn.enabled:
+                raise RuntimeError(FORCED_ONEDNN_MESSAGE)
+            return real_lstm(*args, **kwargs)
+
+        _VF.lstm = lstm  # torch.nn.LSTM calls _VF.lstm (the same module object)
 
 
 class Trace:
@@ -108,6 +161,7 @@ def install_torch(T, map_cuda):
     import torch
 
     T.data["frameworks"].append("torch")
+    set_onednn(torch, T.cfg.get("onednn", True))
     if T.cfg["device"] == "cuda" and not torch.cuda.is_available():
         T.data["no_cuda"] = True
 
@@ -676,6 +730,7 @@ def main():
             "module": type(exc).__module__,
             "message": message,
             "line": _raise_line(exc, program),
+            "onednn": isinstance(exc, RuntimeError) and ONEDNN_ERROR.search(str(exc)) is not None,  # MXNetError is one
         }
         if kind == "memory":
             namespace = None

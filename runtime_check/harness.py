@@ -44,9 +44,19 @@ class RunResult:
     timeout: float = 0.0
     memory_bytes: int = 0
     notes: List[str] = field(default_factory=list)
+    onednn: bool = True  # oneDNN left on (False: the fallback run, oneDNN off)
 
 
-def child_env(device: str) -> dict:
+def onednn_failure(run: RunResult) -> Optional[str]:
+    """The exception, as text, when this run failed only because oneDNN (on) refused an
+    operation on this processor; None otherwise (and for a run with oneDNN off)."""
+    exc = (run.trace or {}).get("exception") or {}
+    if not run.onednn or run.status != "ran" or (run.trace or {}).get("status") != "exception" or not exc.get("onednn"):
+        return None
+    return f"{exc.get('type')}: {exc.get('message')}"
+
+
+def child_env(device: str, onednn: bool = True) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT")}
     env.update(
         PYTHONHASHSEED="0",
@@ -62,19 +72,24 @@ def child_env(device: str) -> dict:
     )
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
+    if not onednn:
+        env["MXNET_MKLDNN_ENABLED"] = "0"  # torch: the child sets torch.backends.mkldnn.enabled
     return env
 
 
-def run_variant(source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0) -> RunResult:
-    """Run ``source`` (saved as ``filename`` in a temp dir) under the instrumentation."""
+def run_variant(
+    source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
+) -> RunResult:
+    """Run ``source`` (saved as ``filename`` in a temp dir) under the instrumentation;
+    ``onednn=False`` runs it with the frameworks' oneDNN backend off."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
-        return _run_in(tmp, source, filename, frameworks, device, timeout, seed)
+        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int) -> RunResult:
+def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int, onednn: bool) -> RunResult:
     workdir = os.path.join(tmp, "work")
     os.mkdir(workdir)
     program = os.path.join(workdir, os.path.basename(filename) or "program.py")
@@ -93,12 +108,13 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "memory_bytes": memory,
         "cpu_seconds": int(timeout * 2) + 10,
         "mentions_cuda": bool(re.search(r"cuda|gpu", source)),
+        "onednn": onednn,
     }
     cfg_path = os.path.join(tmp, "config.json")
     with open(cfg_path, "w") as fh:
         json.dump(cfg, fh)
     out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
-    result = RunResult("ran", timeout=timeout, memory_bytes=memory)
+    result = RunResult("ran", timeout=timeout, memory_bytes=memory, onednn=onednn)
     start = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         try:
@@ -108,7 +124,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=err,
-                env=child_env(device),
+                env=child_env(device, onednn),
                 start_new_session=True,
             )
         except OSError as exc:

@@ -17,6 +17,8 @@ from scopelint.fix import apply_edits
 from scopelint.runtime_check import DEFAULT_TIMEOUT, harness
 from scopelint.runtime_check.oracle import INCONCLUSIVE, compare, original_decides
 
+# How the fallback turns oneDNN off, per framework (the child and the harness do it).
+ONEDNN_OFF = {"torch": "torch.backends.mkldnn.enabled = False", "mxnet": "MXNET_MKLDNN_ENABLED=0"}
 
 
 @dataclass
@@ -98,6 +100,10 @@ class Progress:
         self.lock = threading.Lock()
         self.start = time.monotonic()
 
+    def more(self, n: int) -> None:
+        with self.lock:
+            self.total += n
+
     def step(self) -> None:
         with self.lock:
             self.done += 1
@@ -147,7 +153,7 @@ def verify(
                         jobs_by_key[key] = _Job(key, text, prog.display, prog.frameworks, dev)
                 plan.append((f, dev, orig_key, fixed_key, None))
 
-    runs = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
+    runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
 
     per_finding: Dict[int, List[Tuple[str, str, str, float]]] = {}
     for f, dev, orig_key, fixed_key, why in plan:
@@ -157,6 +163,8 @@ def verify(
             a, b = runs[orig_key], runs[fixed_key]
             verdict, detail = compare(a, b, f.fix.message if f.fix else "")
             seconds = a.seconds + b.seconds
+            if orig_key[:2] in fallback:
+                detail += f" [{fallback[orig_key[:2]]}]"
         per_finding.setdefault(id(f), []).append((dev, verdict, detail, seconds))
     for prog in programs:
         for f in prog.findings:
@@ -178,44 +186,75 @@ def _combine(outcomes: List[Tuple[str, str, str, float]]) -> dict:
     return {"verdict": chosen[1], "detail": detail, "device": chosen[0]}
 
 
-def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optional[TextIO], runner) -> Dict:
+def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optional[TextIO], runner) -> Tuple[Dict, Dict]:
     """Run the originals first (each is shared by every finding of its file); a file's
-    fixed variants run only when its original leaves something to compare."""
+    fixed variants run only when its original leaves something to compare.
+
+    When a run fails only because oneDNN refused an operation on this processor
+    (``harness.onednn_failure``), every variant of that file and device runs again with
+    oneDNN off, its original first, so that the variants compared always ran under the
+    same backend; runs made with oneDNN on for that file are dropped, even those still
+    in flight. Returns the runs and, per (file, device) that fell back, a note saying so."""
     bar = Progress(len(jobs_list), progress or sys.stderr, progress is not None and _isatty(progress))
     runs: Dict = {}
+    fallback: Dict[Tuple[str, str], str] = {}
     originals = [j for j in jobs_list if j.key[2] == "original"]
+    original_of = {j.key[:2]: j for j in originals}
     fixed_of: Dict[Tuple[str, str], List[_Job]] = {}
     for j in jobs_list:
         if j.key[2] != "original":
             fixed_of.setdefault(j.key[:2], []).append(j)
 
-    def one(job: _Job):
-        result = runner(job.source, job.filename, job.frameworks, job.device, timeout)
+    submitted: Dict[Tuple[str, str], int] = {}  # runs (or skips) per group, for the bar
+
+    def submit(pending, job: _Job, onednn: bool) -> None:
+        submitted[job.key[:2]] = submitted.get(job.key[:2], 0) + 1
+        pending.add(pool.submit(one, job, onednn))
+
+    def one(job: _Job, onednn: bool):
+        extra = {} if onednn else {"onednn": False}
+        result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
-        return job, result
+        return job, onednn, result
 
     def skipped(job: _Job, original) -> harness.RunResult:
+        submitted[job.key[:2]] = submitted.get(job.key[:2], 0) + 1
         bar.step()
         return harness.RunResult("skipped", timeout=timeout, notes=["the program as written decides the verdict"])
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            pending = {pool.submit(one, j) for j in originals}
+            pending: set = set()
+            for j in originals:
+                submit(pending, j, True)
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    job, result = fut.result()
+                    job, onednn, result = fut.result()
+                    group = job.key[:2]
+                    if onednn and group in fallback:
+                        continue  # superseded: this file runs again with oneDNN off
+                    refused = harness.onednn_failure(result) if onednn else None
+                    if refused is not None:
+                        who = "the program as written" if job.key[2] == "original" else "a fixed variant"
+                        how = ", ".join(ONEDNN_OFF[fw] for fw in job.frameworks if fw in ONEDNN_OFF)
+                        fallback[group] = f"oneDNN off for both variants ({how}): with it on, {who} raised {refused}"
+                        for key in [k for k in runs if k[:2] == group]:
+                            del runs[key]
+                        bar.more(submitted[group])  # its runs so far still count; all are made again
+                        submit(pending, original_of[group], False)
+                        continue
                     runs[job.key] = result
                     if job.key[2] != "original":
                         continue
-                    for fixed in fixed_of.get(job.key[:2], []):
+                    for fixed in fixed_of.get(group, []):
                         if original_decides(result):
                             runs[fixed.key] = skipped(fixed, result)
                         else:
-                            pending.add(pool.submit(one, fixed))
+                            submit(pending, fixed, onednn)
     finally:
         bar.close()
-    return runs
+    return runs, fallback
 
 
 def _isatty(stream) -> bool:

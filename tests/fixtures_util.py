@@ -1,8 +1,11 @@
-"""Reading the fixture corpus: expected findings and declared runtime effects."""
+"""Reading the fixture corpus: expected findings and declared runtime effects; running a fixture."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import List, Optional, Set, Tuple
 
@@ -44,3 +47,66 @@ def frameworks_of(path: Path) -> Set[str]:
     if re.search(r"^\s*(import|from)\s+mxnet\b", text, re.MULTILINE):
         found.add("mxnet")
     return found
+
+
+# --- running a fixture --------------------------------------------------------------------------
+# Threads pinned as the verifier's child pins them (harness.child_env): BLAS and OpenMP
+# reductions then add in one order on every machine.
+FIXTURE_ENV = dict(
+    PYTHONHASHSEED="0", MXNET_ENGINE_TYPE="NaiveEngine", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+)
+# Runs a fixture as `python FIXTURE` does, with torch's oneDNN on ("1") or off ("0");
+# set_onednn also honours the verifier's internal test hook (_SCOPELINT_FORCE_ONEDNN_ERROR).
+_BOOT = """\
+import os, runpy, sys
+path, onednn, uses_torch = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
+sys.argv = [path]
+sys.path[0] = os.path.dirname(path)
+if uses_torch:
+    import torch
+    from scopelint.runtime_check._child import set_onednn
+    set_onednn(torch, onednn)
+runpy.run_path(path, run_name="__main__")
+"""
+_EXCEPTION_HEADER = re.compile(r"^((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)): ?(.*)$")
+
+
+def onednn_refusal(returncode: int, stderr: str) -> Optional[str]:
+    """The exception a failed run ended with (its header line), when oneDNN raised it."""
+    from scopelint.runtime_check._child import is_onednn_error
+
+    if returncode == 0:
+        return None
+    lines = stderr.splitlines()
+    for i in range(len(lines) - 1, -1, -1):
+        m = _EXCEPTION_HEADER.match(lines[i])
+        if m and m.group(2).endswith(("Error", "Exception")):
+            rest = "\n".join([m.group(3)] + lines[i + 1:])
+            return lines[i] if is_onednn_error(m.group(2), rest) else None
+    return None
+
+
+def run_fixture(path: Path, cwd: Path, timeout: float = 180) -> Tuple[subprocess.CompletedProcess, Optional[str]]:
+    """Run a fixture as a program, and again with oneDNN off when oneDNN refused an
+    operation on this processor (torch 2.13 cannot build its bf16 LSTM primitive on
+    some CPUs). Returns the run that counts and, when it fell back, what was refused."""
+    from scopelint.runtime_check._child import FORCE_ONEDNN_ENV
+
+    uses_torch = "torch" in frameworks_of(path)
+    forced = uses_torch and bool(os.environ.get(FORCE_ONEDNN_ENV))
+
+    def run(onednn: bool) -> subprocess.CompletedProcess:
+        env = dict(os.environ, **FIXTURE_ENV)
+        if onednn and not forced:
+            cmd = [sys.executable, str(path)]
+        else:
+            cmd = [sys.executable, "-c", _BOOT, str(path), "1" if onednn else "0", "1" if uses_torch else "0"]
+        if not onednn:
+            env["MXNET_MKLDNN_ENABLED"] = "0"
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+    proc = run(True)
+    refused = onednn_refusal(proc.returncode, proc.stderr)
+    if refused is None:
+        return proc, None
+    return run(False), refused

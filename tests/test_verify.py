@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -275,6 +276,128 @@ def test_not_self_contained_is_inconclusive():
     b = harness.RunResult("ran", trace=_trace(status="exception", exception={"type": "ModuleNotFoundError", "message": "No module named 'helpers'", "line": 3}))
     verdict, detail = oracle.compare(a, b)
     assert verdict == oracle.INCONCLUSIVE and detail.startswith("not self-contained") and "helpers" in detail
+
+
+# --- oneDNN refusing an operation (some processors) -------------------------------------------
+ONEDNN_MESSAGE = "could not create a primitive descriptor for the LSTM forward propagation primitive."
+NOT_LEAF = {"type": "RuntimeError", "message": "element 0 of tensors does not require grad", "line": 4, "onednn": False}
+
+
+def test_onednn_errors_are_recognised_narrowly():
+    from scopelint.runtime_check import _child
+
+    assert _child.is_onednn_error("RuntimeError", _child.FORCED_ONEDNN_MESSAGE)
+    assert _child.is_onednn_error("RuntimeError", "could not execute a primitive")
+    assert _child.is_onednn_error("MXNetError", "[12:00:00] src/operator/nn/mkldnn/mkldnn_base.cc: oneDNN failed: DNNL_VERBOSE=1")
+    for name, text in (
+        ("RuntimeError", "Trying to backward through the graph a second time"),
+        ("RuntimeError", "element 0 of tensors does not require grad and does not have a grad_fn"),
+        ("RuntimeError", "could not create a tensor from the list"),  # not oneDNN's primitive texts
+        ("RuntimeError", "expected to_mkldnn input to be a float tensor"),
+        ("ValueError", ONEDNN_MESSAGE),  # not a framework error
+    ):
+        assert not _child.is_onednn_error(name, text), text
+    refused = {"type": "RuntimeError", "message": ONEDNN_MESSAGE, "line": 9, "onednn": True}
+    assert harness.onednn_failure(harness.RunResult("ran", trace=_trace(status="exception", exception=refused))) == f"RuntimeError: {ONEDNN_MESSAGE}"
+    assert harness.onednn_failure(harness.RunResult("ran", trace=_trace(status="exception", exception=NOT_LEAF))) is None
+    off = harness.RunResult("ran", trace=_trace(status="exception", exception=refused), onednn=False)
+    assert harness.onednn_failure(off) is None  # already off: nothing more to try
+    assert harness.child_env("cpu", onednn=False)["MXNET_MKLDNN_ENABLED"] == "0"
+    assert harness.child_env("cpu").get("MXNET_MKLDNN_ENABLED") == os.environ.get("MXNET_MKLDNN_ENABLED")  # on: as the user has it
+
+
+TWO_FINDINGS = "import torch\n\nwith torch.no_grad:\n    pass\nwith torch.enable_grad:\n    pass\n"
+
+
+def _fake_runner(calls, refuses):
+    """A runner that records (variant, onednn) and answers as oneDNN would when
+    ``refuses(variant, onednn)``; otherwise the original raises and the fixes run."""
+
+    def runner(text, filename, fws, device, timeout, onednn=True):
+        variant = "original" if text == TWO_FINDINGS else "fixed"
+        calls.append((variant, onednn))
+        if refuses(variant, onednn):
+            exc = {"type": "RuntimeError", "message": ONEDNN_MESSAGE, "line": 3, "onednn": True}
+            return harness.RunResult("ran", trace=_trace(status="exception", exception=exc), onednn=onednn)
+        if variant == "original":
+            return harness.RunResult("ran", trace=_trace(status="exception", exception=NOT_LEAF), onednn=onednn)
+        return harness.RunResult("ran", trace=_trace(), onednn=onednn)
+
+    return runner
+
+
+def _verified(tmp_path, runner):
+    res = _result(_write(tmp_path, "p.py", TWO_FINDINGS))
+    assert len(res.findings) == 2
+    verify([res], "cpu", 10, jobs=2, runner=runner)
+    return res.findings
+
+
+def test_onednn_refusing_the_original_reruns_every_variant_with_onednn_off(tmp_path):
+    calls = []
+    findings = _verified(tmp_path, _fake_runner(calls, lambda variant, onednn: onednn))
+    assert calls[:2] == [("original", True), ("original", False)]
+    assert sorted(calls[2:]) == [("fixed", False), ("fixed", False)]  # no fixed variant ran with oneDNN on
+    for f in findings:
+        assert f.runtime["verdict"] == oracle.CONFIRMED_ERROR, f.runtime
+        assert f.runtime["detail"].startswith("raises RuntimeError: element 0 of tensors does not require grad at line 4")
+        assert f.runtime["detail"].endswith(
+            f" [oneDNN off for both variants (torch.backends.mkldnn.enabled = False): with it on, the program as written raised RuntimeError: {ONEDNN_MESSAGE}]"
+        )
+
+
+def test_onednn_refusing_a_fixed_variant_reruns_the_original_too(tmp_path):
+    # With oneDNN on the original runs to completion and a fix is refused; with it off
+    # the original raises. A verdict that compared the oneDNN-on original with a
+    # oneDNN-off fix would not be confirmed:error.
+    def runner(text, filename, fws, device, timeout, onednn=True):
+        calls.append(("original" if text == TWO_FINDINGS else "fixed", onednn))
+        if text == TWO_FINDINGS and onednn:
+            return harness.RunResult("ran", trace=_trace())
+        return inner(text, filename, fws, device, timeout, onednn)
+
+    calls = []
+    inner = _fake_runner([], lambda variant, onednn: variant == "fixed" and onednn)
+    findings = _verified(tmp_path, runner)
+    assert calls[0] == ("original", True)
+    assert calls.count(("original", False)) == 1 and calls.count(("original", True)) == 1
+    after = calls[calls.index(("original", False)):]
+    assert sorted(after[1:]) == [("fixed", False), ("fixed", False)]
+    for f in findings:
+        assert f.runtime["verdict"] == oracle.CONFIRMED_ERROR, f.runtime
+        assert "with it on, a fixed variant raised RuntimeError: could not create a primitive descriptor" in f.runtime["detail"]
+
+
+def test_onednn_refusing_with_onednn_off_too_falls_back_once(tmp_path):
+    calls = []
+    findings = _verified(tmp_path, _fake_runner(calls, lambda variant, onednn: True))
+    assert calls[:2] == [("original", True), ("original", False)]
+    assert sorted(calls[2:]) == [("fixed", False), ("fixed", False)]
+    for f in findings:
+        assert f.runtime["verdict"] == oracle.INCONCLUSIVE
+        assert f.runtime["detail"].startswith(f"both variants fail the same way: RuntimeError: {ONEDNN_MESSAGE}")
+        assert "[oneDNN off for both variants" in f.runtime["detail"]
+
+
+@pytest.mark.frameworks
+def test_forced_onednn_refusal_gives_the_verdict_of_a_normal_run(monkeypatch):
+    """The internal hook makes torch's LSTM raise oneDNN's error while oneDNN is on, so
+    the fallback runs on every machine; its verdict is the one a normal run gives."""
+    from scopelint.runtime_check._child import FORCE_ONEDNN_ENV
+
+    _needs({"torch"})
+    path = FIXTURES / "SL204" / "bad_lstm_tuple_state.py"  # a float32 LSTM, which oneDNN runs on most CPUs
+    normal = _result(path)
+    verify([normal], "cpu", TIMEOUT, jobs=2)
+    monkeypatch.setenv(FORCE_ONEDNN_ENV, "1")
+    forced = _result(path)
+    verify([forced], "cpu", TIMEOUT, jobs=2)
+    note = re.compile(r" \[oneDNN off for both variants \(torch\.backends\.mkldnn\.enabled = False\): with it on, the program as written raised RuntimeError: [^\]]*\]")
+    assert [f.code for f in forced.findings] == [f.code for f in normal.findings] == ["SL204"]
+    a, b = normal.findings[0].runtime, forced.findings[0].runtime
+    assert b["verdict"] == a["verdict"] == expected_verdict(path), (a, b)
+    assert note.search(b["detail"]) and ONEDNN_MESSAGE in b["detail"], b
+    assert note.sub("", b["detail"]) == note.sub("", a["detail"])
 
 
 # --- oracles on synthetic traces (no frameworks) --------------------------------------------------
