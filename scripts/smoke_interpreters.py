@@ -41,8 +41,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 PATHS = ("fixtures", "demo")  # what is checked, relative to the repository
-ARCHIVE = "http://deb.debian.org/debian"
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+APT_SOURCES = Path("/etc/apt")
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,33 @@ def _network_trouble(text: str) -> bool:
     return any(t.lower() in text.lower() for t in NETWORK_TROUBLE)
 
 
+def debian_archive(etc: Path = APT_SOURCES) -> Tuple[str, str]:
+    """(URI, keyring) of the Debian archive that this machine's apt reads its release
+    from (the one whose suites name no ``-security``); the other releases lie there too."""
+    entries = []  # (uri, suites, keyring)
+    for f in sorted((etc / "sources.list.d").glob("*.sources")):
+        for stanza in f.read_text(errors="replace").split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                if ":" in line and not line.lstrip().startswith("#"):
+                    key, _, value = line.partition(":")
+                    fields[key.strip().lower()] = value.strip()
+            for uri in fields.get("uris", "").split():
+                entries.append((uri, fields.get("suites", "").split(), fields.get("signed-by", KEYRING)))
+    lists = [etc / "sources.list", *sorted((etc / "sources.list.d").glob("*.list"))]
+    for f in lists:
+        for line in (f.read_text(errors="replace").splitlines() if f.is_file() else ()):
+            words = line.split("#", 1)[0].split()
+            if words[:1] == ["deb"]:
+                words = [w for w in words[1:] if not w.startswith("[")]  # ([options])
+                if len(words) >= 2:
+                    entries.append((words[0], [words[1]], KEYRING))
+    for uri, suites, keyring in entries:
+        if suites and not any("security" in s for s in suites) and uri.rstrip("/").endswith("/debian"):
+            return uri.rstrip("/"), keyring if keyring.startswith("/") else KEYRING
+    raise Unavailable("apt's sources name no Debian archive")
+
+
 class Apt:
     """``apt-get`` on a private configuration under ``root``: one suite, main, amd64."""
 
@@ -104,7 +131,8 @@ class Apt:
         self.root = root
         for d in ("lists/partial", "cache/archives/partial", "preferences.d"):
             (root / d).mkdir(parents=True, exist_ok=True)
-        (root / "sources.list").write_text(f"deb [signed-by={KEYRING}] {ARCHIVE} {suite} main\n")
+        archive, keyring = debian_archive()
+        (root / "sources.list").write_text(f"deb [signed-by={keyring}] {archive} {suite} main\n")
         self.options = [
             f"-oDir::Etc::SourceList={root / 'sources.list'}", "-oDir::Etc::SourceParts=/nonexistent",
             f"-oDir::State::Lists={root / 'lists'}", f"-oDir::Cache={root / 'cache'}",

@@ -61,3 +61,21 @@ def test_compare_sees_a_difference_and_an_internal_error():
         smoke.compare("3.9", ok, (2, [], "scopelint: error: a.py: internal error: AttributeError"))
     with pytest.raises(smoke.SmokeFailure, match="internal error"):
         smoke.compare("3.9", ok, (1, [finding, other], "scopelint: error: b.py: internal error: X"))
+
+
+def test_the_debian_archive_is_read_from_apts_sources(tmp_path):
+    """The archive's address is the machine's own apt's (none is written in the script)."""
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n"
+        "Components: main\n\nTypes: deb\n# a comment: here\nURIs: http://mirror.example/debian/\n"
+        "Suites: bookworm bookworm-updates\nComponents: main\nSigned-By: /k/debian.gpg\n"
+    )
+    (tmp_path / "sources.list.d" / "other.list").write_text("deb https://apt.example/node nodistro main\n")
+    assert smoke.debian_archive(tmp_path) == ("http://mirror.example/debian", "/k/debian.gpg")
+    (tmp_path / "sources.list.d" / "debian.sources").unlink()
+    (tmp_path / "sources.list").write_text("deb [arch=amd64] http://old.example/debian bullseye main  # old style\n")
+    assert smoke.debian_archive(tmp_path) == ("http://old.example/debian", smoke.KEYRING)
+    (tmp_path / "sources.list").write_text("deb http://old.example/debian-security bullseye-security main\n")
+    with pytest.raises(smoke.Unavailable, match="no Debian archive"):
+        smoke.debian_archive(tmp_path)
