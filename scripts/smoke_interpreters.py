@@ -68,6 +68,14 @@ SOURCES: Dict[str, Source] = {
     ),
 }
 PATCHELF = Source("bullseye", ("patchelf",), "usr/bin/patchelf")
+# Neovim 0.10 (bookworm's is 0.7, older than ``vim.lsp.start``): tests/test_editors.py
+NEOVIM = Source(
+    "trixie",
+    ("neovim", "neovim-runtime", "libluajit-5.1-2", "libluajit-5.1-common", "libmsgpack-c2", "libtree-sitter0.22",
+     "libunibilium4", "libuv1t64", "libvterm0", "lua-lpeg", "lua-luv", "libc6", "libgcc-s1"),
+    "usr/bin/nvim",
+    own_libc=True,
+)
 UNAVAILABLE: Dict[str, str] = {
     "3.10": "no Debian release ships CPython 3.10 (bullseye: 3.9, bookworm: 3.11, trixie: 3.13), "
             "and uv's interpreters download from GitHub, which is not reachable here",
@@ -170,17 +178,14 @@ def _unpack(debs: Sequence[Path], root: Path) -> None:
             raise SmokeFailure(f"dpkg-deb -x {deb.name}: {proc.stderr.strip()}")
 
 
-def fetch_interpreter(version: str, work: Path) -> Path:
-    """The path of a working CPython ``version`` unpacked under ``work``."""
-    if version in UNAVAILABLE:
-        raise Unavailable(UNAVAILABLE[version])
-    if version not in SOURCES:
-        raise Unavailable(f"no source for Python {version} is known (known: {', '.join(SOURCES)})")
-    src = SOURCES[version]
+def unpack_program(src: Source, work: Path) -> Path:
+    """Debian's packages ``src.packages`` unpacked under ``work``, their program
+    ``src.binary`` made to find their libraries (and, with ``own_libc``, their glibc)
+    wherever it lies; its path."""
     apt = Apt(work / "apt", src.suite)
     root = work / "root"
     _unpack(apt.download(src.packages, work / "debs"), root)
-    python = root / src.binary
+    program = root / src.binary
     libs = [root / "usr/lib/x86_64-linux-gnu", root / "lib/x86_64-linux-gnu"]
     patch = ["--force-rpath", "--set-rpath", ":".join(str(p) for p in libs)]  # (DT_RPATH: its modules' too)
     if src.own_libc:
@@ -188,9 +193,19 @@ def fetch_interpreter(version: str, work: Path) -> Path:
     tools = work / "tools"
     tools_apt = apt if PATCHELF.suite == src.suite else Apt(work / "apt-tools", PATCHELF.suite)
     _unpack(tools_apt.download(PATCHELF.packages, work / "debs-tools"), tools)
-    proc = _run([str(tools / PATCHELF.binary), *patch, str(python)])
+    proc = _run([str(tools / PATCHELF.binary), *patch, str(program)])
     if proc.returncode != 0:
-        raise SmokeFailure(f"patchelf {python}: {proc.stderr.strip()}")
+        raise SmokeFailure(f"patchelf {program}: {proc.stderr.strip()}")
+    return program
+
+
+def fetch_interpreter(version: str, work: Path) -> Path:
+    """The path of a working CPython ``version`` unpacked under ``work``."""
+    if version in UNAVAILABLE:
+        raise Unavailable(UNAVAILABLE[version])
+    if version not in SOURCES:
+        raise Unavailable(f"no source for Python {version} is known (known: {', '.join(SOURCES)})")
+    python = unpack_program(SOURCES[version], work)
     proc = _run([str(python), "-c", "import sys, ssl; print('%d.%d' % sys.version_info[:2])"])
     if proc.returncode != 0 or proc.stdout.strip() != version:
         raise SmokeFailure(f"the unpacked interpreter does not run as Python {version}: {proc.stdout}{proc.stderr}")
