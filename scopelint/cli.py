@@ -13,7 +13,7 @@ from scopelint import __version__
 from scopelint.config import ConfigError, Overrides, Resolver
 from scopelint.files import discover
 from scopelint.fix import apply_edits, unified_diff, write_atomic
-from scopelint.output import summary, write_github, write_json, write_statistics, write_text
+from scopelint.output import failed_files, failure_line, summary, write_github, write_json, write_statistics, write_text
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult, check_paths, check_stdin, display_name
 
@@ -211,7 +211,8 @@ def cmd_check(args) -> int:
         print(summary(results, fixed, unsafe_hidden), file=out)
     for e in errors:
         print(f"scopelint: error: {e}", file=sys.stderr)
-    if errors:
+    if errors:  # whatever the format: how many files failed, and exit 2
+        print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
         return EXIT_ERROR
     remaining = sum(len(r.findings) for r in results)
     if args.diff:

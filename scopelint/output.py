@@ -56,14 +56,29 @@ def write_text(results: List[FileResult], out: TextIO, concise: bool, color: boo
             out.write("\n")
 
 
+def failed_files(results: List[FileResult]) -> int:
+    """How many files the run could not check (or fix) in full: an internal error."""
+    return sum(1 for r in results if r.errors)
+
+
+def failure_line(failed: int) -> str:
+    """What a run with internal errors says last, in every output format (on stderr)."""
+    return f"{failed} file{'s' if failed != 1 else ''} failed with an internal error; their findings may be missing."
+
+
 def summary(results: List[FileResult], fixed: int = 0, unsafe_hidden: int = 0) -> str:
     findings = [f for r in results for f in r.findings]
     n = len(findings)
     fixable = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")
+    failed = failed_files(results)
     parts = []
     if fixed:
         parts.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
-    if n == 0:
+    if failed:  # never a passing summary: some files were not (fully) checked
+        text = f"Found {n} finding{'s' if n != 1 else ''}"
+        text += f" ({fixable} fixable with --fix)" if fixable else ""
+        parts.append(f"{text}; {failed} file{'s' if failed != 1 else ''} failed with an internal error.")
+    elif n == 0:
         parts.append("All checks passed!" if not fixed else "No findings remain.")
     else:
         text = f"Found {n} finding{'s' if n != 1 else ''}"
@@ -149,3 +164,5 @@ def write_github(results: List[FileResult], out: TextIO) -> None:
         name = res.filename.replace(os.sep, "/")
         for f in res.findings:
             out.write(github_line(f, name) + "\n")
+        for e in res.errors:  # an annotation too: the run failed, not only the step
+            out.write(f"::error file={_escape_property(name)},title=scopelint::{_escape_data(e)}\n")

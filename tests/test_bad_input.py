@@ -330,6 +330,64 @@ def test_internal_error_outside_the_rules(proj, monkeypatch, capsys):
     assert rc == 2
 
 
+def _failing_on(monkeypatch, *names):
+    """Every file whose name ends in one of ``names`` fails with an internal error."""
+    real = scopelint.runner.lint_fired
+
+    def flaky(source, filename, settings, *rest):
+        if filename.endswith(names):
+            raise AttributeError("module 'ast' has no attribute 'MatchAs'")  # (issue 22: Python 3.9)
+        return real(source, filename, settings, *rest)
+
+    monkeypatch.setattr(scopelint.runner, "lint_fired", flaky)
+
+
+def test_no_passing_summary_when_every_file_failed(tmp_path, monkeypatch, capsys):
+    """Issue 22: every file failed, no finding: the summary said "All checks passed!"."""
+    write(tmp_path, {"a.py": TORCH_BAD, "b.py": MX_BAD, "clean.py": "x = 1\n"})
+    _failing_on(monkeypatch, "a.py", "b.py")
+    rc, out, err = run(["check", "--jobs", "1"], tmp_path, monkeypatch, capsys)
+    assert rc == 2
+    assert "All checks passed" not in out + err
+    assert out.strip().splitlines()[-1] == "Found 0 findings; 2 files failed with an internal error."
+    assert err.strip().splitlines()[-1] == (
+        "scopelint: error: 2 files failed with an internal error; their findings may be missing."
+    )
+    assert "a.py: internal error: AttributeError" in err and "b.py: internal error: AttributeError" in err
+
+
+def test_the_summary_counts_failed_files_next_to_the_findings(proj, monkeypatch, capsys):
+    write(proj, {"other.py": MX_BAD, "fixable.py": "import torch\nwith torch.no_grad:\n    pass\n"})
+    _failing_on(monkeypatch, "other.py")
+    rc, out, err = run(["check", "--jobs", "1"], proj, monkeypatch, capsys)
+    assert rc == 2 and SIBLING in found(out)
+    assert out.strip().splitlines()[-1] == "Found 2 findings (2 fixable with --fix); 1 file failed with an internal error."
+    assert "1 file failed with an internal error" in err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "sarif", "github", "statistics", "diff"])
+def test_every_format_says_how_many_files_failed_and_exits_2(proj, monkeypatch, capsys, fmt):
+    write(proj, {"broken1.py": MX_BAD, "broken2.py": TORCH_BAD})
+    _failing_on(monkeypatch, "broken1.py", "broken2.py")
+    extra = {"statistics": ["--statistics"], "diff": ["--diff"]}.get(fmt, ["--output-format", fmt])
+    rc, out, err = run(["check", "--jobs", "1", *extra], proj, monkeypatch, capsys)
+    assert rc == 2, (out, err)
+    assert "All checks passed" not in out + err
+    assert err.strip().splitlines()[-1] == (
+        "scopelint: error: 2 files failed with an internal error; their findings may be missing."
+    )
+    if fmt == "json":  # still the findings array (ruff's contract): the good file's finding, nothing made up
+        assert [(os.path.basename(d["filename"]), d["code"]) for d in json.loads(out)] == [("good.py", "SL107")]
+    elif fmt == "sarif":
+        assert json.loads(out)["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    elif fmt == "github":  # annotations for the failures too, not only the findings
+        errors = [line for line in out.splitlines() if line.startswith("::error file=broken")]
+        assert len(errors) == 2 and all("title=scopelint::" in line and "internal error" in line for line in errors)
+        assert any(line.startswith("::error file=good.py,line=2") for line in out.splitlines())
+    elif fmt == "statistics":
+        assert out.splitlines() == ["    1\tSL107\t[*] grad-context-not-called"]
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
 def test_a_worker_that_dies_costs_only_its_file(proj, monkeypatch, capsys):
     import multiprocessing

@@ -199,3 +199,23 @@ def test_lower_builds_libcst_s_own_nodes_with_the_same_signatures():
     assert lower.N.Param(cst.Name("x"), star="*").deep_equals(cst.Param(cst.Name("x"), star="*"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         built.func = f
+
+
+def test_before_python_3_10_an_fstring_with_expressions_is_not_lowered(monkeypatch):
+    """Python 3.9's ``ast`` puts an f-string's expressions at wrong columns (the smoke
+    run on 3.9 lowered ``/ 32`` in an f-string as ``/ in``): there such a file goes to
+    LibCST's parse, with the same findings."""
+    from scopelint.core import lower
+    from scopelint.runner import lint_code
+
+    source = "import torch\nwith torch.no_grad():\n    y = f(x)\nprint(f'{y.item() / 32:.4f}')\ny.backward()\n"
+    exact = lint_code(source, "m.py", Settings())
+    assert check(source) is None  # (here, 3.10+: lowered, and right)
+    monkeypatch.setattr(lower, "_FSTRING_COLUMNS_EXACT", False)
+    with pytest.raises(Unsupported, match="f-string"):
+        lower_module(ast.parse(source).body, source)
+    plain = "x = f'no expression'\n"
+    assert difference(lower_module(ast.parse(plain).body, plain), cst.parse_module(plain)) is None
+    fallback = lint_code(source, "m.py", Settings())
+    assert [(f.code, f.start) for f in fallback.findings] == [(f.code, f.start) for f in exact.findings] == [("SL101", (5, 1))]
+    assert not fallback.errors

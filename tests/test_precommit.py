@@ -171,3 +171,50 @@ def test_hook_checks_notebooks(hook_repo, pre_commit_home, project):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     assert "nb.ipynb:cell 1:3:6: SL107" in out, out
+
+
+def _readme_block(section: str, language: str) -> str:
+    """The first ``language`` code block under the README's ``## section`` heading."""
+    import re
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.search(rf"```{language}\n(.*?)```", body, re.S).group(1)
+
+
+def test_the_readmes_pre_commit_snippet_works_as_written(hook_repo, pre_commit_home, project, tmp_path):
+    """Issue 22: the README pinned `rev: v0.1.0`, a tag that does not exist. Its snippet,
+    with only the two placeholders filled in, must run the hook."""
+    snippet = _readme_block("pre-commit", "yaml")
+    assert "<url of this repository>" in snippet and "<commit SHA>" in snippet
+    rev = git("rev-parse", "HEAD", cwd=hook_repo).strip()
+    config = tmp_path / "config.yaml"
+    config.write_text(snippet.replace("<url of this repository>", str(hook_repo)).replace("<commit SHA>", rev))
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "GIT_CONFIG_GLOBAL": os.devnull}
+    env.pop("PRE_COMMIT", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--config", str(config), "--files", "bad.py", "good.py", "--color", "never"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=1200,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "bad.py:4:6: SL107" in out and "good.py:" not in out, out
+
+
+def test_the_readmes_pip_install_from_the_repository_resolves(hook_repo, tmp_path):
+    """The Actions snippet's `pip install "git+<url>@<commit SHA>"` (scopelint is not on
+    PyPI, so `pip install scopelint` cannot resolve): pip installs this package from it."""
+    import re
+
+    (line,) = {m for m in re.findall(r'pip install "([^"]+)"', _readme_block("GitHub Actions", "yaml"))}
+    rev = git("rev-parse", "HEAD", cwd=hook_repo).strip()
+    spec = line.replace("<url of this repository>", f"file://{hook_repo}").replace("<commit SHA>", rev)
+    target = tmp_path / "site"
+    env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), spec],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (target / "scopelint" / "cli.py").is_file() and (target / "scopelint" / "rules").is_dir()
+    (dist,) = target.glob("scopelint-*.dist-info")
+    assert json.loads((dist / "direct_url.json").read_text())["vcs_info"]["commit_id"] == rev

@@ -18,7 +18,10 @@ text (the analysis reads only the expressions). Identifiers are NFKC-normalised 
 ``ast`` and kept as written by LibCST: a character that is not ASCII outside plain
 string literals and comments is ``Unsupported``, as are the two constructs Python
 accepts and LibCST's parser does not (``(x): T = v``, ``class A(k=v, *b)``: there
-LibCST's error is the finding) and Python 3.12 or later (not verified).
+LibCST's error is the finding), an f-string's expressions before Python 3.10 (``ast``'s
+columns there are wrong) and Python 3.12 or later (not verified: new f-string
+tokenization, type parameters; the analysis then reads LibCST's parse, as for any
+``Unsupported``, with the same findings: ``tests/test_interpreters.py`` on 3.13).
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ from scopelint.core.slicing import CONTINUED_LINE, split_lines
 _CONTINUATION = re.compile(CONTINUED_LINE.pattern.encode())  # (on the bytes of lines)
 _TRY_STAR = getattr(ast, "TryStar", None)  # (Python 3.11)
 _MATCH = getattr(ast, "Match", None)  # (Python 3.10)
+# Before 3.10, ``ast`` places an f-string's expressions at wrong columns (bpo-35212): the
+# text read there (a number's, a string's) would be another's. Such f-strings are not lowered.
+_FSTRING_COLUMNS_EXACT = sys.version_info >= (3, 10)
 
 
 class _Builders:
@@ -108,7 +114,10 @@ _SIMPLE_STATEMENTS = (
 def lower_module(body: Sequence[ast.stmt], source: str, lines: Optional[List[str]] = None) -> cst.Module:
     """The module of the statements ``body`` of ``ast.parse(source)`` (all of them, or
     a plan's: ``slicing.Plan.body``); ``lines``: ``split_lines(source)``, when known."""
-    if sys.version_info >= (3, 12):  # (f-strings are tokenized anew, type parameters: not verified)
+    if sys.version_info >= (3, 12):
+        # Tried on 3.13 without this: every test program lowers exactly, but type
+        # parameters (``def f[T]``) are dropped and an f-string that reuses its quotes
+        # inside (PEP 701: ``f"{d["a"]}"``) raises SyntaxError where it is re-parsed.
         raise Unsupported("Python 3.12 or later")
     if not source.isascii():
         _check_identifiers(source)
@@ -428,6 +437,8 @@ class _Lowerer:
         parts: List[cst.BaseFormattedStringContent] = []
         for v in e.values:
             if type(v) is ast.FormattedValue:
+                if not _FSTRING_COLUMNS_EXACT:
+                    raise Unsupported("an f-string's expression before Python 3.10")
                 spec = self.fstring_parts(v.format_spec) if v.format_spec is not None else None
                 parts.append(N.FormattedStringExpression(expression=self.expr(v.value), format_spec=spec))
         return parts

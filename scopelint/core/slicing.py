@@ -149,6 +149,10 @@ _WORD = re.compile(rf"[^{_NOT_ID}0-9][^{_NOT_ID}]*")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
+# Nodes that bind their ``name``; the pattern nodes are Python 3.10's (resolved here,
+# once: before 3.10 no tree holds them).
+_NAMED_BINDERS = tuple(c for c in (ast.ExceptHandler, getattr(ast, "MatchAs", None), getattr(ast, "MatchStar", None)) if c)
+_MATCH_MAPPING = getattr(ast, "MatchMapping", None)
 
 
 def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]], scope_names: frozenset,
@@ -516,9 +520,9 @@ def _bound_names(node: ast.AST) -> Iterable[str]:
         for alias in node.names:
             if alias.name != "*":
                 yield alias.asname or alias.name.split(".", 1)[0]
-    elif t in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:
+    elif t in _NAMED_BINDERS and node.name:
         yield node.name
-    elif t is ast.MatchMapping and node.rest:
+    elif t is _MATCH_MAPPING and node.rest:
         yield node.rest
 
 
