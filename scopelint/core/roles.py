@@ -41,8 +41,18 @@ def is_model_call(call: "CallFact") -> bool:
     # ``writer.generator(...)`` or ``gm.modules()`` are methods, not forward passes.
     parts = callee.split(".")
     if len(parts) == 1 or (len(parts) == 2 and parts[0] == "self"):
-        return bool(F.MODEL_NAME.search(parts[-1]))
+        # ``self.save_model()``, ``_wrap_model(m)``, ``is_fsdp_managed_module(m)`` act on
+        # a model; they are no model.
+        return bool(F.MODEL_NAME.search(parts[-1])) and not _ACTION.match(parts[-1])
     return False
+
+
+_ACTION = re.compile(
+    r"^_*(is|has|get|set|save|load|wrap|unwrap|build|create|make|init|initialize|prepare|freeze|unfreeze|"
+    r"copy|clone|update|reset|print|log|export|check|validate|move|register|apply|compile|sync|count|"
+    r"summarize|summarise|inspect|patch|convert|quantize|restore|store|dump|push|upload|download)_",
+    re.IGNORECASE,
+)
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
