@@ -1,0 +1,74 @@
+"""The import direction between the project's parts, read from the import statements
+(every ``import`` anywhere in a module: top level, inside functions, under TYPE_CHECKING)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, Set
+
+REPO = Path(__file__).resolve().parents[1]
+# Where each installed package lives in the repository (pyproject's package-dir).
+PACKAGES = {"scopelint": REPO / "scopelint", "scopelint.rules": REPO / "rules", "scopelint.runtime_check": REPO / "runtime_check"}
+
+
+def modules() -> Dict[str, Path]:
+    out = {}
+    for name, root in PACKAGES.items():
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            out[".".join([name, *parts])] = path
+    return out
+
+
+def imported(name: str, path: Path) -> Set[str]:
+    """Absolute names of the modules ``path`` imports (``from a import b`` counts as both
+    ``a`` and ``a.b``, since ``b`` may be a module)."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: Set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+    return out
+
+
+MODULES = modules()
+GRAPH = {name: {m for m in imported(name, path) if m in MODULES and m != name} for name, path in MODULES.items()}
+
+
+def test_the_module_table_reads_the_layout():
+    # The reader sees the packages where they are, and the imports that are there.
+    assert "scopelint.core.flow" in MODULES and "scopelint.rules.sl101_backward_on_untracked_value" in MODULES
+    assert "scopelint.runtime_check.verify" in MODULES
+    assert "scopelint.core.roles" in GRAPH["scopelint.core.flow"]
+    assert "scopelint.runtime_check.oracle" in GRAPH["scopelint.runtime_check.verify"]
+
+
+def test_the_analysis_core_has_no_import_cycle():
+    core = {n for n in GRAPH if n.startswith("scopelint.core.")}
+    state: Dict[str, int] = {}
+    cycles = []
+
+    def visit(n, path):
+        state[n] = 1
+        for m in sorted(GRAPH[n] & core):
+            if state.get(m) == 1:
+                cycles.append(path[path.index(m):] + [m])
+            elif m not in state:
+                visit(m, path + [m])
+        state[n] = 2
+
+    for n in sorted(core):
+        if n not in state:
+            visit(n, [n])
+    assert not cycles, cycles
+    assert "scopelint.core.flow" not in GRAPH["scopelint.core.roles"]
+    assert "scopelint.core.facts" in GRAPH["scopelint.core.roles"]
