@@ -1,11 +1,11 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
+from scopelint.core.names import dotted
 from scopelint.core.queries import backpropagated, graph_path, recorded, returns_name, written_name
 from scopelint.core.roles import is_loss_call
-from scopelint.core.names import dotted
+from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
 
 
 # Expressions that build Python containers or generators, not a loss tensor.
@@ -97,7 +97,7 @@ class LossAccumulatedWithGraph(Rule):
                 continue
             if not backward_in_loop and func is not None and returns_name(func, written_name(node)):
                 continue  # a joint loss handed to the caller
-            fix = cf.detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
+            fix = detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
             yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)
 
 

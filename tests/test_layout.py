@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 from typing import Dict, Set
 
@@ -72,3 +74,36 @@ def test_the_analysis_core_has_no_import_cycle():
     assert not cycles, cycles
     assert "scopelint.core.flow" not in GRAPH["scopelint.core.roles"]
     assert "scopelint.core.facts" in GRAPH["scopelint.core.roles"]
+
+
+def test_the_static_linter_never_imports_the_verifier():
+    """Rules carry their own fixes (with ``scopelint.fixkit``): nothing under scopelint/ or
+    rules/ imports the runtime package, except the CLI, which hands ``check --verify``
+    and ``scopelint verify`` to its glue module."""
+    offenders = {}
+    for name, deps in GRAPH.items():
+        if name.startswith("scopelint.runtime_check"):
+            continue
+        verifier = {m for m in deps if m == "scopelint.runtime_check" or m.startswith("scopelint.runtime_check.")}
+        if name == "scopelint.cli":
+            verifier -= {"scopelint.runtime_check", "scopelint.runtime_check.cli"}
+        if verifier:
+            offenders[name] = sorted(verifier)
+    assert not offenders, offenders
+
+
+def test_the_verifier_imports_the_rules_and_the_fix_helpers_are_on_the_static_side():
+    assert "scopelint.fixkit" in MODULES and not any(n.startswith("scopelint.runtime_check.") and "counterfactual" in n for n in MODULES)
+    users = {n for n, deps in GRAPH.items() if "scopelint.fixkit" in deps}
+    assert users and all(n.startswith("scopelint.rules.") for n in users), users
+    assert not any(m.startswith("scopelint.rules") for m in GRAPH["scopelint.fixkit"])
+
+
+def test_linting_a_text_loads_no_verifier_module():
+    code = (
+        "import sys; from scopelint.engine import lint_source; "
+        "r = lint_source('import torch\\nwith torch.no_grad():\\n    y = torch.ones(1)\\ny.backward()\\n', 'x.py'); "
+        "print([f.code for f in r.findings], [m for m in sys.modules if m.startswith('scopelint.runtime_check')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "['SL101'] []", out.stdout + out.stderr
