@@ -25,11 +25,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scopelint import __version__, notebook
 from scopelint.config import ConfigError, Overrides, Resolver
-from scopelint.engine import Settings, noqa_codes
+from scopelint.engine import Settings, lint_source, noqa_codes
 from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.fix import apply_edits
 from scopelint.rules import ALL_RULES
-from scopelint.runner import lint_code, lint_text
 
 log = logging.getLogger("scopelint.lsp")
 
@@ -403,7 +402,7 @@ def create_server():
         dt = DocText(text, encoding())
         items: List[Item] = []
         if kind == "ipynb":
-            result, _nb = lint_text(text, path, settings, True)
+            result = lint_source(text, path, settings, notebook=True)
             index = None
             for f in result.findings:
                 start = end = None
@@ -422,7 +421,7 @@ def create_server():
                 rng = finding_range(dt, f, start, end if end is not None else start)
                 items.append(Item(f, uri, rng))
         else:
-            result = lint_code(text, path, settings)
+            result = lint_source(text, path, settings)
             for f in result.findings:
                 rng = finding_range(dt, f, dt.offset(*f.start), dt.offset(*f.end))
                 items.append(Item(f, uri, rng))
@@ -448,7 +447,7 @@ def create_server():
         """Lint cells as a notebook: (findings with cell numbers, errors)."""
         source, line_map = notebook.join([(n, src) for n, _, src in cells])
         nb = notebook.Notebook(source, line_map, [])
-        result = lint_code(source, path, settings_for(path))
+        result = lint_source(source, path, settings_for(path))
         notebook.map_findings(nb, result.findings)
         return result.findings, result.errors
 
@@ -599,10 +598,10 @@ def create_server():
         settings = settings_for(path)
         for _ in range(FIX_ROUNDS):
             if is_nb:
-                result, _nb = lint_text(text, path, settings, True)
+                result = lint_source(text, path, settings, notebook=True)
                 new, n = notebook.apply_edits(text, result.findings, False)
             else:
-                result = lint_code(text, path, settings)
+                result = lint_source(text, path, settings)
                 new, n = apply_edits(text, result.findings, False)
             if n == 0 or new == text:
                 break

@@ -107,3 +107,19 @@ def test_linting_a_text_loads_no_verifier_module():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "['SL101'] []", out.stdout + out.stderr
+
+
+def test_data_flows_down_cli_runner_engine_core():
+    """cli -> runner (files, workers) -> engine (one text, the one entry) -> core; the
+    editor calls the engine as the runner does. Nothing below imports what is above it."""
+    above = {
+        "scopelint.runner": {"scopelint.cli", "scopelint.lsp"},
+        "scopelint.engine": {"scopelint.cli", "scopelint.lsp", "scopelint.runner", "scopelint.config", "scopelint.files"},
+        "scopelint.lsp": {"scopelint.runner", "scopelint.cli"},
+    }
+    for name, forbidden in above.items():
+        assert not GRAPH[name] & forbidden, (name, GRAPH[name] & forbidden)
+    for name, deps in GRAPH.items():
+        if name.startswith("scopelint.core."):
+            assert all(m.startswith("scopelint.core") for m in deps if m.startswith("scopelint")), (name, deps)
+    assert "scopelint.engine" in GRAPH["scopelint.runner"] and "scopelint.engine" in GRAPH["scopelint.lsp"]
