@@ -112,14 +112,28 @@ def test_linting_a_text_loads_no_verifier_module():
 def test_data_flows_down_cli_runner_engine_core():
     """cli -> runner (files, workers) -> engine (one text, the one entry) -> core; the
     editor calls the engine as the runner does. Nothing below imports what is above it."""
+    lsp = {n for n in MODULES if n == "scopelint.lsp" or n.startswith("scopelint.lsp.")}
     above = {
-        "scopelint.runner": {"scopelint.cli", "scopelint.lsp"},
-        "scopelint.engine": {"scopelint.cli", "scopelint.lsp", "scopelint.runner", "scopelint.config", "scopelint.files"},
-        "scopelint.lsp": {"scopelint.runner", "scopelint.cli"},
+        "scopelint.runner": {"scopelint.cli"} | lsp,
+        "scopelint.engine": {"scopelint.cli", "scopelint.runner", "scopelint.config", "scopelint.files"} | lsp,
+        **{name: {"scopelint.runner", "scopelint.cli"} for name in lsp},
     }
     for name, forbidden in above.items():
         assert not GRAPH[name] & forbidden, (name, GRAPH[name] & forbidden)
     for name, deps in GRAPH.items():
         if name.startswith("scopelint.core."):
             assert all(m.startswith("scopelint.core") for m in deps if m.startswith("scopelint")), (name, deps)
-    assert "scopelint.engine" in GRAPH["scopelint.runner"] and "scopelint.engine" in GRAPH["scopelint.lsp"]
+    assert "scopelint.engine" in GRAPH["scopelint.runner"] and "scopelint.engine" in GRAPH["scopelint.lsp.diagnostics"]
+
+
+def test_the_language_server_parts_import_downwards():
+    """server <- diagnostics <- notebooks <- actions <- handlers; documents and text are
+    pure (no pygls), and the package itself imports pygls only to start the server."""
+    order = ["text", "documents", "server", "diagnostics", "notebooks", "actions", "handlers"]
+    for i, part in enumerate(order):
+        deps = {m.rsplit(".", 1)[1] for m in GRAPH[f"scopelint.lsp.{part}"] if m.startswith("scopelint.lsp.")}
+        assert deps <= set(order[:i]), (part, deps)
+    for part in ("text", "documents"):
+        assert not {m for m in imported(f"scopelint.lsp.{part}", MODULES[f"scopelint.lsp.{part}"]) if m.startswith(("pygls", "lsprotocol"))}
+    top = imported("scopelint.lsp", MODULES["scopelint.lsp"])
+    assert {"scopelint.lsp.server", "scopelint.lsp.handlers"} <= top  # (inside create_server)
