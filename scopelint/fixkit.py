@@ -26,8 +26,6 @@ from scopelint.core.frameworks import canonical
 from scopelint.rule import NodeFix
 
 UNSAFE = "unsafe"
-
-
 Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
 
 
