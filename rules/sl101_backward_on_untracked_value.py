@@ -1,7 +1,15 @@
-from scopelint.core.frameworks import TORCH
+from typing import Dict, Optional
+
+import libcst as cst
+
+from scopelint.core.flow import call_arg
+from scopelint.core.frameworks import MXNET, TORCH
 from scopelint.core.queries import describe_origin, untracked_by
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import (
+    block_of, code_of, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
+    Replacement, scope_of, sibling, spell, spell_or_import, statement_of, torch_scope_call, wrap,
+)
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class BackwardOnUntrackedValue(Rule):
@@ -50,8 +58,90 @@ class BackwardOnUntrackedValue(Rule):
                     continue
                 if origin.kind == "decorator" and TORCH in b.frameworks:
                     continue  # SL105 reports this call
-                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph", cf.backward_on_untracked(ctx, b, value, origin))
+                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph", backward_on_untracked(ctx, b, value, origin))
                 break
+
+
+# --- the fix ----------------------------------------------------------------------------
+_OFF_APIS = {"torch.no_grad", "torch.inference_mode", "mxnet.autograd.pause"}
+
+
+def _mx_train_arg(call: Optional[cst.Call], default: bool) -> cst.BaseExpression:
+    arg = call_arg(call, 0, "train_mode") if isinstance(call, cst.Call) else None
+    if arg is None:
+        return cst.Name("True" if default else "False")
+    return arg.value
+
+
+@quiet
+def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
+    """SL101: compute the value with recording on."""
+    module = ctx.facts.module
+    fws = [fw for fw in (TORCH, MXNET) if fw in backward.frameworks]
+    if len(fws) != 1:
+        return None
+    fw = fws[0]
+    if origin.kind == "with" and isinstance(origin.node, cst.WithItem) and origin.api in _OFF_APIS:
+        item = origin.node
+        call = item.item
+        if not isinstance(call, cst.Call):
+            return None
+        with_node = enclosing_with(module, item)
+        func = function_of(ctx, with_node or item)
+        scope = scope_of(ctx, func)
+        if origin.api.startswith("torch."):
+            return torch_scope_call(ctx, scope, "torch.enable_grad", module, call, f"Record the computation: `{code_of(call)}` -> `{{new}}`")
+        record = sibling(ctx, scope, call.func, "mxnet.autograd.record")
+        if record is None:
+            return None
+        new = keyword_call(record, train_mode=_mx_train_arg(call, False))
+        return localized(call, new, f"Record the computation: `{code_of(call)}` -> `{code_of(new)}`")
+    if origin.kind in ("default", "entry"):
+        return _wrap_untracked(ctx, backward, value, fw)
+    return None
+
+
+def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:
+    """Wrap the statements that compute ``value`` (and its untracked ancestors in the same
+    block) in a recording scope."""
+    module = ctx.facts.module
+    if value.node is None:
+        return None
+    anchor = statement_of(module, value.node)
+    if anchor is None:
+        return None
+    located = block_of(module, anchor)
+    if located is None:
+        return None
+    block, last = located
+    first = last
+    for v in value.ancestors():
+        if v.node is None or not v.rec[fw].off or v.rec[fw].origin is None:
+            continue
+        if v.rec[fw].origin.kind not in ("default", "entry"):
+            continue
+        stmt = statement_of(module, v.node)
+        here = block_of(module, stmt) if stmt is not None else None
+        if here is not None and here[0] is block and here[1] <= last:
+            first = min(first, here[1])
+    stmts = list(block.body[first:last + 1])
+    func = function_of(ctx, anchor)
+    scope = scope_of(ctx, func)
+    if fw == TORCH:
+        api, imports = spell_or_import(ctx, scope, "torch.enable_grad")
+        if api is None:
+            return None
+        scope_expr = cst.Call(func=api)
+    else:
+        imports = ()
+        api = spell(ctx, scope, "mxnet.autograd.record")
+        if api is None:
+            return None
+        scope_expr = keyword_call(api, train_mode=cst.Name("False"))
+    mapping: Dict[int, Replacement] = {id(stmts[0]): wrap(stmts, scope_expr)}
+    for s in stmts[1:]:
+        mapping[id(s)] = cst.RemovalSentinel.REMOVE
+    return module_fix(module, mapping, f"Compute the value inside `with {code_of(scope_expr)}:`", imports)
 
 
 RULE = BackwardOnUntrackedValue

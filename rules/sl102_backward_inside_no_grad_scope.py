@@ -1,6 +1,13 @@
+from typing import List, Optional
+
+import libcst as cst
+
 from scopelint.core.queries import explicit_off, recorded_in, spell
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import (
+    body_statements, code_of, drop_decorator, enclosing_with, function_of, module_fix, quiet,
+    scope_of, statement_of, torch_scope_call,
+)
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class BackwardInsideNoGradScope(Rule):
@@ -51,8 +58,56 @@ class BackwardInsideNoGradScope(Rule):
             yield Report(
                 b.node,
                 f"`backward` {where} `{spell(off.origin.api)}` on a recorded value: the scope has no effect on gradients",
-                cf.backward_inside_off_scope(ctx, b, off),
+                backward_inside_off_scope(ctx, b, off),
             )
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def backward_inside_off_scope(ctx, backward, off) -> Optional[NodeFix]:
+    """SL102: take the backward call out of the scope (the scope removed for it)."""
+    module = ctx.facts.module
+    origin = off.origin
+    if origin is None:
+        return None
+    if origin.kind == "decorator":
+        return drop_decorator(ctx, origin.node, "Remove the decorator: backward does not depend on it")
+    if origin.kind != "with" or not isinstance(origin.node, cst.WithItem):
+        return None
+    item = origin.node
+    with_node = enclosing_with(module, item)
+    if with_node is None:
+        return None
+    stmt = statement_of(module, backward.node)
+    body = body_statements(with_node)
+    if (
+        stmt is not None
+        and len(with_node.items) == 1
+        and isinstance(with_node.body, cst.IndentedBlock)
+        and any(s is stmt for s in with_node.body.body)
+    ):
+        index = next(i for i, s in enumerate(with_node.body.body) if s is stmt)
+        before, after = body[:index], body[index + 1:]
+        parts: List[cst.BaseStatement] = []
+        if before:
+            parts.append(with_node.with_changes(body=with_node.body.with_changes(body=before)))
+            moved = stmt
+        else:
+            moved = stmt.with_changes(leading_lines=tuple(with_node.leading_lines) + tuple(stmt.leading_lines))
+        parts.append(moved)
+        if after:
+            parts.append(with_node.with_changes(body=with_node.body.with_changes(body=after), leading_lines=()))
+        return module_fix(
+            module, {id(with_node): cst.FlattenSentinel(parts)},
+            f"Move the backward call out of `{code_of(item.item)}`: gradients are the same",
+        )
+    # The backward sits deeper inside the scope: restore, for the whole block, the
+    # recording state the scope replaced (PyTorch records by default).
+    call = item.item
+    if not isinstance(call, cst.Call) or not origin.api or not origin.api.startswith("torch."):
+        return None
+    sc = scope_of(ctx, function_of(ctx, with_node))
+    return torch_scope_call(ctx, sc, "torch.enable_grad", module, call, f"Remove the effect of `{code_of(call)}`: `{{new}}`")
 
 
 RULE = BackwardInsideNoGradScope

@@ -1,9 +1,15 @@
+from typing import Optional
+
+import libcst as cst
+
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backward_functions, names_escaping_block
 from scopelint.core.roles import is_model_call, matches_any
 from scopelint.core.state import Mode
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import (
+    code_of, localized, module_fix, quiet, scope_of, sibling, spell_or_import, statement_of, wrap,
+)
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class RecordingDuringInference(Rule):
@@ -66,7 +72,7 @@ class RecordingDuringInference(Rule):
                     continue
                 if by_name or (call.callee in call.in_eval and not lightning_hook):
                     why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
-                    yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", cf.recording_during_inference_torch(ctx, call))
+                    yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
                     break
 
     def _mxnet(self, ctx):
@@ -86,8 +92,43 @@ class RecordingDuringInference(Rule):
             yield Report(
                 scope.item.item,
                 "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",
-                cf.recording_during_inference_mxnet(ctx, scope),
+                recording_during_inference_mxnet(ctx, scope),
             )
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def recording_during_inference_torch(ctx, call) -> Optional[NodeFix]:
+    """SL103 (PyTorch): ``with torch.no_grad():`` around the statement with the model call
+    (or ``@torch.no_grad()`` on the function when the call is in a compound statement)."""
+    module = ctx.facts.module
+    scope = scope_of(ctx, call.func)
+    api, imports = spell_or_import(ctx, scope, "torch.no_grad")
+    if api is None:
+        return None
+    scope_expr = cst.Call(func=api)
+    stmt = statement_of(module, call.node)
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return module_fix(module, {id(stmt): wrap([stmt], scope_expr)}, f"Run the forward pass inside `with {code_of(scope_expr)}:`", imports)
+    if call.func is None:
+        return None
+    fdef = call.func.node
+    new = fdef.with_changes(decorators=[cst.Decorator(scope_expr)] + list(fdef.decorators))
+    return module_fix(module, {id(fdef): new}, f"Decorate `{call.func.name}` with `@{code_of(scope_expr)}`", imports)
+
+
+@quiet
+def recording_during_inference_mxnet(ctx, scope_fact) -> Optional[NodeFix]:
+    """SL103 (MXNet): drop the recording: ``autograd.record()`` -> ``autograd.pause()``."""
+    call = scope_fact.item.item
+    if not isinstance(call, cst.Call) or scope_fact.item.asname is not None:
+        return None
+    scope = scope_of(ctx, scope_fact.func)
+    pause = sibling(ctx, scope, call.func, "mxnet.autograd.pause")
+    if pause is None:
+        return None
+    new = cst.Call(func=pause)
+    return localized(call, new, f"Do not record the prediction: `{code_of(call)}` -> `{code_of(new)}`")
 
 
 RULE = RecordingDuringInference

@@ -1,6 +1,10 @@
+from typing import Optional
+
+import libcst as cst
+
 from scopelint.core.flow import call_arg, literal_bool
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import code_of, dedented, module_fix, quiet, Replacement
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class RedundantPause(Rule):
@@ -48,11 +52,29 @@ class RedundantPause(Rule):
                 continue
             before = scope.before
             if scope.api == "torch.no_grad" and before.torch.off:
-                yield Report(scope.item.item, "`torch.no_grad()` inside a scope where recording is already off: a no-op", cf.redundant_scope(ctx, scope))
+                yield Report(scope.item.item, "`torch.no_grad()` inside a scope where recording is already off: a no-op", redundant_scope(ctx, scope))
             elif scope.api == "mxnet.autograd.pause" and before.mxnet.off and before.mx_train.off:
                 arg = call_arg(scope.item.item, 0, "train_mode")
                 if arg is None or literal_bool(arg.value) is False:
-                    yield Report(scope.item.item, "`autograd.pause()` where nothing records: a no-op", cf.redundant_scope(ctx, scope))
+                    yield Report(scope.item.item, "`autograd.pause()` where nothing records: a no-op", redundant_scope(ctx, scope))
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def redundant_scope(ctx, scope_fact) -> Optional[NodeFix]:
+    """SL104: remove the no-op scope, keeping its body."""
+    module = ctx.facts.module
+    item = scope_fact.item
+    with_node = scope_fact.with_node
+    if item.asname is not None:
+        return None
+    if len(with_node.items) == 1:
+        replacement: Replacement = cst.FlattenSentinel(dedented(with_node))
+    else:
+        items = [i for i in with_node.items if i is not item]
+        items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        replacement = with_node.with_changes(items=items)
+    return module_fix(module, {id(with_node): replacement}, f"Remove the redundant `{code_of(item.item)}` (keep its body)")
 
 
 RULE = RedundantPause

@@ -1,7 +1,9 @@
+from typing import Optional
+
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import spell, untracked_by
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import code_of, drop_decorator, quiet
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class NoGradDecoratorOnTrainingStep(Rule):
@@ -51,9 +53,16 @@ class NoGradDecoratorOnTrainingStep(Rule):
                     yield Report(
                         b.node,
                         f"backward in a function decorated with `@{spell(origin.api)}`: the values it computes have no graph",
-                        cf.no_grad_decorator(ctx, origin),
+                        no_grad_decorator(ctx, origin),
                     )
                     break
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def no_grad_decorator(ctx, origin) -> Optional[NodeFix]:
+    """SL105: drop the ``@torch.no_grad()`` / ``@torch.inference_mode()`` decorator."""
+    return drop_decorator(ctx, origin.node, f"Remove `@{code_of(origin.node.decorator)}` from the training step")
 
 
 RULE = NoGradDecoratorOnTrainingStep

@@ -1,11 +1,16 @@
+from typing import Dict, Optional
+
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import literal_bool
+from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.queries import is_restore
 from scopelint.core.syntax import block_path, finds, terminates
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import (
+    block_of, code_of, indented, keyword_call, module_fix, quiet, Replacement, scope_of, sibling,
+    statement_of,
+)
+from scopelint.rule import NodeFix, Report, Rule
 
 
 # Methods whose job is to set (and elsewhere reset) the global state.
@@ -57,7 +62,7 @@ class GradModeSwitchedGlobally(Rule):
             if not call.node.args or literal_bool(call.node.args[0].value) is None:
                 continue  # propagating a state (to a thread, from a saved value): not a switch
             if not self._restored(call.node, call.func.node, family, ctx):
-                yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path", cf.global_switch(ctx, call))
+                yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path", global_switch(ctx, call))
 
     def _restored(self, node, func_node, family, ctx) -> bool:
         names = ctx.facts.names
@@ -84,6 +89,57 @@ class GradModeSwitchedGlobally(Rule):
                     if finds(later, same_family):
                         return True
         return False
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def global_switch(ctx, call) -> Optional[NodeFix]:
+    """SL106: turn the global switch into a scope over the rest of its block, so the
+    previous state comes back when the block is left (also on return or exception)."""
+    module = ctx.facts.module
+    node = call.node
+    stmt = statement_of(module, node)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if not (isinstance(small, cst.Expr) and small.value is node):
+        return None
+    located = block_of(module, stmt)
+    if located is None or not isinstance(located[0], cst.IndentedBlock):
+        return None
+    block, index = located
+    scope = scope_of(ctx, call.func)
+    q = call.qname
+    if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):
+        scope_expr: cst.BaseExpression = node
+    elif q in ("mxnet.autograd.set_recording", "mxnet.autograd.set_training"):
+        arg = call_arg(node, 0, "is_recording" if q.endswith("set_recording") else "train_mode")
+        flag = literal_bool(arg.value) if arg is not None else None
+        if flag is None:
+            return None
+        if q.endswith("set_recording"):
+            api = sibling(ctx, scope, node.func, "mxnet.autograd.record" if flag else "mxnet.autograd.pause")
+            training = sibling(ctx, scope, node.func, "mxnet.autograd.is_training")
+            if api is None or training is None:
+                return None
+            scope_expr = keyword_call(api, train_mode=cst.Call(func=training))
+        else:
+            api = sibling(ctx, scope, node.func, "mxnet.autograd.train_mode" if flag else "mxnet.autograd.predict_mode")
+            if api is None:
+                return None
+            scope_expr = cst.Call(func=api)
+    else:
+        return None
+    rest = list(block.body[index + 1:])
+    new = cst.With(
+        items=[cst.WithItem(scope_expr)],
+        body=indented(rest, header=stmt.trailing_whitespace),
+        leading_lines=stmt.leading_lines,
+    )
+    mapping: Dict[int, Replacement] = {id(stmt): new}
+    for s in rest:
+        mapping[id(s)] = cst.RemovalSentinel.REMOVE
+    return module_fix(module, mapping, f"Scope the switch: `with {code_of(scope_expr)}:` over the rest of the block")
 
 
 RULE = GradModeSwitchedGlobally

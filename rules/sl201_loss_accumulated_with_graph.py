@@ -1,13 +1,13 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
+from scopelint.core.names import dotted
 from scopelint.core.queries import (
     backpropagated, graph_path, rebound_each_iteration, recorded, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
-from scopelint.core.names import dotted
+from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
 
 
 # Expressions that build Python containers or generators, not a loss tensor.
@@ -102,7 +102,7 @@ class LossAccumulatedWithGraph(Rule):
                 continue  # a joint loss handed to the caller (as it is or computed from)
             if rebound_each_iteration(loops[-1], node, written_name(node)):
                 continue  # ``loss = a; loss += b`` inside one step: no iteration carries it
-            fix = cf.detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
+            fix = detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
             yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)
 
 

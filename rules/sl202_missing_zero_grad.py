@@ -1,8 +1,14 @@
-from scopelint.core import frameworks as F
+from typing import Optional
+
+import libcst as cst
+
+from scopelint.core import frameworks as F, roles
+from scopelint.core.frameworks import MXNET
+from scopelint.core.names import dotted
 from scopelint.core.queries import sets_grad_req_add, zeroes_grads
 from scopelint.core.roles import is_optimizer_step
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import code_of, function_of, insert_call, quiet
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class MissingZeroGrad(Rule):
@@ -68,8 +74,46 @@ class MissingZeroGrad(Rule):
                 reported.add(id(loop))
                 in_loop = [s for s in steps if loop in s.loops]
                 step = next((s for s in in_loop if s.func is b.func and s.seq > b.seq), in_loop[0])
-                fix = cf.zero_grad_before_backward(ctx, b.node, step, next(iter(fws)))
+                fix = zero_grad_before_backward(ctx, b.node, step, next(iter(fws)))
                 yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps", fix)
+
+
+# --- the fix ----------------------------------------------------------------------------
+def _zero_grad_target(ctx, step, fw: str) -> Optional[str]:
+    """What to call ``zero_grad()`` on for the optimizer ``step`` belongs to: the optimizer
+    (``opt``, ``self.optimizer``; ``scaler.step(opt)`` -> ``opt``) or, for a Gluon
+    ``Trainer`` (it has no ``zero_grad`` in MXNet 1.x), the parameters it was made with
+    (``net.collect_params()``), when they are spelled the same where the step is."""
+    callee = step.callee or ""
+    if not callee.endswith(".step"):
+        return None
+    receiver = callee[: -len(".step")]
+    ctor = roles.constructor(step.receiver)
+    if roles.is_scaler_step(step):
+        args = step.node.args
+        return dotted(args[0].value) if args and args[0].keyword is None else None
+    if fw == MXNET:
+        made = getattr(step.receiver, "node", None)
+        if ctor != "mxnet.gluon.Trainer" or not isinstance(made, cst.Call) or not made.args or made.args[0].keyword is not None:
+            return None
+        params = made.args[0].value
+        if function_of(ctx, made) is not step.func and not (dotted(params) or code_of(params)).startswith("self."):
+            return None
+        # ``net.collect_params()`` / ``params``: an expression that is cheap and safe to re-evaluate.
+        if isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute) and params.func.attr.value == "collect_params" \
+                and dotted(params.func.value) is not None and not params.args:
+            return code_of(params)
+        return dotted(params)
+    return receiver or None
+
+
+@quiet
+def zero_grad_before_backward(ctx, backward_node: cst.CSTNode, step, fw: str) -> Optional[NodeFix]:
+    """SL202: ``<optimizer>.zero_grad()`` just before the backward call."""
+    target = _zero_grad_target(ctx, step, fw)
+    if not target:
+        return None
+    return insert_call(ctx, backward_node, target, "zero_grad", False, f"Zero the gradients before backward: `{target}.zero_grad()`")
 
 
 RULE = MissingZeroGrad

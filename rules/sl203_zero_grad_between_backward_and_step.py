@@ -1,8 +1,12 @@
+from typing import Optional
+
+import libcst as cst
+
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_optimizer_name, is_optimizer_step, optimizer_name
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import module_fix, quiet, statement_of
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -54,7 +58,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             if id(zero) in reported or not self._same_optimizer(zero, step, facts):
                 continue
             reported.add(id(zero))
-            fix = cf.drop_statement(ctx, zero, "Do not zero the gradients between backward and step")
+            fix = drop_statement(ctx, zero, "Do not zero the gradients between backward and step")
             yield Report(zero, f"gradients are zeroed after backward and before `{step.callee}()`: the step uses zero gradients", fix)
 
     @staticmethod
@@ -69,6 +73,17 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         # zero_grad on a model: only unambiguous when one optimizer steps here.
         stepped = {optimizer_name(c) for c in facts.calls_in(step.func) if is_optimizer_step(c)}
         return len(stepped) == 1 and not is_optimizer_name(target)
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def drop_statement(ctx, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """The statement holding ``node`` becomes ``pass``."""
+    module = ctx.facts.module
+    stmt = statement_of(module, node)
+    if stmt is None:
+        return None
+    return module_fix(module, {id(stmt): cst.SimpleStatementLine([cst.Pass()], leading_lines=stmt.leading_lines)}, message)
 
 
 RULE = ZeroGradBetweenBackwardAndStep

@@ -2,8 +2,8 @@ from scopelint.core.flow import carried_tag
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, graph_path, recorded
 from scopelint.core.roles import is_model_call
+from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
 
 
 # Recurrent modules whose state is one tensor (an LSTM's is a pair).
@@ -63,7 +63,7 @@ class HiddenStateNotDetached(Rule):
                 expr = call.node.args[carried[0]].value
                 single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
                 each = True if facts.frameworks == {MXNET} else (False if single else "either")
-                fix = cf.detach_expression(expr, "Detach the state carried from the previous iteration", each=each)
+                fix = detach_expression(expr, "Detach the state carried from the previous iteration", each=each)
                 yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached", fix)
 
     @staticmethod

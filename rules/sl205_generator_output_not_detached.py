@@ -7,8 +7,8 @@ from scopelint.core.roles import (
     is_optimizer_step,
     optimizer_name,
 )
+from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
 
 
 class GeneratorOutputNotDetached(Rule):
@@ -58,7 +58,7 @@ class GeneratorOutputNotDetached(Rule):
                     continue
                 reported.add(id(d_call.node))
                 args = d_call.node.args
-                fix = cf.detach_expression(args[0].value if args else None, "Feed the discriminator a detached sample")
+                fix = detach_expression(args[0].value if args else None, "Feed the discriminator a detached sample")
                 yield Report(d_call.node, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
 
     @staticmethod

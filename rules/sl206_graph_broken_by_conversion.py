@@ -1,9 +1,15 @@
+from typing import Dict, List, Optional, Sequence, Tuple
+
 import libcst as cst
 
-from scopelint.core.frameworks import MXNET
+from scopelint.core.flow import LEAVING_METHODS
+from scopelint.core.frameworks import MXNET, TORCH
 from scopelint.core.queries import graph_path, may_carry_graph
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import (
+    clip, code_of, function_of, keyword_call, module_fix, parents, quiet, Replace, Replacement,
+    scope_of, spell, UNSAFE, walk,
+)
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class GraphBrokenByConversion(Rule):
@@ -63,7 +69,7 @@ class GraphBrokenByConversion(Rule):
                     reported.add(id(conv.node))
                     # Undo it, and the conversions after it that lead back to the loss.
                     chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
-                    fix = cf.reconnect_graph(ctx, chain, fw)
+                    fix = reconnect_graph(ctx, chain, fw)
                     yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix)
 
 
@@ -108,6 +114,268 @@ def _is_detach(conv) -> bool:
 
 def _inside_record(conv) -> bool:
     return conv.state is not None and conv.state.mxnet.on
+
+
+# --- the fix ----------------------------------------------------------------------------
+class _NoFix(Exception):
+    pass
+
+
+# NumPy functions whose torch / mxnet.nd namesake means the same with the same positional
+# arguments (``np.exp`` -> ``torch.exp`` / ``nd.exp``).
+_NUMPY_TWINS = frozenset({
+    "exp", "log", "log1p", "expm1", "abs", "sqrt", "square", "tanh", "sin", "cos", "sign",
+    "maximum", "minimum", "where", "clip", "sum", "mean",
+})
+
+
+# Calls that make a framework array of their argument (a copy, out of the graph).
+_WRAPPERS = {"torch.tensor", "torch.from_numpy", "torch.as_tensor", "torch.Tensor", "mxnet.nd.array", "mxnet.ndarray.array"}
+
+
+_NUMPY_WRAPPERS = {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.float32", "numpy.float64"}
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)
+
+
+# Where an expression needs no parentheses of its own.
+_OPEN_SLOTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Arg, cst.Return, cst.Expr, cst.Element)
+
+
+def _paren(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, _ATOMS) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+class _Reconnect:
+    """Rewrites an expression so that it stays in the graph: conversions out of it are
+    undone (``y.asnumpy()`` -> ``y``, ``x.data`` -> ``x``, ``torch.tensor(t)`` -> ``t``,
+    ``torch.tensor([a, b])`` -> ``torch.stack([a, b])``) and NumPy functions on the way
+    become the framework's own (``np.exp`` -> ``nd.exp``). Raises _NoFix where that
+    cannot be done (NumPy used in a way the framework cannot follow)."""
+
+    def __init__(self, ctx, fw: str, anchor: cst.CSTNode):
+        self.ctx, self.fw = ctx, fw
+        self.func = function_of(ctx, anchor)
+        self.scope = scope_of(ctx, self.func)
+        self.extra: List[Tuple[cst.CSTNode, cst.CSTNode]] = []  # helpers ported to the framework
+
+    def qualify(self, func) -> Optional[str]:
+        return self.ctx.facts.names.qualify(func, self.scope)
+
+    def builtin(self, func) -> Optional[str]:
+        return self.ctx.facts.names.builtin(func, self.scope)
+
+    # classification
+    def kind(self, node) -> Optional[str]:
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            call = parents(self.ctx.facts.module).get(id(node))
+            return None if isinstance(call, cst.Call) and call.func is node else "leave"  # not Gluon's ``p.data()``
+        if not isinstance(node, cst.Call):
+            return None
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in LEAVING_METHODS:
+            return "leave"
+        q = self.qualify(func)
+        if q in _WRAPPERS or q in _NUMPY_WRAPPERS or self.builtin(func) == "float":
+            return "wrap"
+        if q is not None and q.startswith("numpy.") and q[len("numpy."):] in _NUMPY_TWINS:
+            return "numpy"
+        if q is not None and q.startswith("numpy.") or self.builtin(func) in ("int", "bool", "list"):
+            return "other-conversion"
+        return None
+
+    def holds_conversion(self, node) -> bool:
+        if self.kind(node) is not None:
+            return True
+        return any(self.holds_conversion(c) for c in node.children)
+
+    # rewriting
+    def undo(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        new = self._undo(node)
+        if isinstance(node, _ATOMS) and new is not node:
+            new = _paren(new)
+        return new
+
+    def _undo(self, node):
+        kind = self.kind(node)
+        if kind == "leave":
+            return self._undo(node.value if isinstance(node, cst.Attribute) else node.func.value)
+        if kind == "wrap":
+            pos = [a for a in node.args if a.keyword is None]
+            if len(pos) != 1 or pos[0].star:
+                raise _NoFix
+            value = pos[0].value
+            inner = self._undo(value)
+            if self.is_list(value):
+                return self.stack(value, inner)
+            return inner
+        if kind == "numpy":
+            if any(a.keyword is not None or a.star for a in node.args):
+                raise _NoFix
+            func = self.spell(self.qualify(node.func)[len("numpy."):])
+            return cst.Call(func=func, args=[a.with_changes(value=self._undo(a.value)) for a in node.args],
+                            lpar=node.lpar, rpar=node.rpar)
+        if kind == "other-conversion":
+            raise _NoFix
+        if not self.holds_conversion(node):
+            return node
+        if isinstance(node, cst.BinaryOperation):
+            return node.with_changes(left=self.undo(node.left), right=self.undo(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            return node.with_changes(expression=self.undo(node.expression))
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):  # a tensor method
+            func = node.func.with_changes(value=self.undo(node.func.value))
+            return node.with_changes(func=func, args=[a.with_changes(value=self.undo(a.value)) for a in node.args])
+        if isinstance(node, cst.Subscript):
+            return node.with_changes(value=self.undo(node.value))
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return node.with_changes(elements=[e.with_changes(value=self.undo(e.value)) for e in node.elements])
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and not any(a.keyword is None and a.star for a in node.args):
+            self.port_helper(node.func.value)  # a function of the user's written with NumPy
+            return node.with_changes(args=[a.with_changes(value=self.undo(a.value)) for a in node.args])
+        raise _NoFix
+
+    def port_helper(self, name: str) -> None:
+        """Rewrite a module-level helper called only here, whose NumPy use is only
+        functions with a framework twin (``np.abs`` -> ``torch.abs``); else _NoFix."""
+        infos = [f for f in self.ctx.facts.functions if f.name == name and f.parent is None and f.cls is None]
+        if len(infos) != 1 or any(n is infos[0].node for n, _ in self.extra):
+            raise _NoFix
+        info = infos[0]
+        module = self.ctx.facts.module
+        calls = [n for n in walk(module) if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name]
+        mentions = [n for n in walk(module) if isinstance(n, cst.Name) and n.value == name]
+        if len(calls) != 1 or len(mentions) != 1 + 1:  # the def and this one call
+            raise _NoFix
+        outer = (self.func, self.scope)
+        self.func, self.scope = info, info.scope
+        try:
+            funcs: Dict[int, Replacement] = {}
+            for n in walk(info.node.body):
+                kind = self.kind(n)
+                if kind == "numpy" and not any(a.keyword is not None or a.star for a in n.args):
+                    funcs[id(n.func)] = self.spell(self.qualify(n.func)[len("numpy."):])
+                elif kind is not None:
+                    raise _NoFix
+            mapped = {id(x) for n in walk(info.node.body) if id(n) in funcs for x in walk(n)}
+            if not funcs or any(
+                isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in mapped and (self.qualify(n) or "").startswith("numpy")
+                for n in walk(info.node.body)
+            ):
+                raise _NoFix  # NumPy used some other way
+        finally:
+            self.func, self.scope = outer
+        self.extra.append((info.node, info.node.visit(Replace(funcs))))
+
+    def spell(self, name: str) -> cst.BaseExpression:
+        if self.fw == TORCH:
+            expr = spell(self.ctx, self.scope, f"torch.{name}")
+        else:
+            expr = spell(self.ctx, self.scope, f"mxnet.nd.{name}") or spell(self.ctx, self.scope, f"mxnet.ndarray.{name}")
+        if expr is None:
+            raise _NoFix
+        return expr
+
+    def stack(self, original: cst.BaseExpression, items: cst.BaseExpression) -> cst.Call:
+        """One array of a list of graph values: ``torch.stack``; MXNet's scalars (shape
+        (1,)) joined with ``nd.concat(..., dim=0)``, other arrays with ``nd.stack``."""
+        if self.fw == TORCH:
+            return cst.Call(func=self.spell("stack"), args=[cst.Arg(items)])
+        scalars = isinstance(original, (cst.List, cst.Tuple)) and original.elements and all(
+            isinstance(e.value, cst.Call) and isinstance(e.value.func, cst.Attribute) and e.value.func.attr.value == "asscalar"
+            for e in original.elements
+        )
+        if scalars:
+            dim = keyword_call(cst.Name("_"), dim=cst.Integer("0")).args[0]
+            return cst.Call(func=self.spell("concat"), args=[cst.Arg(items, star="*"), dim])
+        return cst.Call(func=self.spell("stack"), args=[cst.Arg(items, star="*")])
+
+    def is_list(self, expr) -> bool:
+        """A list (or tuple) literal, or a name only ever bound to one here (whose items
+        are not taken out of the graph on the way: that edit would be elsewhere)."""
+        if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp)):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        body = self.func.node if self.func is not None else self.ctx.facts.module
+        values = []
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            if n is not body and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in n.targets):
+                values.append(n.value)
+            stack.extend(n.children)
+        if not values or not all(isinstance(v, (cst.List, cst.ListComp)) for v in values):
+            return False
+        if any(self.holds_conversion(v) for v in values):
+            raise _NoFix
+        return True
+
+    def top(self, conv: cst.CSTNode) -> cst.CSTNode:
+        """The outermost expression around ``conv`` that belongs to the round trip out of
+        and back into the framework (arithmetic, NumPy functions, the re-wrapping call)."""
+        table = parents(self.ctx.facts.module)
+        top = current = conv
+        while True:
+            parent = table.get(id(current))
+            if isinstance(parent, cst.Arg):
+                call = table.get(id(parent))
+                if not isinstance(call, cst.Call) or self.kind(call) not in ("wrap", "numpy"):
+                    return top
+                current = top = call
+            elif isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+                current = parent
+            elif isinstance(parent, cst.Attribute) and parent.value is current and isinstance(table.get(id(parent)), cst.Call) \
+                    and table.get(id(parent)).func is parent:
+                current = table.get(id(parent))  # a method on the converted value
+            else:
+                return top
+
+
+@quiet
+def reconnect_graph(ctx, conversions: Sequence[cst.CSTNode], fw: str) -> Optional[NodeFix]:
+    """SL206: undo the conversions that take the backpropagated value out of the graph
+    (each with the round trip around it), so the gradient flows again."""
+    if fw not in (TORCH, MXNET) or not conversions:
+        return None
+    table = parents(ctx.facts.module)
+    tops: List[cst.CSTNode] = []
+    for conv in conversions:
+        top = _Reconnect(ctx, fw, conv).top(conv)
+        if all(t is not top for t in tops):
+            tops.append(top)
+
+    def inside(node, other) -> bool:
+        p = table.get(id(node))
+        while p is not None:
+            if p is other:
+                return True
+            p = table.get(id(p))
+        return False
+
+    tops = [t for t in tops if not any(inside(t, o) for o in tops if o is not t)]
+    pairs = []
+    for t in tops:
+        rewriter = _Reconnect(ctx, fw, t)
+        try:
+            new = rewriter._undo(t)
+        except _NoFix:
+            return None
+        if not isinstance(table.get(id(t)), _OPEN_SLOTS):
+            new = _paren(new)
+        pairs.append((t, new))
+        pairs.extend(rewriter.extra)
+    first_old, first_new = pairs[0]
+    message = f"Stay in the graph: `{clip(code_of(first_old))}` -> `{clip(code_of(first_new))}`"
+    if any(isinstance(old, cst.BaseStatement) for old, _ in pairs):
+        # A ported helper: statements map exactly onto their source only through the module.
+        return module_fix(ctx.facts.module, {id(old): new for old, new in pairs}, message)
+    return NodeFix(first_old, first_new, UNSAFE, message, tuple(pairs[1:]))
 
 
 RULE = GraphBrokenByConversion

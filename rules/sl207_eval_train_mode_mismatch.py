@@ -1,8 +1,8 @@
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backwards_in_loop, recording
 from scopelint.core.roles import is_model_call, matches_any
+from scopelint.fixkit import insert_call
 from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
 
 
 class EvalTrainModeMismatch(Rule):
@@ -85,7 +85,7 @@ class EvalTrainModeMismatch(Rule):
                 culprit = call.maybe_eval[name]
                 if id(culprit) not in reported:
                     reported.add(id(culprit))
-                    fix = cf.insert_call(ctx, culprit, name, "train", True, f"Put `{name}` back in train mode")
+                    fix = insert_call(ctx, culprit, name, "train", True, f"Put `{name}` back in train mode")
                     yield Report(culprit, f"`{name}` is left in eval mode here and the training loop's next forward pass runs without `{name}.train()`", fix)
 
     def _evaluated_in_train_mode(self, ctx):
@@ -102,7 +102,7 @@ class EvalTrainModeMismatch(Rule):
                 continue
             if id(call.func) not in done:
                 done.add(id(call.func))
-                fix = cf.insert_call(ctx, call.node, call.callee, "eval", False, f"Put `{call.callee}` in eval mode first")
+                fix = insert_call(ctx, call.node, call.callee, "eval", False, f"Put `{call.callee}` in eval mode first")
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
 
 

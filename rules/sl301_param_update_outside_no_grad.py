@@ -1,6 +1,10 @@
+from typing import Optional
+
+import libcst as cst
+
 from scopelint.core.frameworks import TORCH
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import keyword_call, module_fix, quiet, scope_of, spell_or_import, statement_of, wrap
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class ParamUpdateOutsideNoGrad(Rule):
@@ -53,11 +57,35 @@ class ParamUpdateOutsideNoGrad(Rule):
             known_on = sw.on or (sw.probably_on and id(m.func) in trains)
             if not known_on:
                 continue
-            fix = cf.wrap_in_no_grad(ctx, m.func, m.node, "Update the parameter under `torch.no_grad()`")
+            fix = wrap_in_no_grad(ctx, m.func, m.node, "Update the parameter under `torch.no_grad()`")
             if m.kind == "rebind":
                 yield Report(m.node, f"`{m.key}` is rebound from itself while recording: it becomes a non-leaf and its next `.grad` is None", fix)
             else:
                 yield Report(m.node, "in-place update of a parameter that requires grad while recording: raises at run time", fix)
+
+
+# --- the fix ----------------------------------------------------------------------------
+_IN_PLACE = {cst.Add: cst.AddAssign, cst.Subtract: cst.SubtractAssign, cst.Multiply: cst.MultiplyAssign}
+
+
+@quiet
+def wrap_in_no_grad(ctx, func, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """``with torch.no_grad():`` around the statement holding ``node``; a rebinding
+    ``w = w - e`` becomes the in-place ``w -= e`` that keeps ``w`` the same leaf."""
+    module = ctx.facts.module
+    stmt = statement_of(module, node)
+    scope_fn, imports = spell_or_import(ctx, scope_of(ctx, func), "torch.no_grad")
+    if stmt is None or scope_fn is None:
+        return None
+    if isinstance(node, cst.Assign) and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        value, target = node.value, node.targets[0].target
+        op = _IN_PLACE.get(type(getattr(value, "operator", None)))
+        if op is None or not isinstance(value, cst.BinaryOperation) or not value.left.deep_equals(target):
+            return None
+        stmt = stmt.with_changes(body=[cst.AugAssign(target=target, operator=op(), value=value.right)])
+        original = statement_of(module, node)
+        return module_fix(module, {id(original): wrap([stmt], keyword_call(scope_fn))}, message, imports)
+    return module_fix(module, {id(stmt): wrap([stmt], keyword_call(scope_fn))}, message, imports)
 
 
 RULE = ParamUpdateOutsideNoGrad

@@ -1,10 +1,12 @@
+from typing import Optional
+
 import libcst as cst
 
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import TORCH
 from scopelint.core.syntax import walk
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.fixkit import clip, code_of, localized, quiet, Replace
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class RequiresGradOnNonLeaf(Rule):
@@ -56,7 +58,7 @@ class RequiresGradOnNonLeaf(Rule):
                 continue
             factory = _factory_in(value, factories)
             if factory is not None:
-                fix = cf.requires_grad_last(value, factory)
+                fix = requires_grad_last(value, factory)
                 yield Report(value, "the tensor created with `requires_grad=True` is transformed before it is bound: the name holds a non-leaf whose `.grad` stays None", fix)
 
 
@@ -81,6 +83,23 @@ def _factory_in(expr, factories):
     if isinstance(expr, (cst.Attribute, cst.Subscript)):
         return _factory_in(expr.value, factories)
     return None
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def requires_grad_last(expr: cst.BaseExpression, factory: cst.Call) -> Optional[NodeFix]:
+    """``torch.randn(3, requires_grad=True) * 0.01`` -> ``(torch.randn(3) * 0.01).requires_grad_()``:
+    the name is bound to a leaf that requires grad."""
+    args = [a for a in factory.args if not (a.keyword is not None and a.keyword.value == "requires_grad")]
+    if len(args) == len(factory.args):
+        return None
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    inner = expr.visit(Replace({id(factory): factory.with_changes(args=args)}))
+    if not isinstance(inner, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not inner.lpar:
+        inner = inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    new = cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("requires_grad_")))
+    return localized(expr, new, f"Make the bound tensor the leaf: `{clip(code_of(new))}`")
 
 
 RULE = RequiresGradOnNonLeaf

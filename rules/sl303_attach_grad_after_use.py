@@ -1,6 +1,11 @@
+from typing import Dict, Optional, Sequence
+
+import libcst as cst
+
 from scopelint.core.frameworks import MXNET
-from scopelint.rule import Report, Rule
-from scopelint.runtime_check import counterfactuals as cf
+from scopelint.core.names import dotted
+from scopelint.fixkit import block_of, function_of, module_fix, quiet, Replacement, statement_of, walk
+from scopelint.rule import NodeFix, Report, Rule
 
 
 class AttachGradAfterUse(Rule):
@@ -52,9 +57,54 @@ class AttachGradAfterUse(Rule):
                     if m.before in v.parents and v.state is not None and v.state.mxnet.on and v.node is not None
                 ]
                 if uses:
-                    fix = cf.attach_before_use(ctx, m.node, m.key, uses)
+                    fix = attach_before_use(ctx, m.node, m.key, uses)
                     yield Report(m.node, f"`{m.key}.attach_grad()` after `{m.key}` was used in the recorded computation: that use is not connected to the new leaf", fix)
                     break
+
+
+# --- the fix ----------------------------------------------------------------------------
+def _source_order(module: cst.Module) -> Dict[int, int]:
+    return {id(n): i for i, n in enumerate(walk(module))}
+
+
+@quiet
+def attach_before_use(ctx, attach: cst.CSTNode, key: str, uses: Sequence[cst.CSTNode]) -> Optional[NodeFix]:
+    """SL303: move the ``x.attach_grad()`` statement to just before the first statement of
+    the same function that uses ``x`` in the recorded computation."""
+    module = ctx.facts.module
+    stmt = statement_of(module, attach)
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is attach):
+        return None
+    located = block_of(module, stmt)
+    if located is None:
+        return None
+    func = function_of(ctx, attach)
+    order = _source_order(module)
+    targets = []
+    for use in uses:
+        target = statement_of(module, use)
+        if target is None or target is stmt or function_of(ctx, use) is not func:
+            continue
+        if order[id(target)] > order[id(stmt)] or any(n is stmt for n in walk(target)):
+            continue  # not before the attach, or holds it (a loop around both)
+        if not any(isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) == key for n in walk(target)):
+            continue  # the name is not spelled there (an alias): it may not be bound yet
+        targets.append(target)
+    if not targets:
+        return None
+    target = min(targets, key=lambda t: order[id(t)])
+    block, index = located
+    moved = stmt.with_changes(leading_lines=target.leading_lines)
+    mapping: Dict[int, Replacement] = {id(target): cst.FlattenSentinel([moved, target.with_changes(leading_lines=())])}
+    if len(block.body) == 1:
+        mapping[id(stmt)] = cst.SimpleStatementLine([cst.Pass()], leading_lines=stmt.leading_lines)
+    else:
+        mapping[id(stmt)] = cst.RemovalSentinel.REMOVE
+        if index + 1 < len(block.body) and stmt.leading_lines:  # its comment stays where it was
+            after = block.body[index + 1]
+            mapping[id(after)] = after.with_changes(leading_lines=tuple(stmt.leading_lines) + tuple(after.leading_lines))
+    return module_fix(module, mapping, f"Call `{key}.attach_grad()` before `{key}` is first used")
 
 
 RULE = AttachGradAfterUse

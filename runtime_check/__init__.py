@@ -6,12 +6,14 @@ subprocesses, compares the traces and attaches a verdict to the finding:
 ``confirmed:error``, ``confirmed:grads-differ``, ``confirmed:outputs-differ``,
 ``confirmed:graph-retained``, ``refuted`` or ``inconclusive`` (with the reason).
 
-Modules: ``counterfactuals`` (fix builders the rules use), ``harness`` (one run in a
-subprocess), ``_child`` (the instrumentation inside it), ``oracle`` (verdicts),
-``verify`` (orchestration), ``cli`` (``check --verify``, ``scopelint verify``).
+It holds only what runs programs: ``harness`` (one run in a subprocess), ``_child``
+(the instrumentation inside it), ``oracle`` (verdicts), ``verify`` (orchestration),
+``cli`` (``check --verify``, ``scopelint verify``). The fixes it runs are the rules' own
+(each rule module builds its fix next to its ``check``, with ``scopelint.fixkit``): the
+verifier depends on the rules, never the other way round.
 
 Importing this package never imports torch or mxnet: only the child processes do.
-Nothing is imported here, so the rules can load ``counterfactuals`` cheaply.
+Nothing is imported here, so that building the CLI's parser stays cheap.
 """
 
 # What ``check --verify`` offers (here, so that building the CLI's parser imports nothing).

@@ -1,6 +1,8 @@
 """Lint one source text: parse, analyse, run the active rules, apply ``# noqa``.
 
-Knows nothing about files on disk, the CLI or editors; they all call ``lint_source``.
+Knows nothing about files on disk, the CLI or editors; they all call ``lint_source``,
+the one entry: safe for any text (CPython's pre-check, a large stack for LibCST), and
+for notebooks (``notebook=True``) it maps the findings to cells.
 """
 
 from __future__ import annotations
@@ -8,20 +10,23 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
+import symtable
 import threading
 import unicodedata
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 from scopelint.core import slicing
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
-from scopelint.finding import Edit, Finding, Fix, syntax_finding
+from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix, syntax_finding
 from scopelint.rules import ALL_RULES
 
 if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     import libcst as cst
 
     from scopelint import positions
+    from scopelint.notebook import Notebook
     from scopelint.rule import Report, Rule
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -62,6 +67,7 @@ class LintResult:
     findings: List[Finding] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # internal failures, one line each
     needs_whole: bool = False  # fixes must be made from one parse of the whole file
+    notebook: Optional["Notebook"] = None  # the notebook linted (``lint_source(..., notebook=True)``)
 
 
 def skip_file(source: str) -> bool:
@@ -175,18 +181,145 @@ def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module
     return first.with_changes(body=body, footer=carry, has_trailing_newline=modules[-1].has_trailing_newline)
 
 
-def lint_source(source: str, filename: str, settings: Settings = Settings(), tree: Optional[ast.Module] = None) -> LintResult:
-    """Lint trusted text. For text from users or editors, call ``runner.lint_code``,
-    which guards against input too deep for LibCST and reports CPython's syntax errors.
-    ``tree``: ``ast.parse(source)`` when the caller has it already. The text gate, then
-    ``lint_fired``."""
+# LibCST's native parser recurses on the C stack and overflows it (a segfault that
+# kills the whole run) on deeply nested input; parsing on a thread with a large stack
+# moves that limit far beyond what CPython itself accepts.
+_STACK_SIZE = 256 * 1024 * 1024
+# CPython's own parser guards its recursion: what it rejects as too deep is reported
+# as SL000 before LibCST ever sees it.
+_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "nested too deeply")
+
+
+def _cpython_check(text: str, filename: str, tree: bool = True) -> Tuple[Optional[Finding], Optional[SyntaxError], Optional[ast.Module]]:
+    """Parse with CPython's parser (fast, C, recursion-guarded).
+
+    Returns (a finding for input nested too deeply for any parser, CPython's syntax
+    error if any, the tree when it parses and ``tree`` asks for it). A plain syntax error
+    is not final by itself: the running Python may be older than the syntax the file
+    uses, so it only refines LibCST's verdict. The tree serves the engine's gate, which
+    would parse it again; without it, the check costs ~40% less (``symtable`` parses
+    but builds no Python objects for the tree; it also rejects a few programs the
+    parser accepts, e.g. a duplicate argument: LibCST has the last word on those too).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if not tree:
+                symtable.symtable(text, filename, "exec")
+                return None, None, None
+            parsed = compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        msg = exc.msg or "invalid syntax"
+        if any(t in msg for t in _TOO_DEEP):
+            return syntax_finding(filename, f"SyntaxError: {msg}", exc.lineno or 1, max(1, exc.offset or 1)), exc, None
+        return None, exc, None
+    except (RecursionError, MemoryError):
+        return syntax_finding(filename, "SyntaxError: too deeply nested to parse"), None, None
+    except Exception:  # e.g. ValueError on odd input: let LibCST decide
+        return None, None, None
+    return None, None, parsed
+
+
+def _syntax_finding_from(exc: SyntaxError, filename: str) -> Finding:
+    row = exc.lineno or 1
+    col = max(1, exc.offset or 1)
+    f = syntax_finding(filename, f"SyntaxError: {exc.msg or 'invalid syntax'}", row, col)
+    end_row, end_col = getattr(exc, "end_lineno", None), getattr(exc, "end_offset", None)
+    if end_row and end_col and (end_row, end_col) > (row, col):
+        f.end = (end_row, end_col)
+    return f
+
+
+def _on_big_stack(func, *args):
+    """Run ``func(*args)`` on a thread with a large stack; re-raise what it raises."""
+    box: list = []
+
+    def target():
+        try:
+            box.append((True, func(*args)))
+        except BaseException as exc:  # handed to the caller
+            box.append((False, exc))
+
+    with _STACK_LOCK:
+        try:
+            previous = threading.stack_size(_STACK_SIZE)
+        except (ValueError, RuntimeError):  # the platform refuses: run here
+            return func(*args)
+        try:
+            thread = threading.Thread(target=target, name="scopelint-lint", daemon=True)
+            thread.start()
+        except RuntimeError:  # cannot start a thread: run here
+            return func(*args)
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
+
+_STACK_LOCK = threading.Lock()
+
+
+def lint_source(source: str, filename: str, settings: Settings = Settings(), notebook: bool = False) -> LintResult:
+    """Lint one text: the entry for every caller (files, stdin, editors, tests), safe for
+    hostile input (input too deep for LibCST is SL000, and LibCST runs on a thread with a
+    large stack) and with CPython's precise location for syntax errors, which are
+    reported for every file, also those that never mention a framework.
+
+    ``notebook``: ``source`` is a ``.ipynb`` file's JSON; its code cells are linted as
+    one program and the findings (and their fixes' edits) carry cell numbers (from 1)
+    and cell-relative positions; ``LintResult.notebook`` is the loaded notebook."""
+    if not notebook:
+        return _lint_code(source, filename, settings)
+    from scopelint import notebook as nb_module
+
+    try:
+        nb = nb_module.load(source)
+    except (ValueError, RecursionError) as exc:
+        return LintResult([syntax_finding(filename, f"invalid notebook: {exc}")])
+    result = _lint_code(nb.source, filename, settings)
+    nb_module.map_findings(nb, result.findings)  # cell numbers from 1; fix edits mapped too
+    result.notebook = nb
+    return result
+
+
+def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:
+    """``lint_source`` for Python text."""
+    if skip_file(code):
+        return LintResult()
+    lint = might_fire(code, settings)
+    too_deep, cpython_error, tree = _cpython_check(code, filename, tree=lint)
+    if too_deep is not None:
+        return LintResult([too_deep])
+    result = _on_big_stack(lint_fired, code, filename, settings, tree) if lint else LintResult()
+    if cpython_error is None:
+        return result
+    syntax = [f for f in result.findings if f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError")]
+    if syntax:  # both parsers reject it: CPython's message and position are the precise ones
+        others = [f for f in result.findings if f.code != SYNTAX_ERROR]
+        result.findings = [_syntax_finding_from(cpython_error, filename)] + others
+    elif not result.findings and not result.errors:
+        # The text gate skips files that never mention a framework without parsing them;
+        # a syntax error there is still an error, once LibCST agrees it is one.
+        _, error = _on_big_stack(parse, code, filename)
+        if error is not None:
+            result.findings.append(_syntax_finding_from(cpython_error, filename))
+    return result
+
+
+def _lint_trusted(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
+    """Lint trusted text (already on the large stack: ``lint_fired`` lints a file again
+    whole from here). ``tree``: ``ast.parse(source)`` when the caller has it already. The
+    text gate, then ``lint_fired``."""
     if skip_file(source) or not might_fire(source, settings):
         return LintResult()
     return lint_fired(source, filename, settings, tree)
 
 
 def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
-    """``lint_source`` for text that passed its text gate (``might_fire``)."""
+    """``_lint_trusted`` for text that passed its text gate (``might_fire``)."""
     result = LintResult()
     plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate else None
     if plan is not None and plan.source is None:
@@ -198,7 +331,7 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
         if finds and plan.sliced:
             # Its findings will be those of the whole file (the gate changes none), and a
             # slice's fixes are made from the whole file: parse that at once.
-            return lint_source(source, filename, replace(settings, gate=False))
+            return _lint_trusted(source, filename, replace(settings, gate=False))
     module, error = parse(plan.source, filename, plan.starts) if plan is not None else parse(source, filename)
     if error is not None:
         result.findings.append(error)
@@ -206,7 +339,7 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     parsed = plan.source if plan is not None else source
     result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None)
     if result.needs_whole:
-        return lint_source(source, filename, replace(settings, gate=False))
+        return _lint_trusted(source, filename, replace(settings, gate=False))
     return result
 
 

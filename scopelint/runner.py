@@ -1,33 +1,22 @@
-"""Check many files: read, lint (in parallel), and map notebook positions."""
+"""Check many files: read, lint each text (``engine.lint_source``, in parallel workers),
+keep the source lines the report shows."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import gc
 import os
 import re
-import symtable
-import threading
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from scopelint.engine import LintResult, Settings, lint_fired, might_fire, skip_file
+from scopelint.engine import Settings, lint_source
 from scopelint.files import Source, decode, read_source
-from scopelint.finding import SYNTAX_ERROR, Finding, syntax_finding
+from scopelint.finding import Finding
 
-if TYPE_CHECKING:  # imported when used: process pools and notebooks cost ~25 ms to import
-    from scopelint import notebook
-
-# LibCST's native parser recurses on the C stack and overflows it (a segfault that
-# kills the whole run) on deeply nested input; parsing on a thread with a large stack
-# moves that limit far beyond what CPython itself accepts.
-_STACK_SIZE = 256 * 1024 * 1024
-# CPython's own parser guards its recursion: what it rejects as too deep is reported
-# as SL000 before LibCST ever sees it.
-_TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "nested too deeply")
+# Only \n, \r\n and \r end a line for Python (what the report shows of a file).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -49,121 +38,6 @@ def display_name(path: Path) -> str:
     return str(path) if rel.startswith(".." + os.sep + "..") else rel
 
 
-def _cpython_check(text: str, filename: str, tree: bool = True) -> Tuple[Optional[Finding], Optional[SyntaxError], Optional[ast.Module]]:
-    """Parse with CPython's parser (fast, C, recursion-guarded).
-
-    Returns (a finding for input nested too deeply for any parser, CPython's syntax
-    error if any, the tree when it parses and ``tree`` asks for it). A plain syntax error
-    is not final by itself: the running Python may be older than the syntax the file
-    uses, so it only refines LibCST's verdict. The tree serves the engine's gate, which
-    would parse it again; without it, the check costs ~40% less (``symtable`` parses
-    but builds no Python objects for the tree; it also rejects a few programs the
-    parser accepts, e.g. a duplicate argument: LibCST has the last word on those too).
-    """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if not tree:
-                symtable.symtable(text, filename, "exec")
-                return None, None, None
-            parsed = compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as exc:
-        msg = exc.msg or "invalid syntax"
-        if any(t in msg for t in _TOO_DEEP):
-            return syntax_finding(filename, f"SyntaxError: {msg}", exc.lineno or 1, max(1, exc.offset or 1)), exc, None
-        return None, exc, None
-    except (RecursionError, MemoryError):
-        return syntax_finding(filename, "SyntaxError: too deeply nested to parse"), None, None
-    except Exception:  # e.g. ValueError on odd input: let LibCST decide
-        return None, None, None
-    return None, None, parsed
-
-
-def _syntax_finding_from(exc: SyntaxError, filename: str) -> Finding:
-    row = exc.lineno or 1
-    col = max(1, exc.offset or 1)
-    f = syntax_finding(filename, f"SyntaxError: {exc.msg or 'invalid syntax'}", row, col)
-    end_row, end_col = getattr(exc, "end_lineno", None), getattr(exc, "end_offset", None)
-    if end_row and end_col and (end_row, end_col) > (row, col):
-        f.end = (end_row, end_col)
-    return f
-
-
-def _on_big_stack(func, *args):
-    """Run ``func(*args)`` on a thread with a large stack; re-raise what it raises."""
-    box: list = []
-
-    def target():
-        try:
-            box.append((True, func(*args)))
-        except BaseException as exc:  # handed to the caller
-            box.append((False, exc))
-
-    with _STACK_LOCK:
-        try:
-            previous = threading.stack_size(_STACK_SIZE)
-        except (ValueError, RuntimeError):  # the platform refuses: run here
-            return func(*args)
-        try:
-            thread = threading.Thread(target=target, name="scopelint-lint", daemon=True)
-            thread.start()
-        except RuntimeError:  # cannot start a thread: run here
-            return func(*args)
-        finally:
-            threading.stack_size(previous)
-    thread.join()
-    ok, value = box[0]
-    if not ok:
-        raise value
-    return value
-
-
-_STACK_LOCK = threading.Lock()
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def lint_code(code: str, filename: str, settings: Settings) -> LintResult:
-    """``engine.lint_source`` made safe for hostile input (deep nesting) and with CPython's
-    precise location for syntax errors. Syntax errors are reported for every file,
-    also those that never mention a framework."""
-    if skip_file(code):
-        return LintResult()
-    lint = might_fire(code, settings)
-    too_deep, cpython_error, tree = _cpython_check(code, filename, tree=lint)
-    if too_deep is not None:
-        return LintResult([too_deep])
-    result = _on_big_stack(lint_fired, code, filename, settings, tree) if lint else LintResult()
-    if cpython_error is None:
-        return result
-    syntax = [f for f in result.findings if f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError")]
-    if syntax:  # both parsers reject it: CPython's message and position are the precise ones
-        others = [f for f in result.findings if f.code != SYNTAX_ERROR]
-        result.findings = [_syntax_finding_from(cpython_error, filename)] + others
-    elif not result.findings and not result.errors:
-        # The engine skips files that never mention a framework without parsing them;
-        # a syntax error there is still an error, once LibCST agrees it is one.
-        from scopelint.engine import parse
-
-        _, error = _on_big_stack(parse, code, filename)
-        if error is not None:
-            result.findings.append(_syntax_finding_from(cpython_error, filename))
-    return result
-
-
-def lint_text(text: str, filename: str, settings: Settings, is_notebook: bool) -> Tuple[LintResult, Optional["notebook.Notebook"]]:
-    if not is_notebook:
-        return lint_code(text, filename, settings), None
-    from scopelint import notebook
-
-    try:
-        nb = notebook.load(text)
-    except (ValueError, RecursionError) as exc:
-        return LintResult([syntax_finding(filename, f"invalid notebook: {exc}")]), None
-    result = lint_code(nb.source, filename, settings)
-    notebook.map_findings(nb, result.findings)  # cell numbers from 1; fix edits mapped too
-    return result, nb
-
-
 def check_source(source: Source, filename: str, path: Optional[str], settings: Settings, keep_source: bool = False) -> FileResult:
     out = FileResult(filename, path)
     if source.error is not None:
@@ -171,7 +45,8 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
         return out
     is_nb = filename.endswith(".ipynb")
     try:
-        result, nb = lint_text(source.text, filename, settings, is_nb)
+        result = lint_source(source.text, filename, settings, notebook=is_nb)
+        nb = result.notebook
     except Exception as exc:  # never let one file take the run down
         out.errors.append(f"{filename}: internal error: {type(exc).__name__}: {exc}")
         return out

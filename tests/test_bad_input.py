@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+import scopelint.engine
 import scopelint.files
 import scopelint.runner
 from scopelint.rules import ALL_RULES
@@ -285,6 +286,25 @@ def test_pathological_nesting_never_kills_the_process(proj, source):
     assert "deep.py" in sl000(out) or "deep.py" not in out or ("deep.py", 2, 6, "SL107") in found(out)
 
 
+def test_the_library_entry_is_the_safe_one():
+    """``engine.lint_source`` is what the CLI and the editor call: input too deep for
+    LibCST never reaches it, LibCST runs on a large stack, and a syntax error has
+    CPython's position, also in a file that never mentions a framework."""
+    code = (
+        "import json, sys; from scopelint.engine import lint_source; "
+        "deep = 'import torch\\nx = ' + '(' * 5000 + '1' + ')' * 5000 + '\\n'; "
+        "chain = 'import torch\\nwith torch.no_grad:\\n    pass\\nx = 1' + ' and 1' * 10000 + '\\n'; "
+        "plain = 'x = 1\\ny = (1,\\n'; "
+        "print(json.dumps([[(f.code, f.start, f.message) for f in lint_source(t, 't.py').findings] for t in (deep, chain, plain)]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    deep, chain, plain = json.loads(proc.stdout)
+    assert len(deep) == 1 and deep[0][0] == "SL000" and deep[0][1] == [2, 205] and deep[0][2] == "SyntaxError: too many nested parentheses"
+    assert chain == [["SL000", [1, 1], "file is too deeply nested to analyse"]]  # parsed, on the large stack
+    assert plain == [["SL000", [2, 5], "SyntaxError: '(' was never closed"]]
+
+
 # --- notebooks -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text",
@@ -316,14 +336,14 @@ def test_internal_error_in_one_rule_is_reported_and_the_run_goes_on(proj, monkey
 
 def test_internal_error_outside_the_rules(proj, monkeypatch, capsys):
     write(proj, {"other.py": MX_BAD})
-    real = scopelint.runner.lint_fired
+    real = scopelint.engine.lint_fired
 
     def flaky(source, filename, settings, *rest):
         if filename.endswith("other.py"):
             raise RuntimeError("simulated engine bug")
         return real(source, filename, settings, *rest)
 
-    monkeypatch.setattr(scopelint.runner, "lint_fired", flaky)
+    monkeypatch.setattr(scopelint.engine, "lint_fired", flaky)
     rc, out, err = check(proj, monkeypatch, capsys)
     assert SIBLING in found(out)
     assert "other.py" in err and "simulated engine bug" in err and "Traceback" not in err

@@ -56,7 +56,7 @@ def no_linting(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("linted although cached")
 
-    monkeypatch.setattr(runner, "lint_text", boom)
+    monkeypatch.setattr(runner, "lint_source", boom)
 
 
 NAMES = ["a.py", "pkg/b.py", "pkg/clean.py"]

@@ -397,7 +397,7 @@ def test_a_batch_in_this_process_collects_each_files_cycles_and_restores_the_col
     import gc
     import weakref
 
-    from scopelint import runner
+    from scopelint import engine, runner
     from scopelint.engine import LintResult, Settings
 
     write(tmp_path, {"a.py": TORCH_BAD, "b.py": TORCH_BAD})
@@ -415,7 +415,7 @@ def test_a_batch_in_this_process_collects_each_files_cycles_and_restores_the_col
             assert left[0]() is None, "the first file's cycle outlived it"
         return LintResult()
 
-    monkeypatch.setattr(runner, "lint_fired", lint_leaving_a_cycle)
+    monkeypatch.setattr(engine, "lint_fired", lint_leaving_a_cycle)
     tasks = [(str(tmp_path / n), n, Settings(), False) for n in ("a.py", "b.py")]
     assert gc.isenabled()
     runner.check_paths(tasks, jobs=1)

@@ -10,8 +10,7 @@ import pytest
 
 from scopelint import notebook
 from scopelint.cli import main
-from scopelint.engine import Settings
-from scopelint.runner import lint_text
+from scopelint.engine import Settings, lint_source
 
 
 def make_nb(cells, language="python", indent=1, **extra_meta) -> str:
@@ -50,8 +49,8 @@ def run_cli(monkeypatch, tmp_path: Path, capsys, *args: str):
 
 
 def lint_nb(text: str, name: str = "nb.ipynb"):
-    result, nb = lint_text(text, name, Settings(), True)
-    return result.findings, result.errors, nb
+    result = lint_source(text, name, Settings(), notebook=True)
+    return result.findings, result.errors, result.notebook
 
 
 # -- state across cells ------------------------------------------------------------------

@@ -399,13 +399,13 @@ def test_a_module_parsed_in_pieces_is_the_module(path, monkeypatch):
 
 def _counting_lints(monkeypatch):
     calls = []
-    real = engine.lint_source
+    real = engine._lint_trusted
 
     def counting(source, filename, settings=ON):
         calls.append(settings.gate)
         return real(source, filename, settings)
 
-    monkeypatch.setattr(engine, "lint_source", counting)
+    monkeypatch.setattr(engine, "_lint_trusted", counting)
     return calls, counting
 
 

@@ -8,21 +8,19 @@ reads as a model).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.frameworks import is_model_constructor
+from scopelint.core.facts import CallFact
 from scopelint.core.names import dotted
-
-if TYPE_CHECKING:  # flow imports this module
-    from scopelint.core.flow import CallFact
 
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
 
-def is_model_call(call: "CallFact") -> bool:
+def is_model_call(call: CallFact) -> bool:
     """``model(x)``, ``self.net(x)``, ``net.forward(x)``, ``self(x)`` in a model class,
     anything made by a model constructor or put in ``.eval()``."""
     if call.qname is not None or call.callee is None:
@@ -67,11 +65,11 @@ def constructor(value) -> str:
     return ""
 
 
-def _ctor(call: "CallFact") -> str:
+def _ctor(call: CallFact) -> str:
     return constructor(call.receiver) if call.receiver is not None else ""
 
 
-def _receiver_name(call: "CallFact") -> str:
+def _receiver_name(call: CallFact) -> str:
     callee = call.callee or ""
     return callee.rsplit(".", 2)[-2] if callee.count(".") >= 1 else ""
 
@@ -80,7 +78,7 @@ _OPTIMIZER_NAME = re.compile(r"(^|_)(opt|optim|optimizer|optimiser|trainer)s?(_?
 _SCHEDULER_NAME = re.compile(r"sched|lr_|warmup", re.IGNORECASE)
 
 
-def is_optimizer_step(call: "CallFact") -> bool:
+def is_optimizer_step(call: CallFact) -> bool:
     """``opt.step()``, ``trainer.step(n)``, ``scaler.step(opt)`` -- not a scheduler's step."""
     if call.method != "step" or call.qname is not None:
         return False
@@ -99,20 +97,18 @@ def is_optimizer_name(name: str) -> bool:
     return bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
 
 
-def is_accelerator(call: "CallFact") -> bool:
+def is_accelerator(call: CallFact) -> bool:
     return _ctor(call) == "accelerate.Accelerator" or _receiver_name(call).lower() in ("accelerator", "accel")
 
 
-def is_scaler_step(call: "CallFact") -> bool:
+def is_scaler_step(call: CallFact) -> bool:
     """``scaler.step(opt)``: an AMP GradScaler stepping the optimizer it is given."""
     return bool(call.node.args) and (_receiver_name(call) == "scaler" or "GradScaler" in _ctor(call))
 
 
-def optimizer_name(call: "CallFact") -> str:
+def optimizer_name(call: CallFact) -> str:
     """The optimizer a step belongs to (``scaler.step(opt)`` -> ``opt``)."""
     if is_scaler_step(call):
-        from scopelint.core.names import dotted
-
         return dotted(call.node.args[0].value) or ""
     return _receiver_name(call)
 
@@ -140,7 +136,7 @@ def is_discriminator_optimizer(name: str) -> bool:
 
 
 
-def is_loss_call(call: "CallFact") -> bool:
+def is_loss_call(call: CallFact) -> bool:
     """A call that computes a loss: ``criterion(out, y)``, ``F.mse_loss(...)``. A class
     spelled in CamelCase (``STFTLoss(n_fft)``, ``CTCBeam(...)``, ``nn.MSELoss()``)
     constructs an object; it computes no loss."""

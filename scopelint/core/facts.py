@@ -1,0 +1,129 @@
+"""The facts the flow analysis records and the rules read: functions, calls, backward
+calls, grad-mode scopes and writes (``flow`` makes them; ``roles`` and the rules query them)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from scopelint.core.names import Names, Scope
+from scopelint.core.state import State, Value, unknown_entry_state
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    name: str
+    cls: Optional[cst.ClassDef]
+    parent: Optional["FunctionInfo"]
+    scope: Scope
+    class_bases: Tuple[str, ...] = ()
+    # (canonical api, decorator node) of a recording-scope decorator, if any.
+    decorator: Optional[Tuple[str, cst.Decorator]] = None
+    opaque: bool = False  # unknown decorator: its entry state cannot be derived
+    entry: State = field(default_factory=unknown_entry_state)
+    # Summary: names (in the function's own spelling) left in eval mode on some exit.
+    leaves_eval: FrozenSet[str] = frozenset()
+    # Values of parameters, joined over every call site (when all sites are known).
+    params: Dict[str, Value] = field(default_factory=dict)
+    # Summary: everything it returns has left the graph (``.item()``, ``.detach()``...).
+    returns_left: bool = False
+    in_model_class: bool = False  # a method of an nn.Module / gluon Block subclass
+
+    @property
+    def param_names(self) -> List[str]:
+        p = self.node.params
+        return [x.name.value for x in (*p.posonly_params, *p.params)]
+
+    @property
+    def qualname(self) -> str:
+        prefix = self.parent.qualname + "." if self.parent else ""
+        if self.cls is not None and self.parent is None:
+            prefix = self.cls.name.value + "."
+        return prefix + self.name
+
+
+@dataclass(eq=False)
+class CallFact:
+    node: cst.Call
+    qname: Optional[str]  # canonical name when the callee is an imported API
+    callee: Optional[str]  # dotted spelling of the callee (``self.model``)
+    method: Optional[str]  # attribute name for ``x.m(...)``
+    state: State
+    func: Optional[FunctionInfo]
+    receiver: Optional[Value]
+    args: Tuple[Value, ...]
+    statement: bool  # the whole statement is this call (possibly assigned)
+    in_eval: FrozenSet[str]  # names put in .eval() on every path to here
+    maybe_eval: Dict[str, cst.CSTNode]  # names in eval mode on some path -> what put them there
+    loops: Tuple[cst.CSTNode, ...]  # enclosing loops in this function, outermost first
+    grads: Optional[tuple]  # gradient-buffer status before the call (see _Env.grads)
+    target: Optional["FunctionInfo"] = None  # the local function it calls
+    callee_value: Optional[Value] = None  # what the flow knows of the callee (``model``)
+    seq: int = 0  # order of evaluation within a walk
+
+
+@dataclass(eq=False)
+class BackwardFact:
+    node: cst.Call
+    api: str  # "backward" (method) or a canonical function name
+    values: Tuple[Value, ...]
+    state: State
+    func: Optional[FunctionInfo]
+    frameworks: FrozenSet[str]
+    loops: Tuple[cst.CSTNode, ...] = ()
+    seq: int = 0
+
+
+@dataclass(eq=False)
+class ScopeFact:
+    item: cst.WithItem
+    with_node: cst.With
+    api: str
+    called: bool
+    before: State
+    inside: State
+    func: Optional[FunctionInfo]
+
+
+@dataclass(eq=False)
+class MutationFact:
+    """A write to an existing value: ``x += ...``, ``x[...] = ...``, ``x.add_(...)``,
+    ``f(..., out=x)``, ``x.attach_grad()``, or rebinding a leaf (``w = w - ...``)."""
+
+    node: cst.CSTNode
+    kind: str  # "augassign" | "subscript" | "inplace" | "out" | "attach" | "rebind"
+    key: Optional[str]  # dotted name written to
+    before: Value  # the value it held
+    value: Optional[Value]  # what is written / combined in
+    state: State
+    func: Optional[FunctionInfo]
+    loops: Tuple[cst.CSTNode, ...]
+    seq: int = 0  # order of evaluation within a walk
+
+
+@dataclass
+class Facts:
+    module: cst.Module
+    names: Names
+    frameworks: FrozenSet[str]
+    functions: List[FunctionInfo]
+    calls: List[CallFact]
+    backwards: List[BackwardFact]
+    scopes: List[ScopeFact]
+    mutations: List[MutationFact] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._call_by_node = {id(c.node): c for c in self.calls}
+        self._calls_by_func: Dict[int, List[CallFact]] = defaultdict(list)  # (in order)
+        for c in self.calls:
+            self._calls_by_func[id(c.func)].append(c)
+
+    def call_of(self, node: Optional[cst.CSTNode]) -> Optional[CallFact]:
+        return self._call_by_node.get(id(node)) if node is not None else None
+
+    def calls_in(self, func: Optional[FunctionInfo]) -> List[CallFact]:
+        return list(self._calls_by_func.get(id(func), ()))

@@ -1,0 +1,333 @@
+"""What the rules' fixes share: LibCST helpers to find, replace and spell things.
+
+Each rule builds its own fix (a ``NodeFix``) in its module, next to its ``check``, with
+these; ``scopelint.fix`` applies the edits. The same fix serves ``--fix``/
+``--unsafe-fixes`` and the runtime verifier, which runs the program as written and with
+the fix applied. Pure LibCST: no framework is imported.
+
+Expression-level changes (``torch.no_grad()`` -> ``torch.enable_grad()``) are
+localised node replacements. Statement-level changes (wrapping statements in a
+``with``, removing a ``with``, dropping a decorator) replace the whole module:
+LibCST regenerates statements without their surrounding indentation, so only the
+module node maps exactly onto its source span.
+
+Every fix builder returns None instead of raising (``quiet``): a missing fix must never
+break a rule.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import libcst as cst
+
+from scopelint.core.frameworks import canonical
+from scopelint.rule import NodeFix
+
+UNSAFE = "unsafe"
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+def quiet(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception:  # a fix is optional; never let it break the rule
+            return None
+
+    return wrapper
+
+
+_PARENTS: Dict[int, Tuple[cst.Module, Dict[int, cst.CSTNode]]] = {}
+
+
+def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
+    """id(node) -> parent node, computed once per module (a few kept)."""
+    hit = _PARENTS.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    table: Dict[int, cst.CSTNode] = {}
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            table[id(child)] = node
+            stack.append(child)
+    if len(_PARENTS) > 8:
+        _PARENTS.clear()
+    _PARENTS[id(module)] = (module, table)
+    return table
+
+
+def statement_of(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The statement directly inside a block (module or indented block) that holds ``node``."""
+    table = parents(module)
+    current = node
+    while current is not None:
+        parent = table.get(id(current))
+        if isinstance(parent, (cst.Module, cst.IndentedBlock)) and isinstance(current, cst.BaseStatement):
+            return current
+        current = parent
+    return None
+
+
+def block_of(module: cst.Module, stmt: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, int]]:
+    parent = parents(module).get(id(stmt))
+    if isinstance(parent, (cst.Module, cst.IndentedBlock)):
+        for i, s in enumerate(parent.body):
+            if s is stmt:
+                return parent, i
+    return None
+
+
+def enclosing_with(module: cst.Module, item: cst.WithItem) -> Optional[cst.With]:
+    parent = parents(module).get(id(item))
+    return parent if isinstance(parent, cst.With) else None
+
+
+class Replace(cst.CSTTransformer):
+    def __init__(self, mapping: Dict[int, Replacement]):
+        self.mapping = mapping
+
+    def on_leave(self, original_node, updated_node):
+        return self.mapping.get(id(original_node), updated_node)
+
+
+def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str, imports: Sequence[str] = ()) -> Optional[NodeFix]:
+    new = module.visit(Replace(mapping))
+    if imports:
+        new = add_imports(new, imports)
+    if new.code == module.code:
+        return None
+    return NodeFix(module, new, UNSAFE, message)
+
+
+def add_imports(module: cst.Module, roots: Sequence[str]) -> cst.Module:
+    """``import <root>`` after the module's docstring and __future__ imports."""
+    body = list(module.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and stmt.body:
+            small = stmt.body[0]
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)) and i == 0:
+                at = i + 1
+                continue
+            if isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and small.module.value == "__future__":
+                at = i + 1
+                continue
+        break
+    new = [cst.SimpleStatementLine([cst.Import([cst.ImportAlias(cst.Name(r))])]) for r in roots]
+    return module.with_changes(body=body[:at] + new + body[at:])
+
+
+def indented(stmts: Sequence[cst.BaseStatement], header: Optional[cst.TrailingWhitespace] = None) -> cst.IndentedBlock:
+    body = list(stmts) or [cst.SimpleStatementLine([cst.Pass()])]
+    if header is None:
+        return cst.IndentedBlock(body=body)
+    return cst.IndentedBlock(body=body, header=header)
+
+
+def wrap(stmts: Sequence[cst.BaseStatement], scope: cst.BaseExpression) -> cst.With:
+    """``with <scope>:`` around ``stmts``, keeping the first statement's leading comments."""
+    first = stmts[0]
+    lead = getattr(first, "leading_lines", ())
+    inner = [first.with_changes(leading_lines=())] + list(stmts[1:]) if hasattr(first, "leading_lines") else list(stmts)
+    return cst.With(items=[cst.WithItem(scope)], body=indented(inner), leading_lines=lead)
+
+
+def body_statements(with_node: cst.With) -> List[cst.BaseStatement]:
+    body = with_node.body
+    if isinstance(body, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=body.body)]
+    return list(body.body)
+
+
+def dedented(with_node: cst.With) -> List[cst.BaseStatement]:
+    """The body of a ``with`` as statements of the enclosing block."""
+    stmts = body_statements(with_node)
+    first = stmts[0]
+    lead = tuple(with_node.leading_lines) + tuple(getattr(first, "leading_lines", ()))
+    return [first.with_changes(leading_lines=lead)] + stmts[1:]
+
+
+def scope_of(ctx, func):
+    return func.scope if func is not None else ctx.facts.names.root
+
+
+def spell(ctx, scope, target: str) -> Optional[cst.BaseExpression]:
+    """An expression that names the API ``target`` (canonical, e.g. ``torch.enable_grad``)
+    in ``scope`` through the module's own imports, or None."""
+    names = ctx.facts.names
+    want = canonical(target)
+    candidates: List[Tuple[int, cst.BaseExpression]] = []
+    seen_scopes = []
+    s = scope
+    while s is not None:
+        seen_scopes.append(s)
+        s = s.parent
+    for sc in seen_scopes:
+        for local, q in sc.imports.items():
+            for full in {q, canonical(q)}:
+                rest = None
+                if full == target or full == want:
+                    rest = []
+                elif target.startswith(full + "."):
+                    rest = target[len(full) + 1:].split(".")
+                if rest is None:
+                    continue
+                expr: cst.BaseExpression = cst.Name(local)
+                for part in rest:
+                    expr = cst.Attribute(value=expr, attr=cst.Name(part))
+                candidates.append((len(rest), expr))
+    for _, expr in sorted(candidates, key=lambda c: c[0]):
+        if names.qualify(expr, scope) == want:
+            return expr
+    return None
+
+
+def spell_or_import(ctx, scope, target: str) -> Tuple[Optional[cst.BaseExpression], Tuple[str, ...]]:
+    """Like ``spell``; failing that ``<root>.<rest>`` plus the ``import <root>`` it needs."""
+    expr = spell(ctx, scope, target)
+    if expr is not None:
+        return expr, ()
+    root = target.split(".", 1)[0]
+    names = ctx.facts.names
+    if root in names.root.bound or root in names.root.imports:
+        return None, ()
+    s = scope
+    while s is not None:
+        if root in s.bound or root in s.imports:
+            return None, ()
+        s = s.parent
+    expr = cst.Name(root)
+    for part in target.split(".")[1:]:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr, (root,)
+
+
+def sibling(ctx, scope, func: cst.BaseExpression, target: str) -> Optional[cst.BaseExpression]:
+    """``autograd.pause`` -> ``autograd.record``: the same prefix, another API."""
+    if isinstance(func, cst.Attribute):
+        candidate = func.with_changes(attr=cst.Name(target.rsplit(".", 1)[1]))
+        if ctx.facts.names.qualify(candidate, scope) == canonical(target):
+            return candidate
+    return spell(ctx, scope, target)
+
+
+def keyword_call(func: cst.BaseExpression, **kwargs: cst.BaseExpression) -> cst.Call:
+    args = [
+        cst.Arg(value=v, keyword=cst.Name(k), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+        for k, v in kwargs.items()
+    ]
+    return cst.Call(func=func, args=args)
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def localized(node: cst.CSTNode, replacement: cst.CSTNode, message: str) -> NodeFix:
+    return NodeFix(node, replacement, UNSAFE, message)
+
+
+def torch_scope_call(ctx, scope, api: str, module: cst.Module, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """Replace the expression ``node`` by ``<torch>.<api>()``; adds ``import torch`` when needed."""
+    func, imports = spell_or_import(ctx, scope, api)
+    if func is None:
+        return None
+    new = cst.Call(func=func)
+    message = message.replace("{new}", code_of(new))
+    if imports:
+        return module_fix(module, {id(node): new}, message, imports)
+    return localized(node, new, message)
+
+
+def function_of(ctx, node: cst.CSTNode):
+    """The FunctionInfo whose body holds ``node`` (innermost), or None at module level."""
+    table = parents(ctx.facts.module)
+    by_node = {id(f.node): f for f in ctx.facts.functions}
+    current = table.get(id(node))
+    while current is not None:
+        if id(current) in by_node:
+            return by_node[id(current)]
+        current = table.get(id(current))
+    return None
+
+
+def drop_decorator(ctx, decorator, message: str) -> Optional[NodeFix]:
+    module = ctx.facts.module
+    if not isinstance(decorator, cst.Decorator):
+        return None
+    fdef = parents(module).get(id(decorator))
+    if not isinstance(fdef, cst.FunctionDef):
+        return None
+    new = fdef.with_changes(decorators=[d for d in fdef.decorators if d is not decorator])
+    return module_fix(module, {id(fdef): new}, message)
+
+
+def detached(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr.detach()`` (parenthesised when needed); a tuple of states detaches each."""
+    if isinstance(expr, cst.Tuple):
+        return expr.with_changes(elements=[el.with_changes(value=detached(el.value)) for el in expr.elements])
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("detach")))
+
+
+def detach_expression(expr: Optional[cst.BaseExpression], message: str, each=False) -> Optional[NodeFix]:
+    """``expr.detach()``; with ``each=True``, ``[s.detach() for s in expr]`` (MXNet's list
+    of states); with ``each="either"``, whichever of the two the state turns out to be."""
+    if expr is None:
+        return None
+    if each == "either" and isinstance(expr, (cst.Name, cst.Attribute)):
+        return localized(expr, detached_state(expr), message)
+    if each is True and not isinstance(expr, cst.Tuple):
+        item = cst.Name("s")
+        replacement = cst.ListComp(
+            elt=detached(item),
+            for_in=cst.CompFor(target=item, iter=expr),
+        )
+        return localized(expr, replacement, message)
+    return localized(expr, detached(expr), message)
+
+
+def detached_state(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """A state that may be a tensor or a tuple of tensors (LSTM), detached either way."""
+    item = cst.Name("s")
+    as_tuple = cst.Call(
+        func=cst.Name("tuple"),
+        args=[cst.Arg(cst.GeneratorExp(elt=detached(item), for_in=cst.CompFor(target=item, iter=expr)))],
+    )
+    test = cst.Call(func=cst.Name("hasattr"), args=[cst.Arg(expr), cst.Arg(cst.SimpleString('"detach"'))])
+    return cst.IfExp(test=test, body=detached(expr), orelse=as_tuple, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _statement_call(dotted_name: str, method: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Expr(cst.parse_expression(f"{dotted_name}.{method}()"))])
+
+
+@quiet
+def insert_call(ctx, node: cst.CSTNode, dotted_name: str, method: str, after: bool, message: str) -> Optional[NodeFix]:
+    """``<dotted_name>.<method>()`` as a statement before or after the one holding ``node``."""
+    module = ctx.facts.module
+    stmt = statement_of(module, node)
+    if stmt is None or not dotted_name:
+        return None
+    extra = _statement_call(dotted_name, method)
+    stmts = [stmt, extra] if after else [extra.with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
+    return module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, message)
+
+
+def walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def clip(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."

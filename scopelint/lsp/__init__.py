@@ -1,0 +1,60 @@
+"""``scopelint lsp``: a Language Server (pygls, stdio).
+
+Diagnostics on open, change (debounced) and save; a quick fix per fixable finding; a
+"Disable SLxxx for this line" action; ``source.fixAll.scopelint``; the rule's short doc
+on hover. Settings come from the nearest ``pyproject.toml`` of each document and are
+re-read when one changes. Python files, ``.ipynb`` files opened as text, and notebooks
+synchronised as notebook documents are linted. The server only parses: it never imports
+or runs the code it checks. A malformed request gets an error response, and nothing a
+client sends takes the server down.
+
+Parts (pygls's usual shape: a server subclass and the modules that work for it):
+``server`` (the protocol and the ``Server``, which holds the shared state and services),
+``documents`` (what is kept per document; settings), ``text`` (positions and edits,
+pure), ``diagnostics`` (linting a text document), ``notebooks`` (synced notebooks),
+``actions`` (quick fixes, fix-all, hover), ``handlers`` (the LSP methods). Only this
+module is imported until the server starts: pygls is optional.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import List, Optional
+
+MISSING_PYGLS = (
+    "scopelint: error: `scopelint lsp` needs the `pygls` package; "
+    "install it with: pip install 'scopelint[lsp]'"
+)
+
+
+def create_server():
+    """Build the pygls server (raises ImportError without pygls)."""
+    from scopelint.lsp import handlers, server
+
+    ls = server.build()
+    handlers.register(ls)
+    return ls
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of ``scopelint lsp``: serve over stdin/stdout until the client exits."""
+    try:
+        import pygls  # noqa: F401
+        import lsprotocol  # noqa: F401
+    except ImportError:
+        print(MISSING_PYGLS, file=sys.stderr)
+        return 2
+    logging.basicConfig(level=os.environ.get("SCOPELINT_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr,
+                        format="scopelint-lsp %(levelname)s %(name)s: %(message)s")
+    server = create_server()
+    # stdout is the protocol channel: anything else printing there would corrupt it.
+    stdout = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, stdout)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""What the server offers on a document: quick fixes, "Disable SLxxx for this line",
+``source.fixAll.scopelint``, and the rule's doc on hover."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence
+
+from lsprotocol import types
+
+from scopelint import notebook
+from scopelint.engine import lint_source
+from scopelint.finding import SYNTAX_ERROR
+from scopelint.fix import apply_edits
+from scopelint.lsp.diagnostics import SOURCE, lint_document, lintable, lsp_range
+from scopelint.lsp.documents import Item, overlaps
+from scopelint.lsp.notebooks import lint_cells, lint_notebook, notebook_cells, notebook_of_cell
+from scopelint.lsp.text import DocText, minimal_change, noqa_in
+from scopelint.rules import ALL_RULES
+
+FIX_ALL_KIND = "source.fixAll.scopelint"
+FIX_ROUNDS = 8
+
+
+def fresh_items(ls, uri: str) -> List[Item]:
+    """The items shown on ``uri``, re-linting first if the document moved on."""
+    key = notebook_of_cell(ls, uri)
+    if key is not None:
+        nb = ls.workspace.get_notebook_document(notebook_uri=key)
+        if key not in ls.linted or ls.linted[key].version != nb.version:
+            ls.schedule(key, lint_notebook, 0)
+        return ls.by_uri.get(uri, [])
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is None:
+        return []
+    if uri not in ls.linted or ls.linted[uri].version != doc.version:
+        ls.schedule(uri, lint_document, 0)
+    return ls.by_uri.get(uri, [])
+
+
+# -- edits ------------------------------------------------------------------------------
+
+
+def text_edit(dt: DocText, start: int, end: int, new_text: str) -> types.TextEdit:
+    return types.TextEdit(range=lsp_range(dt.position(start), dt.position(end)), new_text=new_text)
+
+
+def whole_change(ls, uri: str, old: str, new: str) -> Optional[types.TextEdit]:
+    if old == new:
+        return None
+    start, end, repl = minimal_change(old, new)
+    return text_edit(DocText(old, ls.encoding()), start, end, repl)
+
+
+def workspace_edit(changes: Dict[str, List[types.TextEdit]]) -> types.WorkspaceEdit:
+    return types.WorkspaceEdit(changes={u: e for u, e in changes.items() if e})
+
+
+def fix_edit(ls, item: Item) -> Optional[types.WorkspaceEdit]:
+    f = item.finding
+    text = ls.workspace.get_text_document(item.uri).source
+    if lintable(ls, item.uri) == "ipynb":
+        new, n = notebook.apply_edits(text, [f], unsafe=True)
+        edit = whole_change(ls, item.uri, text, new) if n else None
+        return workspace_edit({item.uri: [edit]}) if edit else None
+    dt = DocText(text, ls.encoding())
+    edits = [text_edit(dt, dt.offset(*e.start), dt.offset(*e.end), e.content) for e in f.fix.edits]
+    return workspace_edit({item.uri: edits})
+
+
+def noqa_edit(ls, item: Item) -> Optional[types.WorkspaceEdit]:
+    f = item.finding
+    text = ls.workspace.get_text_document(item.uri).source
+    if lintable(ls, item.uri) == "ipynb":
+        try:
+            nb = notebook.load(text)
+        except ValueError:
+            return None
+        src = nb.cell_text(f.cell) if f.cell else ""
+        new_src = noqa_in(src, f)
+        if new_src is None:
+            return None
+        try:
+            new = notebook.replace_sources(text, {f.cell: new_src})
+        except ValueError:
+            return None
+        edit = whole_change(ls, item.uri, text, new)
+        return workspace_edit({item.uri: [edit]}) if edit else None
+    new = noqa_in(text, f)
+    if new is None:
+        return None
+    edit = whole_change(ls, item.uri, text, new)
+    return workspace_edit({item.uri: [edit]}) if edit else None
+
+
+# -- fix all ----------------------------------------------------------------------------
+
+
+def fix_all_text(ls, text: str, path: str, is_nb: bool) -> str:
+    settings = ls.settings_for(path)
+    for _ in range(FIX_ROUNDS):
+        if is_nb:
+            result = lint_source(text, path, settings, notebook=True)
+            new, n = notebook.apply_edits(text, result.findings, False)
+        else:
+            result = lint_source(text, path, settings)
+            new, n = apply_edits(text, result.findings, False)
+        if n == 0 or new == text:
+            break
+        text = new
+    return text
+
+
+def fix_all_notebook(ls, nb_uri: str) -> Dict[str, str]:
+    """Cell URI -> new source for a synced notebook."""
+    nb = ls.workspace.get_notebook_document(notebook_uri=nb_uri)
+    if nb is None:
+        return {}
+    cells = notebook_cells(ls, nb)
+    original = {n: src for n, _, src in cells}
+    sources = dict(original)
+    path = ls.path_of(nb_uri)
+    for _ in range(FIX_ROUNDS):
+        findings, _errors = lint_cells(ls, path, [(n, u, sources[n]) for n, u, _ in cells])
+        changed = 0
+        for n in sources:
+            mine = [f for f in findings if f.cell == n and f.fix is not None]
+            if not mine:
+                continue
+            src = sources[n]
+            padded = src if src.endswith(("\n", "\r")) else src + "\n"
+            new, k = apply_edits(padded, mine, False)
+            if padded is not src and new.endswith("\n"):
+                new = new[:-1]
+            if k and new != src:
+                sources[n] = new
+                changed += k
+        if not changed:
+            break
+    uri_of = {n: u for n, u, _ in cells}
+    return {uri_of[n]: s for n, s in sources.items() if s != original[n]}
+
+
+def fix_all_edit(ls, uri: str) -> Optional[types.WorkspaceEdit]:
+    key = notebook_of_cell(ls, uri)
+    if key is not None:
+        changes = {}
+        for cell_uri, new in fix_all_notebook(ls, key).items():
+            old = ls.workspace.get_text_document(cell_uri).source
+            edit = whole_change(ls, cell_uri, old, new)
+            if edit:
+                changes[cell_uri] = [edit]
+        return workspace_edit(changes) if changes else None
+    kind = lintable(ls, uri)
+    if kind is None:
+        return None
+    text = ls.workspace.get_text_document(uri).source
+    new = fix_all_text(ls, text, ls.path_of(uri), kind == "ipynb")
+    edit = whole_change(ls, uri, text, new)
+    return workspace_edit({uri: [edit]}) if edit else None
+
+
+# -- requests ---------------------------------------------------------------------------
+
+
+def code_actions(ls, params: types.CodeActionParams) -> Optional[List[types.CodeAction]]:
+    uri = params.text_document.uri
+    only = params.context.only
+
+    def wanted(kind: str) -> bool:
+        return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+    items = fresh_items(ls, uri)
+    actions: List[types.CodeAction] = []
+    if wanted(types.CodeActionKind.QuickFix):
+        req = ((params.range.start.line, params.range.start.character), (params.range.end.line, params.range.end.character))
+        asked = {
+            (d.code, (d.range.start.line, d.range.start.character), (d.range.end.line, d.range.end.character))
+            for d in params.context.diagnostics
+            if d.source == SOURCE
+        }
+        for item in items:
+            f = item.finding
+            if not (overlaps(item.range, req) or (f.code, *item.range) in asked):
+                continue
+            if f.fix is not None:
+                edit = fix_edit(ls, item)
+                if edit is not None:
+                    unsafe = f.fix.applicability != "safe"
+                    actions.append(
+                        types.CodeAction(
+                            title=f"{f.code}: {f.fix.message}" + (" (unsafe)" if unsafe else ""),
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[item.diagnostic],
+                            edit=edit,
+                            is_preferred=not unsafe,
+                        )
+                    )
+            if f.code != SYNTAX_ERROR:
+                edit = noqa_edit(ls, item)
+                if edit is not None:
+                    actions.append(
+                        types.CodeAction(
+                            title=f"Disable {f.code} for this line",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[item.diagnostic],
+                            edit=edit,
+                        )
+                    )
+    if wanted(FIX_ALL_KIND) and (
+        only is not None or any(i.finding.fix is not None and i.finding.fix.applicability == "safe" for i in items)
+    ):
+        edit = fix_all_edit(ls, uri)
+        if edit is not None or only is not None:
+            actions.append(
+                types.CodeAction(
+                    title="scopelint: fix all auto-fixable problems",
+                    kind=FIX_ALL_KIND,
+                    edit=edit or types.WorkspaceEdit(changes={}),
+                )
+            )
+    return actions or None
+
+
+def hover(ls, params: types.HoverParams) -> Optional[types.Hover]:
+    uri = params.text_document.uri
+    pos = (params.position.line, params.position.character)
+    hits = [i for i in fresh_items(ls, uri) if i.range[0] <= pos <= i.range[1]]
+    if not hits:
+        return None
+    codes = list(dict.fromkeys(i.finding.code for i in hits))
+    rng = hits[0].range
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(codes)),
+        range=lsp_range(*rng),
+    )
+
+
+def hover_markdown(codes: Sequence[str]) -> str:
+    parts = []
+    for code in codes:
+        rule = ALL_RULES.get(code)
+        if rule is None:
+            parts.append(f"**{code}**: the file cannot be parsed, so it was not checked.")
+            continue
+        fix = {"safe": "Fix available.", "unsafe": "Fix available (unsafe)."}.get(rule.fixable or "", "")
+        parts.append(
+            f"**{rule.code}** `{rule.name}` ({rule.severity})\n\n{rule.summary}\n\n"
+            f"**How to fix:** {rule.help} {fix}".rstrip()
+            + f"\n\n[Documentation]({rule.url()}) · `scopelint rule {rule.code}`"
+        )
+    return "\n\n---\n\n".join(parts)

@@ -1,0 +1,120 @@
+"""The LSP methods the server answers, each handed to the part that does the work."""
+
+from __future__ import annotations
+
+import logging
+
+from lsprotocol import types
+
+from scopelint.lsp import actions
+from scopelint.lsp.diagnostics import lint_document, lintable
+from scopelint.lsp.notebooks import lint_notebook
+
+log = logging.getLogger("scopelint.lsp")
+DEBOUNCE_S = 0.3
+
+
+def relint_all(ls) -> None:
+    for uri in list(ls.workspace.text_documents):
+        if lintable(ls, uri):
+            ls.schedule(uri, lint_document, 0)
+    for uri in list(ls.workspace.notebook_documents):
+        ls.schedule(uri, lint_notebook, 0)
+
+
+def register(server) -> None:
+    """Register every handler on ``server`` (a ``scopelint.lsp.server.Server``)."""
+
+    @server.feature(types.INITIALIZED)
+    def initialized(params):
+        caps = server.client_capabilities
+        watch = caps.workspace and caps.workspace.did_change_watched_files
+        if watch and watch.dynamic_registration:
+            reg = types.Registration(
+                id="scopelint-pyproject",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                ),
+            )
+
+            def done(fut):
+                if not fut.cancelled() and fut.exception() is not None:
+                    log.warning("the client did not register the pyproject.toml watcher: %s", fut.exception())
+
+            try:
+                server.client_register_capability(types.RegistrationParams(registrations=[reg])).add_done_callback(done)
+            except Exception as exc:
+                log.warning("cannot register a pyproject.toml watcher: %s", exc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params):
+        server.schedule(params.text_document.uri, lint_document, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params):
+        server.schedule(params.text_document.uri, lint_document, DEBOUNCE_S)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(params):
+        uri = params.text_document.uri
+        if server.path_of(uri).endswith("pyproject.toml"):
+            server.settings_changed()
+            relint_all(server)
+            return
+        server.schedule(uri, lint_document, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params):
+        uri = params.text_document.uri
+        server.cancel_pending(uri)
+        server.linted.pop(uri, None)
+        if server.by_uri.pop(uri, None) is not None:
+            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params):
+        if any(c.uri.endswith("pyproject.toml") for c in params.changes):
+            server.settings_changed()
+            relint_all(server)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def nb_did_open(params):
+        server.schedule(params.notebook_document.uri, lint_notebook, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def nb_did_change(params):
+        server.schedule(params.notebook_document.uri, lint_notebook, DEBOUNCE_S)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def nb_did_save(params):
+        server.schedule(params.notebook_document.uri, lint_notebook, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def nb_did_close(params):
+        uri = params.notebook_document.uri
+        server.cancel_pending(uri)
+        old = server.linted.pop(uri, None)
+        uris = {c.uri for c in params.cell_text_documents} | ({i.uri for i in old.items} if old else set())
+        for cell_uri in uris:
+            if server.by_uri.pop(cell_uri, None) is not None:
+                server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=False
+        ),
+    )
+    def code_action(params):
+        return actions.code_actions(server, params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(params):
+        return actions.hover(server, params)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(params):
+        for handle in server.pending.values():
+            handle.cancel()
+        server.pending.clear()

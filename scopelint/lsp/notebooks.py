@@ -1,0 +1,73 @@
+"""Notebooks synchronised as notebook documents: their Python code cells are linted as
+one program, and each finding is shown on its cell."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from lsprotocol import types
+
+from scopelint import notebook
+from scopelint.engine import lint_source
+from scopelint.lsp.diagnostics import finding_range, make_diagnostic
+from scopelint.lsp.documents import Item, Linted
+from scopelint.lsp.text import DocText
+
+
+def notebook_cells(ls, nb) -> List[Tuple[int, str, str]]:
+    """(cell number, cell URI, source) of a synced notebook's Python code cells."""
+    out = []
+    for number, cell in enumerate(nb.cells, start=1):
+        if cell.kind != types.NotebookCellKind.Code:
+            continue
+        doc = ls.workspace.text_documents.get(cell.document)
+        if doc is None or (doc.language_id and doc.language_id != "python"):
+            continue
+        out.append((number, cell.document, doc.source))
+    return out
+
+
+def lint_cells(ls, path: str, cells: List[Tuple[int, str, str]]):
+    """Lint cells as a notebook: (findings with cell numbers, errors)."""
+    source, line_map = notebook.join([(n, src) for n, _, src in cells])
+    nb = notebook.Notebook(source, line_map, [])
+    result = lint_source(source, path, ls.settings_for(path))
+    notebook.map_findings(nb, result.findings)
+    return result.findings, result.errors
+
+
+def lint_notebook(ls, nb_uri: str) -> None:
+    ls.pending.pop(nb_uri, None)
+    nb = ls.workspace.get_notebook_document(notebook_uri=nb_uri)
+    if nb is None:
+        return
+    cells = notebook_cells(ls, nb)
+    findings, errors = lint_cells(ls, ls.path_of(nb_uri), cells)
+    ls.log_errors(errors)
+    uri_of = {n: u for n, u, _ in cells}
+    per_cell: Dict[str, List[Item]] = {u: [] for _, u, _ in cells}
+    for f in findings:
+        uri = uri_of.get(f.cell) if f.cell is not None else (cells[0][1] if cells else None)
+        if uri is None:
+            continue
+        dt = DocText(ls.workspace.get_text_document(uri).source, ls.encoding())
+        rng = finding_range(dt, f, dt.offset(*f.start), dt.offset(*f.end))
+        item = Item(f, uri, rng)
+        item.diagnostic = make_diagnostic(f, rng)
+        per_cell[uri].append(item)
+    old = ls.linted.get(nb_uri)
+    ls.linted[nb_uri] = Linted(nb.version, [i for items in per_cell.values() for i in items])
+    for uri, items in per_cell.items():
+        ls.publish(uri, items)
+    if old is not None:  # cells that went away or stopped being Python
+        for item in old.items:
+            if item.uri not in per_cell:
+                ls.publish(item.uri, [])
+
+
+def notebook_of_cell(ls, uri: str) -> Optional[str]:
+    """The URI (workspace key) of the synced notebook holding cell ``uri``, if any."""
+    nb = ls.workspace.get_notebook_document(cell_uri=uri)
+    if nb is None:
+        return None
+    return next((k for k, v in ls.workspace.notebook_documents.items() if v is nb), None)

@@ -1,0 +1,125 @@
+"""The language server's parts, each on its own (tests/test_lsp.py drives the whole
+server over stdio): pure text helpers and settings without pygls; diagnostics and code
+actions against a stand-in for the server, with no protocol or event loop."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from scopelint.engine import Settings
+from scopelint.finding import syntax_finding
+from scopelint.lsp.documents import SettingsCache, overlaps
+from scopelint.lsp.text import DocText, add_noqa, minimal_change, noqa_in
+
+SL107 = "import torch\n\nmodel = torch.nn.Linear(3, 1)\nwith torch.no_grad:\n    out = model(torch.ones(2, 3))\n"
+
+
+# -- text (pure) -----------------------------------------------------------------------------
+def test_positions_count_utf16_units_and_only_lsp_line_breaks():
+    dt = DocText("a\U0001F600b\r\nc\x0cd\n")
+    assert dt.position(3) == (0, 4)  # the emoji is two UTF-16 units
+    assert DocText(dt.text, "utf-32").position(3) == (0, 3)
+    assert dt.position(5) == (1, 0) and dt.line_end(0) == 3
+    assert dt.starts == [0, 5, 9]  # a form feed does not end a line
+    assert dt.offset_of(1, 2) == 7 and dt.offset(2, 3) == 7
+
+
+def test_minimal_change_and_noqa():
+    assert minimal_change("with torch.no_grad:\n", "with torch.no_grad():\n") == (18, 18, "()")
+    assert add_noqa("x = 1  # noqa: SL101", "SL107") == "x = 1  # noqa: SL101, SL107"
+    assert add_noqa("x = 1  # noqa", "SL107") is None
+    f = syntax_finding("t.py", "m", 4, 1)
+    f.code = "SL107"
+    assert noqa_in(SL107, f).splitlines()[3] == "with torch.no_grad:  # noqa: SL107"
+    inside = 'x = """\nwith\n"""\n'
+    g = syntax_finding("t.py", "m", 2, 1)
+    assert noqa_in(inside, g) is None  # the line ends inside a string
+    assert overlaps(((1, 0), (1, 4)), ((1, 4), (2, 0))) and not overlaps(((1, 0), (1, 3)), ((1, 4), (2, 0)))
+
+
+# -- documents: settings ---------------------------------------------------------------------
+def test_settings_are_read_again_when_a_pyproject_changes(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.scopelint]\nselect = ["SL101"]\n')
+    doc = tmp_path / "pkg" / "a.py"
+    doc.parent.mkdir()
+    cache = SettingsCache()
+    assert cache.settings_for(doc).select == ("SL101",)
+    (tmp_path / "pyproject.toml").write_text('[tool.scopelint]\nselect = ["SL107", "SL101"]\n')
+    assert set(cache.settings_for(doc).select) == {"SL101", "SL107"}
+
+
+# -- diagnostics and actions against a stand-in server ----------------------------------------
+pytest.importorskip("lsprotocol", reason="the language server needs pygls (pip install 'scopelint[lsp]')")
+from lsprotocol import types  # noqa: E402
+
+from scopelint.lsp import actions, diagnostics  # noqa: E402
+
+
+class FakeServer:
+    """What the parts ask of ``scopelint.lsp.server.Server``, with documents in a dict."""
+
+    def __init__(self, docs):
+        self.docs = {uri: SimpleNamespace(source=text, version=1, language_id="python") for uri, text in docs.items()}
+        self.workspace = SimpleNamespace(
+            text_documents=self.docs,
+            notebook_documents={},
+            get_text_document=lambda uri: self.docs[uri],
+            get_notebook_document=lambda **kw: None,
+        )
+        self.linted, self.by_uri, self.pending, self.published, self.errors = {}, {}, {}, [], []
+
+    def path_of(self, uri):
+        return "/nowhere/" + uri.rsplit("/", 1)[-1]
+
+    def settings_for(self, path):
+        return Settings()
+
+    def encoding(self):
+        return "utf-16"
+
+    def log_errors(self, errors):
+        self.errors.extend(errors)
+
+    def publish(self, uri, items, version=None):
+        self.by_uri[uri] = items
+        self.published.append((uri, version, [i.diagnostic.code for i in items]))
+
+    def schedule(self, key, fn, delay):
+        fn(self, key)
+
+
+def test_lint_document_publishes_diagnostics_with_lsp_ranges():
+    ls = FakeServer({"file:///w/a.py": SL107, "file:///w/notes.txt": SL107})
+    diagnostics.lint_document(ls, "file:///w/a.py")
+    assert ls.published == [("file:///w/a.py", 1, ["SL107"])]
+    d = ls.by_uri["file:///w/a.py"][0].diagnostic
+    assert (d.range.start.line, d.range.start.character, d.source) == (3, 5, "scopelint")
+    assert d.severity == types.DiagnosticSeverity.Error and d.data == {"fixable": True}
+    ls.docs["file:///w/notes.txt"].language_id = "plaintext"
+    diagnostics.lint_document(ls, "file:///w/notes.txt")  # not a Python document: left alone
+    assert len(ls.published) == 1
+
+
+def test_code_actions_and_hover_on_their_own():
+    ls = FakeServer({"file:///w/a.py": SL107})
+    everything = types.Range(types.Position(0, 0), types.Position(9, 0))
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri="file:///w/a.py"),
+        range=everything,
+        context=types.CodeActionContext(diagnostics=[]),
+    )
+    got = actions.code_actions(ls, params)  # lints first: the document was never linted
+    assert [a.title for a in got] == [
+        "SL107: Call the context manager: add `()`",
+        "Disable SL107 for this line",
+        "scopelint: fix all auto-fixable problems",
+    ]
+    (fix,) = got[0].edit.changes["file:///w/a.py"]
+    assert fix.new_text == "torch.no_grad()" and (fix.range.start.line, fix.range.start.character) == (3, 5)
+    (fix_all,) = got[2].edit.changes["file:///w/a.py"]
+    assert fix_all.new_text == "()"
+    hover = actions.hover(ls, types.HoverParams(types.TextDocumentIdentifier("file:///w/a.py"), types.Position(3, 8)))
+    assert hover.contents.value.startswith("**SL107** `grad-context-not-called`")
+    assert actions.hover(ls, types.HoverParams(types.TextDocumentIdentifier("file:///w/a.py"), types.Position(0, 0))) is None
