@@ -352,14 +352,14 @@ def test_internal_error_outside_the_rules(proj, monkeypatch, capsys):
 
 def _failing_on(monkeypatch, *names):
     """Every file whose name ends in one of ``names`` fails with an internal error."""
-    real = scopelint.runner.lint_fired
+    real = scopelint.engine.lint_fired
 
     def flaky(source, filename, settings, *rest):
         if filename.endswith(names):
             raise AttributeError("module 'ast' has no attribute 'MatchAs'")  # (issue 22: Python 3.9)
         return real(source, filename, settings, *rest)
 
-    monkeypatch.setattr(scopelint.runner, "lint_fired", flaky)
+    monkeypatch.setattr(scopelint.engine, "lint_fired", flaky)
 
 
 def test_no_passing_summary_when_every_file_failed(tmp_path, monkeypatch, capsys):

@@ -206,7 +206,7 @@ def test_before_python_3_10_an_fstring_with_expressions_is_not_lowered(monkeypat
     run on 3.9 lowered ``/ 32`` in an f-string as ``/ in``): there such a file goes to
     LibCST's parse, with the same findings."""
     from scopelint.core import lower
-    from scopelint.runner import lint_code
+    from scopelint.engine import lint_source as lint_code
 
     source = "import torch\nwith torch.no_grad():\n    y = f(x)\nprint(f'{y.item() / 32:.4f}')\ny.backward()\n"
     exact = lint_code(source, "m.py", Settings())
