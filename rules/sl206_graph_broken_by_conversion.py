@@ -63,7 +63,7 @@ class GraphBrokenByConversion(Rule):
                         continue
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
-                    mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv)
+                    mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
                     if other_path and not mxnet_partial:
                         continue
                     reported.add(id(conv.node))
@@ -85,6 +85,30 @@ def _left_or_data(v) -> bool:
 def _from_recorded(conv, fw) -> bool:
     """Some value the conversion reads (directly, not through another one) has a graph."""
     return any(may_carry_graph(v, fw) for p in conv.parents for v in graph_path(p, _left) if not _left(v))
+
+
+def _object_method(v) -> bool:
+    """``self.run_trials(configs)``: a method of the object, which is no model; what it
+    returns (rewards, metrics) is nobody's graph as far as the flow can tell."""
+    node = v.node
+    return (
+        type(node) is cst.Call and v.pure and type(node.func) is cst.Attribute
+        and type(node.func.value) is cst.Name and node.func.value.value in ("self", "cls")
+    )
+
+
+def _from_graph_directly(conv, fw) -> bool:
+    """The conversion reads a graph through tensor operations alone, not through a
+    method of the object (``nd.array([r - b for r in self.schedule(configs)])``, the
+    REINFORCE reward of a controller, is a constant by design)."""
+    stop = lambda v: _left(v) or _object_method(v)  # noqa: E731
+    parents = conv.parents
+    node = conv.node
+    if type(node) is cst.Call and len(parents) == len(node.args):  # ``nd.array(data, ctx=...)``: the data
+        parents = [p for p, a in zip(parents, node.args) if a.keyword is None]
+    return any(
+        may_carry_graph(v, fw) for p in parents for v in graph_path(p, stop) if not stop(v)
+    )
 
 
 def _deepest(conv, fw):

@@ -18,7 +18,7 @@ from scopelint.core import roles
 from scopelint.core.facts import BackwardFact, CallFact, Facts, FunctionInfo, MutationFact, ScopeFact
 from scopelint.core.names import Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import child_blocks, is_subclass, iter_children, statements
+from scopelint.core.syntax import child_blocks, is_subclass, iter_children, statements, walk
 from scopelint.core.state import (
     UNKNOWN,
     Mode,
@@ -818,10 +818,38 @@ class Analyzer:
         if t is cst.Lambda:
             return opaque_value(e)
         if t in _COMPREHENSIONS:
-            parents = self._ev_children(e)
-            return computed_value(e, state, parents, False)
+            return computed_value(e, state, self._comprehension(e), False)
         self._ev_children(e)
         return opaque_value(e)
+
+    def _comprehension(self, e) -> List[Value]:
+        """The values a comprehension is made of. Its loop variables hold items of their
+        iterables, as a ``for`` loop's do (``[r - b for r in rewards]``: each ``r`` is
+        derived from ``rewards``, not a name nobody knows); bound only inside it."""
+        vals = self.flow.env.vals
+        saved: Dict[str, Value] = {}
+        bound: Set[str] = set()
+        parents: List[Value] = []
+        for_in = e.for_in
+        while for_in is not None:
+            iterable = self._ev(for_in.iter)
+            parents.append(iterable)
+            for n in walk(for_in.target):
+                if type(n) is cst.Name:
+                    key = n.value
+                    bound.add(key)
+                    for k in [k for k in vals if k == key or k.startswith(key + ".")]:
+                        saved.setdefault(k, vals[k])
+            self._bind(for_in.target, self._loop_item(for_in, iterable))
+            for cond in for_in.ifs:
+                self._ev(cond.test)
+            for_in = for_in.inner_for_in
+        parts = (e.key, e.value) if type(e) is cst.DictComp else (e.elt,)
+        parents.extend(self._ev(x) for x in parts)
+        for k in [k for k in vals if k.split(".", 1)[0] in bound]:
+            del vals[k]
+        vals.update(saved)
+        return parents
 
     def _ev_children(self, node: cst.CSTNode) -> List[Value]:
         out = []
