@@ -1,0 +1,168 @@
+"""Issue 24: analysis cost stays near linear in the file's size, and what was made
+linear decides exactly what the quadratic version decided."""
+
+from __future__ import annotations
+
+import ast
+import random
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Set
+
+import pytest
+
+from fixtures_util import all_fixtures
+from scopelint.core import slicing
+from scopelint.core.slicing import _FUNCS, _IMPORTS, _bound_names, _decorator_words, _walk
+from scopelint.engine import Settings
+
+ON = Settings()
+GATE_CASES = sorted((Path(__file__).parent / "data" / "gate_cases").glob("*.py"))
+
+
+def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self_called, partners) -> List[Set[int]]:
+    """The gate's "needs" as it was before hubs: every pair, written out (quadratic:
+    the reference the hub version must agree with)."""
+    n = len(units)
+    needs: List[Set[int]] = [set() for _ in range(n)]
+    binders: Dict[str, List[int]] = defaultdict(list, {name: list(js) for name, js in binds.items()})
+    reads: Dict[int, Set[str]] = {}
+    for u in units:
+        if u.kind == "class":
+            reads[u.index] = u.words
+            for node in _walk(u.nodes):
+                if type(node) not in _FUNCS and type(node) is not ast.ClassDef and type(node) not in _IMPORTS:
+                    for name in _bound_names(node):
+                        binders[name].append(u.index)
+        elif u.kind in ("def", "method"):
+            reads[u.index] = _decorator_words(u.nodes[0], lines)
+            for node in _walk(u.nodes[0].decorator_list):
+                for name in _bound_names(node):
+                    binders[name].append(u.index)
+        else:
+            reads[u.index] = u.words
+    for u in units:
+        if u.kind in ("def", "class", "method") and u.name in binders:
+            binders[u.name].append(u.index)
+    for u in units:
+        i = u.index
+        if u.kind == "method":
+            needs[i].add(u.cls)
+        calls = called.get(i, ())
+        for word in u.words:
+            for j in defines.get(word, ()):
+                if units[j].kind == "def" and word not in calls:
+                    continue
+                needs[i].add(j)
+                if units[j].kind != "class" and j not in escaped:
+                    needs[j].add(i)
+        for word in reads[i]:
+            for j in binders.get(word, ()):
+                needs[i].add(j)
+                needs[j].add(i)
+        for m in self_called.get(i, ()):
+            for j in methods.get(m, ()):
+                needs[i].add(j)
+                if j not in escaped:
+                    needs[j].add(i)
+    for u in units:
+        if u.kind == "class":
+            cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]
+            for node in _walk(cls_bases):
+                if type(node) is ast.Name:
+                    for j in defines.get(node.id, ()):
+                        needs[j].add(u.index)
+    for i, js in partners.items():
+        needs[i].update(js)
+    return needs
+
+
+# Pieces of module-level code over a few shared names, so that units bind, read, call,
+# rebind and derive from each other in every combination the gate distinguishes.
+_NAMES = ["x", "y", "model", "opt", "f", "g", "Net", "Base", "step"]
+_PIECES = [
+    "{a} = {b}",
+    "{a} = {b}({c})",
+    "{a}.append({b})",
+    "{a}.requires_grad_()",
+    "if ({a} := {b}):\n    pass",
+    "{a} = 0; {b} = 1",
+    "def {a}({b}):\n    return {c}({b})",
+    "def {a}():\n    with torch.no_grad():\n        return {b}({c})",
+    "@{b}\ndef {a}():\n    return {c}",
+    "@{b}({c})\ndef {a}():\n    pass",
+    "class {A}({B}):\n    k = {b}\n    def forward(self, v):\n        return self.{a}(v)\n    def {a}(self, v):\n        return {c}(v)",
+    "class {A}:\n    def step(self):\n        self.forward({b})\n    if {c}:\n        def {a}(self):\n            pass",
+    "class {A}:\n    {a} = {b}\n    raise {c}",
+    "with torch.no_grad():\n    {a} = {b}({c})",
+    "{a}.backward()",
+    "{a}.zero_grad()",
+    "{a}.eval()",
+    "for {a} in {b}:\n    {c} = {a}",
+    "try:\n    def {a}():\n        return {b}\nexcept E:\n    {c} = 1",
+    "import {a}",
+    "from m import {a}",
+    "float = {b}",
+    "print({a}, {b})",
+    "{a} = lambda: {b}.backward()",
+]
+
+
+def _program(rng: random.Random) -> str:
+    out = ["import torch"]
+    for _ in range(rng.randint(2, 14)):
+        a, b, c = (rng.choice(_NAMES) for _ in range(3))
+        out.append(rng.choice(_PIECES).format(a=a, b=b, c=c, A=a.capitalize(), B=b.capitalize()))
+    return "\n".join(out) + "\n"
+
+
+def _programs():
+    rng = random.Random(24)
+    texts = [p.read_text(encoding="utf-8") for p in all_fixtures() + GATE_CASES]
+    texts += [_program(rng) for _ in range(600)]
+    return texts
+
+
+def _slices(text: str):
+    plan = slicing.plan(text, ON.inference_functions)
+    return None if plan is None else (plan.source, plan.kept_lines)
+
+
+def test_hub_needs_keep_exactly_what_the_pairs_kept(monkeypatch):
+    """Fixtures, gate cases and 600 generated programs: the same slice, line for line."""
+    texts = _programs()
+    hubbed = [_slices(t) for t in texts]
+    monkeypatch.setattr(slicing, "_needs", _pairwise_needs)
+    paired = [_slices(t) for t in texts]
+    assert sum(1 for p in paired if p is not None and p[0] is not None) > 300  # (the cases really slice)
+    for text, a, b in zip(texts, hubbed, paired):
+        assert a == b, text
+
+
+def _edges(monkeypatch, text: str) -> int:
+    seen = []
+    real = slicing._needs
+
+    def counting(*args):
+        needs = real(*args)
+        seen.append(sum(len(s) for s in needs))
+        return needs
+
+    monkeypatch.setattr(slicing, "_needs", counting)
+    slicing.plan(text, ON.inference_functions)
+    return seen[0]
+
+
+@pytest.mark.parametrize("shape", [
+    "x = 1\n",  # one name rebound by every statement
+    "x = y\ny = x\n",
+    "def f(v):\n    return f(v)\n",  # many functions of one name, each calling it
+    "class A(B):\n    def forward(self):\n        return self.forward()\n",
+])
+def test_the_gate_needs_grow_linearly(monkeypatch, shape):
+    """8,000 ``x = 1`` and a use of ``x`` under a no_grad scope were 64M pairs (4 GB)."""
+    def text(n):
+        return "import torch\n" + shape * n + "with torch.no_grad():\n    y = model(x)\n"
+
+    small, large = _edges(monkeypatch, text(250)), _edges(monkeypatch, text(2000))
+    assert large <= 9 * small  # 8x the units: about 8x the edges, not 64x
