@@ -64,6 +64,21 @@ def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
     return table
 
 
+_BODY_INDEX: Dict[int, Tuple[cst.Module, Dict[int, int]]] = {}
+
+
+def _body_index(module: cst.Module) -> Dict[int, int]:
+    """id(module-level statement) -> its index in ``module.body``, once per module."""
+    hit = _BODY_INDEX.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    table = {id(stmt): i for i, stmt in enumerate(module.body)}
+    if len(_BODY_INDEX) > 8:
+        _BODY_INDEX.clear()
+    _BODY_INDEX[id(module)] = (module, table)
+    return table
+
+
 def _statement_of(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNode]:
     """The statement directly inside a block (module or indented block) that holds ``node``."""
     table = parents(module)
@@ -99,12 +114,48 @@ class _Replace(cst.CSTTransformer):
 
 
 def _module_fix(module: cst.Module, mapping: Dict[int, _Replacement], message: str, imports: Sequence[str] = ()) -> Optional[NodeFix]:
-    new = module.visit(_Replace(mapping))
+    """The module with ``mapping`` applied. Only the module-level statements that hold a
+    mapped node are transformed (and compared): the others stay the same objects in the
+    new module, so that a fix costs its statements, not the file (``engine`` then makes
+    the edit from the statements that changed)."""
+    changed = _top_statements(module, mapping)
+    if changed is None:  # (a mapped node outside the body: the whole module)
+        new = module.visit(_Replace(mapping))
+        same = not imports and new.code == module.code
+    else:
+        body: List[cst.BaseStatement] = []
+        same = True
+        for i, stmt in enumerate(module.body):
+            if i not in changed:
+                body.append(stmt)
+                continue
+            out = stmt.visit(_Replace(mapping))
+            parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
+            body.extend(parts)
+            same = same and "".join(module.code_for_node(p) for p in parts) == module.code_for_node(stmt)
+        new = module.with_changes(body=body)
+        same = same and not imports
     if imports:
         new = _add_imports(new, imports)
-    if new.code == module.code:
+    if same:
         return None
     return NodeFix(module, new, UNSAFE, message)
+
+
+def _top_statements(module: cst.Module, mapping: Dict[int, _Replacement]) -> Optional[set]:
+    """The indices in ``module.body`` of the statements holding the nodes ``mapping``
+    names; None when one is not in the body."""
+    table = parents(module)
+    index = _body_index(module)
+    out = set()
+    for key in mapping:
+        while key not in index:
+            parent = table.get(key)
+            if parent is None or parent is module:
+                return None
+            key = id(parent)
+        out.add(index[key])
+    return out
 
 
 def _add_imports(module: cst.Module, roots: Sequence[str]) -> cst.Module:
@@ -290,13 +341,28 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
 def _function_of(ctx, node: cst.CSTNode):
     """The FunctionInfo whose body holds ``node`` (innermost), or None at module level."""
     table = parents(ctx.facts.module)
-    by_node = {id(f.node): f for f in ctx.facts.functions}
+    by_node = _functions_by_node(ctx.facts)
     current = table.get(id(node))
     while current is not None:
         if id(current) in by_node:
             return by_node[id(current)]
         current = table.get(id(current))
     return None
+
+
+_BY_NODE: Dict[int, Tuple[object, Dict[int, object]]] = {}
+
+
+def _functions_by_node(facts) -> Dict[int, object]:
+    """id(function node) -> its FunctionInfo, made once per analysis (not per finding)."""
+    hit = _BY_NODE.get(id(facts))
+    if hit is not None and hit[0] is facts:
+        return hit[1]
+    table = {id(f.node): f for f in facts.functions}
+    if len(_BY_NODE) > 8:
+        _BY_NODE.clear()
+    _BY_NODE[id(facts)] = (facts, table)
+    return table
 
 
 def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:
