@@ -166,3 +166,66 @@ def test_the_gate_needs_grow_linearly(monkeypatch, shape):
 
     small, large = _edges(monkeypatch, text(250)), _edges(monkeypatch, text(2000))
     assert large <= 9 * small  # 8x the units: about 8x the edges, not 64x
+
+
+# --- fixes cost their statements, not the module ------------------------------------------------
+def _fixes(texts):
+    from scopelint.engine import lint_source
+
+    return [[(f.code, f.start, f.fix) for f in lint_source(t, "t.py").findings] for t in texts]
+
+
+def _fix_texts():
+    texts = [p.read_text(encoding="utf-8") for p in all_fixtures() if p.name.startswith("bad_")][::3]
+    # Fixes around other module-level statements, at the start and the end of the file,
+    # several per file, and files without a trailing newline.
+    texts += [t + "\n\nx = 1\n" for t in texts[::4]]
+    texts += ["import os\n" + t.rstrip("\n") for t in texts[1::4]]
+    texts.append("import torch\nmodel = torch.nn.Linear(3, 1)\n" + "".join(
+        f"\n\ndef predict_{i}(batch):\n    model.eval()\n    return model(batch)\n" for i in range(5)))
+    return texts
+
+
+def test_statement_fixes_are_the_whole_module_fixes(monkeypatch):
+    """Every fixture's fixes (and variants): the edits made from the statements that
+    change are those made from the whole module transformed and regenerated."""
+    from scopelint import engine
+    from scopelint.runtime_check import counterfactuals as cf
+
+    texts = _fix_texts()
+    fast = _fixes(texts)
+    assert sum(1 for fs in fast for _, _, fix in fs if fix is not None) > 30
+    monkeypatch.setattr(engine._Statements, "edit", lambda self, new: None)
+    monkeypatch.setattr(cf, "_top_statements", lambda module, mapping: None)
+    slow = _fixes(texts)
+    for text, a, b in zip(texts, fast, slow):
+        assert a == b, text
+
+
+def test_many_fixes_cost_linear_time(monkeypatch):
+    """A file of small functions, each with a finding and a fix: each fix generates its
+    own statement, not the module (so 4x the functions generate ~4x the code)."""
+    import libcst as cst
+
+    from scopelint.engine import lint_source
+
+    generated = []
+    real = cst.Module.code_for_node
+
+    def counting(self, node):
+        code = real(self, node)
+        generated.append(len(code))
+        return code
+
+    monkeypatch.setattr(cst.Module, "code_for_node", counting)
+
+    def cost(n):
+        generated.clear()
+        text = "import torch\nmodel = torch.nn.Linear(3, 1)\n" + "".join(
+            f"\n\ndef predict_{i}(batch):\n    model.eval()\n    return model(batch)\n" for i in range(n))
+        findings = lint_source(text, "t.py").findings
+        assert len(findings) == n and all(f.fix is not None for f in findings)
+        return sum(generated)
+
+    small, large = cost(20), cost(80)
+    assert large <= 5 * small, (small, large)
