@@ -229,3 +229,66 @@ def test_many_fixes_cost_linear_time(monkeypatch):
 
     small, large = cost(20), cost(80)
     assert large <= 5 * small, (small, large)
+
+
+# --- fixes compile and converge -------------------------------------------------------------------
+WRAP = "with ag.record(train_mode=False):"
+
+
+def _wrapping_findings(text: str, filename: str = "t.py"):
+    """A finding on ``y = f(x)`` whose fix wraps it in ``WRAP`` and never removes it (what
+    a fuzzed program made SL101's fix do)."""
+    from scopelint.finding import Edit, Finding, Fix
+    from scopelint.runner import FileResult
+
+    res = FileResult(filename, None, source=text)
+    for row, line in enumerate(text.splitlines(keepends=True), 1):
+        if line.strip() == "y = f(x)":
+            indent = line[: len(line) - len(line.lstrip())]
+            edit = Edit(f"{indent}{WRAP}\n{indent}    y = f(x)\n", (row, 1), (row + 1, 1))
+            res.findings.append(Finding("SL101", "m", "error", filename, (row, 1 + len(indent)), (row, 9 + len(indent)),
+                                        fix=Fix("unsafe", "wrap", (edit,))))
+    return res
+
+
+def test_a_fix_whose_result_is_there_is_not_applied_again():
+    from scopelint.fix import apply_edits
+
+    plain = "from mxnet import autograd as ag\nfor i in r:\n    y = f(x)\n"
+    once, n = apply_edits(plain, _wrapping_findings(plain).findings, True)
+    assert n == 1 and once == f"from mxnet import autograd as ag\nfor i in r:\n    {WRAP}\n        y = f(x)\n"
+    again, n = apply_edits(once, _wrapping_findings(once).findings, True)
+    assert (again, n) == (once, 0)
+    assert apply_edits(plain, _wrapping_findings(plain).findings, False) == (plain, 0)  # (unsafe: not without --unsafe-fixes)
+
+
+def test_the_fix_loop_converges_and_never_writes_what_does_not_compile(monkeypatch):
+    import scopelint.fix as fx
+    import scopelint.runner
+
+    monkeypatch.setattr(scopelint.runner, "check_source", lambda source, filename, path, settings, keep_source=False: _wrapping_findings(source.text))
+    text = "from mxnet import autograd as ag\ny = f(x)\n"
+    fixed, result, applied = fx.fix_until_stable(_wrapping_findings(text), ON, True, rounds=25)
+    assert applied == 1 and fixed.count(WRAP) == 1 and not result.errors
+    assert fx.fix_until_stable(_wrapping_findings(fixed), ON, True, rounds=25)[2] == 0  # a second run: nothing
+    # Without that check, the compiler's limit (20 statically nested blocks) is what stops it: the last text that compiles is kept.
+    monkeypatch.setattr(fx, "_holds_result", lambda *args: False)
+    fixed, result, applied = fx.fix_until_stable(_wrapping_findings(text), ON, True, rounds=25)
+    assert fixed.count(WRAP) == 20 and fx.compiles(fixed, "t.py") and applied == 20
+    assert result.errors == ["t.py: a fix produced invalid code; left unfixed"]
+    assert fx.fix_until_stable(_wrapping_findings(text), ON, True, rounds=4)[2] == 4  # (and the bound holds)
+
+
+def test_fuzzed_fixes_compile_and_converge():
+    """A fixed sample of ``benchmarks/fuzz_fixes.py``'s programs (the script runs 10,000)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    try:
+        import fuzz_fixes
+    finally:
+        sys.path.pop(0)
+    corpus = fuzz_fixes.fixtures()
+    for k in range(12):
+        text = fuzz_fixes.program(random.Random(24 * 1_000_003 + k), corpus)
+        assert fuzz_fixes.check_one(text) is None, text
