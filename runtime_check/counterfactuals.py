@@ -123,15 +123,13 @@ def _module_fix(module: cst.Module, mapping: Dict[int, _Replacement], message: s
         new = module.visit(_Replace(mapping))
         same = not imports and new.code == module.code
     else:
-        body: List[cst.BaseStatement] = []
+        body: List[cst.BaseStatement] = list(module.body)
         same = True
-        for i, stmt in enumerate(module.body):
-            if i not in changed:
-                body.append(stmt)
-                continue
+        for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
+            stmt = module.body[i]
             out = stmt.visit(_Replace(mapping))
             parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
-            body.extend(parts)
+            body[i:i + 1] = parts
             same = same and "".join(module.code_for_node(p) for p in parts) == module.code_for_node(stmt)
         new = module.with_changes(body=body)
         same = same and not imports
@@ -139,7 +137,16 @@ def _module_fix(module: cst.Module, mapping: Dict[int, _Replacement], message: s
         new = _add_imports(new, imports)
     if same:
         return None
-    return NodeFix(module, new, UNSAFE, message)
+    span = None
+    if changed is not None:  # what differs: from the first statement not shared to the last changed one
+        end = max(changed) + 1
+        first = min(changed)
+        if imports:  # (they go near the top, after a docstring and ``__future__`` imports)
+            first = 0
+            while first < min(changed) and new.body[first] is module.body[first]:
+                first += 1
+        span = (first, end, len(new.body) - (len(module.body) - end))
+    return NodeFix(module, new, UNSAFE, message, statements=span)
 
 
 def _top_statements(module: cst.Module, mapping: Dict[int, _Replacement]) -> Optional[set]:

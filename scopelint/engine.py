@@ -324,9 +324,9 @@ class _Statements:
     """``_module_edit`` for a fix that replaces the module, in the time of the statements
     it changes (not the file's: a file with thousands of findings made each of them
     generate and compare the whole module). A fix's new module shares the module-level
-    statements it leaves alone (``counterfactuals._module_fix``), so only those between
-    the first and the last one not shared are generated; the lines around them are the
-    text's own, compared exactly as ``_module_edit`` compares them (same edit)."""
+    statements it leaves alone and says which it replaced (``NodeFix.statements``, set by
+    ``counterfactuals._module_fix``), so only those are generated; the lines around them
+    are the text's own, compared exactly as ``_module_edit`` compares them (same edit)."""
 
     def __init__(self, module: "cst.Module", text: str):
         self.module, self.text = module, text
@@ -346,24 +346,21 @@ class _Statements:
                 self.starts = []  # (the text is not this module's code as counted: never here)
         return bool(self.starts)
 
-    def edit(self, new: "cst.Module") -> Optional[Edit]:
+    def edit(self, new: "cst.Module", span: Tuple[int, int, int]) -> Optional[Edit]:
+        """``span``: ``NodeFix.statements``."""
         m = self.module
         if not (new.header is m.header and new.footer is m.footer and m.has_trailing_newline and new.has_trailing_newline
                 and new.default_newline == m.default_newline and new.default_indent == m.default_indent):
             return None
         a, b = m.body, new.body
-        shared = min(len(a), len(b))
-        head = 0
-        while head < shared and a[head] is b[head]:
-            head += 1
-        tail = 0
-        while tail < shared - head and a[-1 - tail] is b[-1 - tail]:
-            tail += 1
+        head, end, new_end = span
+        if not (0 <= head <= end <= len(a) and len(b) - new_end == len(a) - end >= 0 and head <= new_end):
+            return None
         if not self._index():
             return None
         old = self.lines
-        s, e = self.starts[head], self.starts[len(a) - tail]
-        snippet = slicing.split_lines("".join(m.code_for_node(stmt) for stmt in b[head:len(b) - tail]))
+        s, e = self.starts[head], self.starts[end]
+        snippet = slicing.split_lines("".join(m.code_for_node(stmt) for stmt in b[head:new_end]))
         n_old, n_new = len(old), len(old) - (e - s) + len(snippet)
 
         def line(k: int) -> str:  # line k of the new text
@@ -397,7 +394,7 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
         edits = []
         for node, replacement in f.pairs():
             if node is module:
-                edit = statements.edit(replacement) if statements is not None else None
+                edit = statements.edit(replacement, f.statements) if statements is not None and f.statements is not None else None
                 edits.append(edit if edit is not None else _module_edit(text, module.code_for_node(replacement)))
                 continue
             fstart, fend = _columns(ranges[id(node)])

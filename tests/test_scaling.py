@@ -195,7 +195,7 @@ def test_statement_fixes_are_the_whole_module_fixes(monkeypatch):
     texts = _fix_texts()
     fast = _fixes(texts)
     assert sum(1 for fs in fast for _, _, fix in fs if fix is not None) > 30
-    monkeypatch.setattr(engine._Statements, "edit", lambda self, new: None)
+    monkeypatch.setattr(engine._Statements, "edit", lambda self, new, span: None)
     monkeypatch.setattr(cf, "_top_statements", lambda module, mapping: None)
     slow = _fixes(texts)
     for text, a, b in zip(texts, fast, slow):
