@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """How scopelint's cost grows with a file's size (issue 24: near linear, and under
 1 GB and 10 s at 100k lines). Generated files of 1k, 2k, ... lines in four shapes, each
-checked by ``scopelint check --no-cache --jobs 1`` in a fresh process: wall time and
-peak memory (the child's max RSS) per size, and the fitted growth exponent (the slope of
-log time and log memory against log lines; 1 is linear, 2 quadratic).
+checked by ``scopelint check --no-cache --jobs 1`` in a fresh process: wall time, CPU
+time (user + system: what a shared machine's load moves least) and peak memory (the
+child's max RSS) per size, and the fitted growth exponents (the slopes of log time and
+log memory against log lines; 1 is linear, 2 quadratic).
 
     python benchmarks/scaling.py                         # 1k .. 256k lines, every shape
     python benchmarks/scaling.py --max-lines 16000       # quick
@@ -60,8 +61,8 @@ def nesting(n: int, depth: int = 40) -> str:
 SHAPES: Dict[str, Callable[[int], str]] = {"rebinds": rebinds, "functions": functions, "huge_function": huge_function, "nesting": nesting}
 
 
-def measure(path: Path, timeout: float) -> Tuple[float, float, int]:
-    """(seconds, peak MiB, exit status) of one cold check of ``path``."""
+def measure(path: Path, timeout: float) -> Tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak MiB, exit status) of one cold check of ``path``."""
     cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--jobs", "1", "--exit-zero", "--output-format", "concise", str(path)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -73,10 +74,10 @@ def measure(path: Path, timeout: float) -> Tuple[float, float, int]:
         if time.perf_counter() > deadline:
             proc.kill()
             pid, status, usage = os.wait4(proc.pid, 0)
-            return float("inf"), usage.ru_maxrss / 1024, -9
+            return float("inf"), usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, -9
         time.sleep(0.01)
     seconds = time.perf_counter() - start
-    return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
 def slope(points: List[Tuple[int, float]]) -> float:
@@ -107,22 +108,24 @@ def main(argv=None) -> int:
         for name in args.shapes.split(","):
             make = SHAPES[name]
             times: List[Tuple[int, float]] = []
+            cpus: List[Tuple[int, float]] = []
             peaks: List[Tuple[int, float]] = []
-            print(f"\n{name}\n{'lines':>8} {'seconds':>9} {'peak MiB':>9}")
+            print(f"\n{name}\n{'lines':>8} {'wall s':>9} {'CPU s':>9} {'peak MiB':>9}")
             for n in sizes:
                 path = Path(tmp) / f"{name}_{n}.py"
                 text = make(n)
                 path.write_text(text)
                 lines = text.count("\n")
-                seconds, peak, rc = measure(path, args.timeout)
-                print(f"{lines:>8} {seconds:>9.2f} {peak:>9.0f}" + ("" if rc == 0 else f"   (exit {rc})"), flush=True)
+                seconds, cpu, peak, rc = measure(path, args.timeout)
+                print(f"{lines:>8} {seconds:>9.2f} {cpu:>9.2f} {peak:>9.0f}" + ("" if rc == 0 else f"   (exit {rc})"), flush=True)
                 if rc != 0:
                     ok = False
                 times.append((lines, seconds))
+                cpus.append((lines, cpu if rc != -9 else float("inf")))
                 peaks.append((lines, peak))
                 if not math.isfinite(seconds):
                     break
-            print(f"growth: time ~ n^{slope(times):.2f}, memory ~ n^{slope(peaks):.2f} (fitted)")
+            print(f"growth (fitted): wall ~ n^{slope(times):.2f}, CPU ~ n^{slope(cpus):.2f}, memory ~ n^{slope(peaks):.2f}")
     return 0 if ok else 1
 
 
