@@ -13,13 +13,28 @@ from typing import List
 from scopelint.runtime_check import DEFAULT_TIMEOUT, DEVICES
 
 
+MAX_TIMEOUT = 1e6  # seconds (11 days); beyond, the OS limits derived from it overflow
+
+
+def _timeout(value: str) -> float:
+    """``--verify-timeout``: a finite number of seconds, above 0, at most ``MAX_TIMEOUT``
+    (``nan``, ``inf`` and ``1e308`` parse as floats but no clock or rlimit takes them)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not `{value}`") from None
+    if not (0 < seconds <= MAX_TIMEOUT):  # also False for nan
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, not `{value}`")
+    return seconds
+
+
 def add_arguments(subparsers, check: argparse.ArgumentParser) -> None:
     """``--verify``, ``--device``, ``--verify-timeout`` on ``check``, and a ``verify``
     command taking every ``check`` option (it runs ``check --verify``)."""
     group = check.add_argument_group("runtime verification")
     group.add_argument("--verify", action="store_true", help="run each flagged program as written and with the finding's fix; report a verdict per finding")
     group.add_argument("--device", choices=DEVICES, default="cpu", help="where to run the programs (default: cpu; all: cpu and cuda)")
-    group.add_argument("--verify-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help=f"wall-clock limit per run in seconds (default: {DEFAULT_TIMEOUT:g})")
+    group.add_argument("--verify-timeout", type=_timeout, default=DEFAULT_TIMEOUT, metavar="S", help=f"wall-clock limit per run in seconds (default: {DEFAULT_TIMEOUT:g})")
     cmd = subparsers.add_parser("verify", help="check, then verify every finding at run time (check --verify)")
     for action in check._actions:
         if isinstance(action, argparse._HelpAction) or action.dest == "verify":
@@ -35,8 +50,8 @@ def run(args, results: List) -> None:
     from scopelint.config import ConfigError
     from scopelint.runtime_check.verify import verify
 
-    if args.verify_timeout <= 0:
-        raise ConfigError("--verify-timeout must be positive")
+    if not (0 < args.verify_timeout <= MAX_TIMEOUT):  # (set by a caller other than the parser)
+        raise ConfigError(f"--verify-timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds")
     verify(results, args.device, args.verify_timeout, max(1, args.jobs), progress=sys.stderr)
     if getattr(args, "output_format", "text") in ("text", "concise"):
         annotate_text(results, concise=args.output_format == "concise")

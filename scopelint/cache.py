@@ -86,6 +86,21 @@ def _finding_from_json(d: dict) -> Finding:
     )
 
 
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` when it is a regular file. Opened non-blocking, so that a
+    FIFO or a device planted in the cache folder never hangs the run (it raises
+    OSError, which the callers take as a miss)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            raise OSError(f"{path}: not a regular cache entry")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 class Cache:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
@@ -121,8 +136,7 @@ class Cache:
         from scopelint.runner import FileResult
 
         try:
-            with open(self._entry(key), "rb") as fh:
-                d = json.loads(fh.read())
+            d = json.loads(_read_regular(self._entry(key)))
             if d.get("key") != key:
                 return None
             res = FileResult(d["filename"], path)

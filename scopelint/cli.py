@@ -12,13 +12,13 @@ from typing import List, NoReturn, Optional
 from scopelint import __version__
 from scopelint.config import ConfigError, Overrides, Resolver
 from scopelint.files import discover
-from scopelint.fix import apply_edits, unified_diff, write_atomic
+from scopelint.fix import apply_edits, fix_until_stable, unified_diff, write_atomic
 from scopelint.output import failed_files, failure_line, summary, write_github, write_json, write_statistics, write_text
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult, check_paths, check_stdin, display_name
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-MAX_FIX_ROUNDS = 25  # fixes that overlap wait for the next round (as ruff, which allows 100)
+MAX_FIX_ROUNDS = 10  # fixes that overlap wait for the next round; a round that changes nothing ends it
 
 
 def _codes(value: str) -> List[str]:
@@ -222,9 +222,7 @@ def cmd_check(args) -> int:
 
 def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
     """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
-    from scopelint.files import decode, encode
     from scopelint.notebook import apply_edits as notebook_apply_edits
-    from scopelint.runner import check_source
 
     total = 0
     for i, res in enumerate(results):
@@ -232,26 +230,9 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
             continue
         # Notebooks: edits are cell-relative; only the fixed cells' JSON strings change.
         apply = notebook_apply_edits if res.filename.lower().endswith(".ipynb") else apply_edits
-        original = text = res.source
-        current = res
-        applied = 0
+        original = res.source
         settings = resolver.settings_for(Path(res.path) if res.path else Path(args.stdin_filename or Path.cwd() / "stdin.py"))
-        try:
-            for _ in range(MAX_FIX_ROUNDS):
-                candidate, n = apply(text, current.findings, args.unsafe_fixes)
-                if n == 0:
-                    break
-                source = decode(encode(candidate, res.encoding), res.filename)
-                if source.error is not None:  # never write what cannot be read back
-                    break
-                nxt = check_source(source, res.filename, res.path, settings, keep_source=True)
-                if any(f.code == "SL000" for f in nxt.findings) or nxt.errors:
-                    # A fix that breaks the file is a bug in the fix: keep the last good text.
-                    current.errors.append(f"{res.filename}: a fix produced invalid code; left unfixed")
-                    break
-                text, current, applied = candidate, nxt, applied + n
-        except UnicodeEncodeError:  # keep the last round that could be written
-            current.errors.append(f"{res.filename}: a fix cannot be written in the file's encoding ({res.encoding})")
+        text, current, applied = fix_until_stable(res, settings, args.unsafe_fixes, apply, MAX_FIX_ROUNDS)
         if text == original:
             results[i] = current
             continue

@@ -89,6 +89,8 @@ def read_table(path: Path) -> Optional[dict]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # tomllib decodes the bytes itself; TOML is UTF-8 only
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     if path.name == "pyproject.toml":
         return data.get("tool", {}).get("scopelint")
     return data.get("tool", {}).get("scopelint", data)

@@ -415,8 +415,9 @@ def lint_module(
     lines = [line.rstrip("\r\n") for line in slicing.split_lines(source)]  # as Python counts lines
     severity = dict(settings.severity)
     seen = set()
+    statements = _Statements(module, parsed)
     for rule, report in reports:
-        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity)
+        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements)
         key = (finding.code, finding.start)
         if key in seen or suppressed(finding, lines):
             continue
@@ -452,8 +453,73 @@ def _module_edit(old: str, new: str) -> Edit:
     return Edit("".join(b[head:len(b) - tail]), (head + 1, 1), end)
 
 
+class _Statements:
+    """``_module_edit`` for a fix that replaces the module, in the time of the statements
+    it changes (not the file's: a file with thousands of findings made each of them
+    generate and compare the whole module). A fix's new module shares the module-level
+    statements it leaves alone and says which it replaced (``NodeFix.statements``, set by
+    ``counterfactuals._module_fix``), so only those are generated; the lines around them
+    are the text's own, compared exactly as ``_module_edit`` compares them (same edit)."""
+
+    def __init__(self, module: "cst.Module", text: str):
+        self.module, self.text = module, text
+        self.lines: Optional[List[str]] = None
+        self.starts: List[int] = []  # the line (0-based) where each statement's code starts; then the footer's
+
+    def _index(self) -> bool:
+        if self.lines is None:
+            m = self.module
+            self.lines = slicing.split_lines(self.text)
+            at = len(slicing.split_lines("".join(m.code_for_node(e) for e in m.header)))
+            for stmt in m.body:
+                self.starts.append(at)
+                at += len(slicing.split_lines(m.code_for_node(stmt)))
+            self.starts.append(at)
+            if "".join(self.lines[self.starts[-1]:]) != "".join(m.code_for_node(e) for e in m.footer):
+                self.starts = []  # (the text is not this module's code as counted: never here)
+        return bool(self.starts)
+
+    def edit(self, new: "cst.Module", span: Tuple[int, int, int]) -> Optional[Edit]:
+        """``span``: ``NodeFix.statements``."""
+        m = self.module
+        if not (new.header is m.header and new.footer is m.footer and m.has_trailing_newline and new.has_trailing_newline
+                and new.default_newline == m.default_newline and new.default_indent == m.default_indent):
+            return None
+        a, b = m.body, new.body
+        head, end, new_end = span
+        if not (0 <= head <= end <= len(a) and len(b) - new_end == len(a) - end >= 0 and head <= new_end):
+            return None
+        if not self._index():
+            return None
+        old = self.lines
+        s, e = self.starts[head], self.starts[end]
+        snippet = slicing.split_lines("".join(m.code_for_node(stmt) for stmt in b[head:new_end]))
+        n_old, n_new = len(old), len(old) - (e - s) + len(snippet)
+
+        def line(k: int) -> str:  # line k of the new text
+            if k < s:
+                return old[k]
+            if k < s + len(snippet):
+                return snippet[k - s]
+            return old[k - s - len(snippet) + e]
+
+        same = min(n_old, n_new)
+        first = s  # (the lines before s are the same objects' code)
+        while first < same and old[first] == line(first):
+            first += 1
+        last = min(n_old - e, max(0, same - first))  # (so are the lines after e)
+        while last < same - first and old[-1 - last] == line(n_new - 1 - last):
+            last += 1
+        content = "".join(line(k) for k in range(first, n_new - last))
+        if last or self.text.endswith(("\n", "\r")):
+            end = (n_old - last + 1, 1)
+        else:
+            end = (n_old, len(old[-1]) + 1) if old else (1, 1)
+        return Edit(content, (first + 1, 1), end)
+
+
 def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "positions.Range"], filename: str,
-                severity: Dict[str, str]) -> Finding:
+                severity: Dict[str, str], statements: Optional["_Statements"] = None) -> Finding:
     start, end = _columns(ranges[id(report.node)])
     fix = None
     if report.fix is not None:
@@ -461,7 +527,8 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
         edits = []
         for node, replacement in f.pairs():
             if node is module:
-                edits.append(_module_edit(text, module.code_for_node(replacement)))
+                edit = statements.edit(replacement, f.statements) if statements is not None and f.statements is not None else None
+                edits.append(edit if edit is not None else _module_edit(text, module.code_for_node(replacement)))
                 continue
             fstart, fend = _columns(ranges[id(node)])
             edits.append(Edit(module.code_for_node(replacement), fstart, fend))

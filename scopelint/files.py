@@ -166,7 +166,8 @@ def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
             ignores = ignores + [own]
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
+        except OSError:  # reported (as SL000) when "read", like an unreadable file
+            yield directory
             continue
         subdirs = []
         for entry in entries:
@@ -233,6 +234,11 @@ def read_source(path: Path, filename: str) -> Source:
         return Source(None, syntax_finding(filename, f"cannot read: {what}"))
     except OSError as exc:
         return Source(None, syntax_finding(filename, f"cannot read: {exc.strerror or exc}"))
+    if stat.S_ISDIR(st.st_mode):  # a folder that could not be listed (see _walk)
+        try:
+            os.scandir(path).close()
+        except OSError as exc:
+            return Source(None, syntax_finding(filename, f"cannot read folder: {exc.strerror or exc}"))
     if not stat.S_ISREG(st.st_mode):
         return Source(None, syntax_finding(filename, "cannot read: not a regular file"))
     if st.st_size > MAX_BYTES:

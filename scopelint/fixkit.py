@@ -95,13 +95,71 @@ class Replace(cst.CSTTransformer):
         return self.mapping.get(id(original_node), updated_node)
 
 
+_BODY_INDEX: Dict[int, Tuple[cst.Module, Dict[int, int]]] = {}
+
+
+def _body_index(module: cst.Module) -> Dict[int, int]:
+    """id(module-level statement) -> its index in ``module.body``, once per module."""
+    hit = _BODY_INDEX.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    table = {id(stmt): i for i, stmt in enumerate(module.body)}
+    if len(_BODY_INDEX) > 8:
+        _BODY_INDEX.clear()
+    _BODY_INDEX[id(module)] = (module, table)
+    return table
+
+
 def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str, imports: Sequence[str] = ()) -> Optional[NodeFix]:
-    new = module.visit(Replace(mapping))
+    """The module with ``mapping`` applied. Only the module-level statements that hold a
+    mapped node are transformed (and compared): the others stay the same objects in the
+    new module, so that a fix costs its statements, not the file (``engine`` then makes
+    the edit from the statements that changed)."""
+    changed = _top_statements(module, mapping)
+    if changed is None:  # (a mapped node outside the body: the whole module)
+        new = module.visit(Replace(mapping))
+        same = not imports and new.code == module.code
+    else:
+        body: List[cst.BaseStatement] = list(module.body)
+        same = True
+        for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
+            stmt = module.body[i]
+            out = stmt.visit(Replace(mapping))
+            parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
+            body[i:i + 1] = parts
+            same = same and "".join(module.code_for_node(p) for p in parts) == module.code_for_node(stmt)
+        new = module.with_changes(body=body)
+        same = same and not imports
     if imports:
         new = add_imports(new, imports)
-    if new.code == module.code:
+    if same:
         return None
-    return NodeFix(module, new, UNSAFE, message)
+    span = None
+    if changed is not None:  # what differs: from the first statement not shared to the last changed one
+        end = max(changed) + 1
+        first = min(changed)
+        if imports:  # (they go near the top, after a docstring and ``__future__`` imports)
+            first = 0
+            while first < min(changed) and new.body[first] is module.body[first]:
+                first += 1
+        span = (first, end, len(new.body) - (len(module.body) - end))
+    return NodeFix(module, new, UNSAFE, message, statements=span)
+
+
+def _top_statements(module: cst.Module, mapping: Dict[int, Replacement]) -> Optional[set]:
+    """The indices in ``module.body`` of the statements holding the nodes ``mapping``
+    names; None when one is not in the body."""
+    table = parents(module)
+    index = _body_index(module)
+    out = set()
+    for key in mapping:
+        while key not in index:
+            parent = table.get(key)
+            if parent is None or parent is module:
+                return None
+            key = id(parent)
+        out.add(index[key])
+    return out
 
 
 def add_imports(module: cst.Module, roots: Sequence[str]) -> cst.Module:
@@ -247,13 +305,28 @@ def torch_scope_call(ctx, scope, api: str, module: cst.Module, node: cst.CSTNode
 def function_of(ctx, node: cst.CSTNode):
     """The FunctionInfo whose body holds ``node`` (innermost), or None at module level."""
     table = parents(ctx.facts.module)
-    by_node = {id(f.node): f for f in ctx.facts.functions}
+    by_node = _functions_by_node(ctx.facts)
     current = table.get(id(node))
     while current is not None:
         if id(current) in by_node:
             return by_node[id(current)]
         current = table.get(id(current))
     return None
+
+
+_BY_NODE: Dict[int, Tuple[object, Dict[int, object]]] = {}
+
+
+def _functions_by_node(facts) -> Dict[int, object]:
+    """id(function node) -> its FunctionInfo, made once per analysis (not per finding)."""
+    hit = _BY_NODE.get(id(facts))
+    if hit is not None and hit[0] is facts:
+        return hit[1]
+    table = {id(f.node): f for f in facts.functions}
+    if len(_BY_NODE) > 8:
+        _BY_NODE.clear()
+    _BY_NODE[id(facts)] = (facts, table)
+    return table
 
 
 def drop_decorator(ctx, decorator, message: str) -> Optional[NodeFix]:

@@ -29,6 +29,11 @@ class NodeFix:
     applicability: str  # "safe" | "unsafe"
     message: str
     also: Tuple[Tuple[cst.CSTNode, cst.CSTNode], ...] = ()
+    # For a fix that replaces the module: (first, end, new end) such that only
+    # ``node.body[first:end]`` differs, replaced by ``replacement.body[first:new end]``
+    # (the other statements are the same objects); None: not known. (Its edit then
+    # costs those statements, not the module: ``engine._Statements``.)
+    statements: Optional[Tuple[int, int, int]] = None
 
     def pairs(self):
         return ((self.node, self.replacement),) + tuple(self.also)

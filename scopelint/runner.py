@@ -177,9 +177,39 @@ def _crashed(task) -> FileResult:
     return FileResult(filename, path, errors=[f"{filename}: internal error: the checker process crashed on this file"])
 
 
-def _worker_init(cache) -> None:
+def _worker_init(cache, parent: int) -> None:
+    _die_with_parent(parent)
     _set_cache(cache)
     _batch_gc()
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker never outlives the run that started it (SIGTERM, SIGKILL or a crash of
+    the parent leave no workers behind, busy for minutes on a large file: they inherit
+    the task queue's write end, so they never see it close). On Linux the kernel kills
+    the worker when the parent dies (``PR_SET_PDEATHSIG``); elsewhere a daemon thread
+    watches the parent's pid. Either way, a parent already gone ends the worker now."""
+    armed = False
+    try:
+        import ctypes
+        import signal
+
+        armed = ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+    except (ImportError, OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before the kernel was told
+        os._exit(1)
+    if armed:
+        return
+
+    def watch():
+        import time
+
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="scopelint-parent-watch", daemon=True).start()
 
 
 def _batch_gc() -> None:
@@ -211,7 +241,8 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
 
     out: List[Optional[List[FileResult]]] = [None] * len(chunks)
     broken = False
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(_CACHE,)) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(_CACHE, os.getpid()))
+    try:
         futures = []
         for chunk in chunks:
             try:
@@ -224,7 +255,21 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
                 out[i] = fut.result()
             except BrokenProcessPool:  # a worker died (e.g. a native crash)
                 broken = True
+    except BaseException:  # Ctrl-C, SIGTERM made an exception: stop the workers now, not after the queue
+        _kill_workers(pool)
+        raise
+    pool.shutdown(wait=True)
     return out, broken
+
+
+def _kill_workers(pool) -> None:
+    """End ``pool``'s workers at once (``shutdown`` would let each finish its chunk)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int, cache=None) -> List[FileResult]:

@@ -468,3 +468,123 @@ def test_a_pool_that_breaks_while_chunks_are_handed_out_loses_no_file_and_runs_n
     assert len([f for f in found(out) if f[3] == "SL104"]) == 40
     assert "internal error" not in err
     assert rc == 1
+
+
+# --- issue 24: honest failures -----------------------------------------------------------------
+def test_non_utf8_pyproject_is_one_line_exit_2(proj, monkeypatch, capsys):
+    write(proj, {"pyproject.toml": b"[tool.scopelint]\nselect = [\"SL1\"]\n# caf\xe9\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert rc == 2
+    assert "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "pyproject.toml" in line and "not UTF-8" in line and "0xe9" in line
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e308", "0", "-1", "soon"])
+def test_verify_timeout_is_validated(proj, monkeypatch, capsys, value):
+    rc, out, err = check(proj, monkeypatch, capsys, "--verify", "--verify-timeout", value, "good.py")
+    assert rc == 2
+    assert "Traceback" not in err and "--verify-timeout" in err.splitlines()[-1], err
+    assert out == ""  # refused before anything was checked
+
+
+def test_verify_timeout_accepts_seconds():
+    from scopelint.runtime_check.cli import _timeout
+
+    assert _timeout("2.5") == 2.5 and _timeout("1e6") == 1e6
+
+
+def test_unreadable_folder_is_reported(proj, monkeypatch, capsys):
+    write(proj, {"locked/inner.py": TORCH_BAD})
+    real_scandir = os.scandir
+
+    def guarded(path=".", *args, **kwargs):
+        if os.path.basename(os.fspath(path)) == "locked":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path, *args, **kwargs)
+
+    monkeypatch.setattr(scopelint.files.os, "scandir", guarded)
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["locked"]
+    assert message == "cannot read folder: Permission denied"
+    assert "inner.py" not in out
+    # Named on the command line, the same.
+    rc, out, err = check(proj, monkeypatch, capsys, "locked", "good.py")
+    assert_clean_run(out, err, rc)
+    assert sl000(out)["locked"][2] == "cannot read folder: Permission denied"
+
+
+def test_fifo_in_cache_does_not_hang(proj):
+    first = run_process(["check", "--output-format", "concise"], proj)
+    assert first.returncode == 1
+    entries = [p for p in (proj / ".scopelint_cache").rglob("*.json")]
+    assert entries
+    for p in entries:
+        p.unlink()
+        os.mkfifo(p)
+    proc = run_process(["check", "--output-format", "concise"], proj)  # (120 s timeout: a hang fails)
+    assert proc.returncode == 1 and SIBLING in found(proc.stdout.decode())
+    assert not any(p.is_fifo() for p in entries)  # the miss was linted and its entry rewritten
+
+
+_SLOW_WORKERS = """
+import sys, time
+import scopelint.runner as r
+real = r._check_path
+r._check_path = lambda task: (time.sleep(120), real(task))[1]
+from scopelint.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _children(pid: int) -> list:
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_workers_die_with_their_parent(proj, sig):
+    import signal
+    import time
+
+    for i in range(6):
+        write(proj, {f"m{i}.py": TORCH_BAD})
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_WORKERS, "check", "--no-cache", "--jobs", "2", "."],
+                            cwd=proj, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        workers: list = []
+        while time.monotonic() < deadline and len(workers) < 2:
+            time.sleep(0.05)
+            workers = [k for k in _children(proc.pid) if _alive(k)]
+        assert len(workers) >= 2, "the workers never started"
+        time.sleep(0.3)  # (busy in their first file)
+        proc.send_signal(getattr(signal, sig))
+        proc.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not any(_alive(w) for w in workers), "a worker outlived its parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

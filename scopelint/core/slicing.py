@@ -710,6 +710,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     kept = _closure(anchors, needs) | always
     # (what shares a line with what is always kept stays too, with what it needs)
     kept |= _closure([j for i in always for j in partners.get(i, ()) if j not in kept], needs)
+    kept = {i for i in kept if i < n}  # (not the hubs)
     text, kept_lines = _blank(lines, units, kept) if len(kept) < n else (source, total)
     if kept_lines >= WHOLE_SHARE * total:
         # Parsing the rest costs less than what a slice may cost later: its fixes are
@@ -800,9 +801,10 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
            methods: Dict[str, List[int]], lines: List[str], escaped: Set[int],
            called: Dict[int, Set[str]], self_called: Dict[int, Set[str]],
            partners: Dict[int, Set[int]]) -> List[Set[int]]:
-    """For each unit, the units it needs when it is kept (see the module docstring).
-    ``called``/``self_called``: the names each unit calls, and calls as ``self.m()``/
-    ``cls.m()``; ``partners``: ``_line_partners``."""
+    """For each unit, the units it needs when it is kept (see the module docstring),
+    followed by hubs (see below; the closure's hubs are no units). ``called``/
+    ``self_called``: the names each unit calls, and calls as ``self.m()``/``cls.m()``;
+    ``partners``: ``_line_partners``."""
     n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
     # Units that change a name's value in the module walk. Functions, classes and methods
@@ -827,34 +829,62 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     for u in units:  # ... unless they rebind a name something else binds
         if u.kind in ("def", "class", "method") and u.name in binders:
             binders[u.name].append(u.index)
+    # Every "needs" below relates all units of one set to all of another (the readers of a
+    # name and its binders, say): such a relation goes through a *hub*, an extra node
+    # (index >= n) that the first set needs and that needs the second, so that it costs
+    # the sum of their sizes, not the product (8,000 ``x = 1`` were 64M pairs). A path
+    # from unit to unit through hubs exists exactly when a path of pairs did: the closure
+    # restricted to units is the same (``_closure``'s caller drops the hubs).
+    hubs: Dict[tuple, int] = {}
+
+    def hub(key: tuple, targets: Iterable[int] = ()) -> int:
+        h = hubs.get(key)
+        if h is None:
+            h = hubs[key] = len(needs)
+            needs.append(set(targets))
+        return h
+
+    def fed(key: tuple, sources: Iterable[int]) -> int:
+        """The hub ``key``, needed by every unit of ``sources`` (made once)."""
+        h = hubs.get(key)
+        if h is None:
+            h = hubs[key] = len(needs)
+            needs.append(set())
+            for j in sources:
+                needs[j].add(h)
+        return h
+
     for u in units:
         i = u.index
         if u.kind == "method":
             needs[i].add(u.cls)
         # What is analysed needs the functions it calls and the classes it names, and a
         # function its call sites. (A call in a decorator is one: the module walk makes
-        # it, with the values it passes.)
+        # it, with the values it passes.) A module-level function only through its
+        # calls: referenced, it is a value the analysis knows nothing of, defined or not
+        # (and it escapes: it needs no call sites). (``defines`` and ``calls`` hold
+        # names as ``ast`` reads them, NFKC-normalised; words hold both spellings.)
         calls = called.get(i, ())
         for word in u.words:
-            for j in defines.get(word, ()):
-                # A module-level function only through its calls: referenced, it is a
-                # value the analysis knows nothing of, defined or not (and it escapes:
-                # it needs no call sites). (``defines`` and ``calls`` hold names as
-                # ``ast`` reads them, NFKC-normalised; words hold both spellings.)
-                if units[j].kind == "def" and word not in calls:
-                    continue
-                needs[i].add(j)
-                if units[j].kind != "class" and j not in escaped:
-                    needs[j].add(i)
+            js = defines.get(word)
+            if not js:
+                continue
+            # any unit naming it -> its classes and statements; those statements -> it
+            needs[i].add(hub(("named", word), (j for j in js if units[j].kind != "def")))
+            needs[fed(("names", word), (j for j in js if units[j].kind not in ("def", "class")))].add(i)
+            if word in calls:  # a call site -> its functions; those not escaped -> it
+                needs[i].add(hub(("called", word), (j for j in js if units[j].kind == "def")))
+                needs[fed(("calls", word), (j for j in js if units[j].kind == "def" and j not in escaped))].add(i)
         for word in reads[i]:  # the module walk: what binds a name, before or after
-            for j in binders.get(word, ()):
-                needs[i].add(j)
-                needs[j].add(i)  # what follows a binding at module level sees its value
+            js = binders.get(word)
+            if js:
+                needs[i].add(hub(("read", word), js))
+                needs[fed(("bound", word), js)].add(i)  # what follows a binding at module level sees its value
         for m in self_called.get(i, ()):
-            for j in methods.get(m, ()):
-                needs[i].add(j)
-                if j not in escaped:
-                    needs[j].add(i)
+            js = methods.get(m)
+            if js:
+                needs[i].add(hub(("self", m), js))
+                needs[fed(("selfs", m), (j for j in js if j not in escaped))].add(i)
     for u in units:
         if u.kind == "class":  # a class needs the classes derived from it (overrides)
             cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]

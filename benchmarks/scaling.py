@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""How scopelint's cost grows with a file's size (issue 24: near linear, and under
+1 GB and 10 s at 100k lines). Generated files of 1k, 2k, ... lines in four shapes, each
+checked by ``scopelint check --no-cache --jobs 1`` in a fresh process: wall time, CPU
+time (user + system: what a shared machine's load moves least) and peak memory (the
+child's max RSS) per size, and the fitted growth exponents (the slopes of log time and
+log memory against log lines; 1 is linear, 2 quadratic).
+
+    python benchmarks/scaling.py                         # 1k .. 256k lines, every shape
+    python benchmarks/scaling.py --max-lines 16000       # quick
+    python benchmarks/scaling.py --shapes rebinds,functions --timeout 60
+
+Shapes: ``rebinds`` (one name rebound by every line, read under ``no_grad``: the gate's
+old pairwise blow-up), ``functions`` (small functions, each with an SL103 finding and a
+module-level fix), ``huge_function`` (one function of n lines, an SL107 finding every
+20 lines), ``nesting`` (blocks nested 40 deep, repeated, a finding at each bottom).
+A size whose run exceeds ``--timeout`` ends that shape (larger sizes would too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+
+def rebinds(n: int) -> str:
+    return "import torch\n" + "x = 1\n" * (n - 3) + "with torch.no_grad():\n    y = model(x)\n"
+
+
+def functions(n: int) -> str:
+    head = "import torch\n\nmodel = torch.nn.Linear(3, 1)\n"
+    one = "\n\ndef predict_{}(batch):\n    model.eval()\n    return model(batch)\n"
+    return head + "".join(one.format(i) for i in range(max(1, (n - 3) // 5)))
+
+
+def huge_function(n: int) -> str:
+    out = ["import torch\n\n\ndef train(x):\n"]
+    for i in range(max(1, (n - 4) // 20)):
+        out.append("    x = x + 1\n" * 18 + "    with torch.no_grad:\n        pass\n")
+    return "".join(out)
+
+
+def nesting(n: int, depth: int = 40) -> str:
+    out = ["import torch\n\n\n"]
+    per = depth + 2
+    for k in range(max(1, (n - 3) // per)):
+        out.append(f"def f{k}(x):\n")
+        for d in range(depth):
+            out.append("    " * (d + 1) + f"if x > {d}:\n")
+        out.append("    " * (depth + 1) + "with torch.no_grad:\n" + "    " * (depth + 2) + "pass\n")
+    return "".join(out)
+
+
+SHAPES: Dict[str, Callable[[int], str]] = {"rebinds": rebinds, "functions": functions, "huge_function": huge_function, "nesting": nesting}
+
+
+def measure(path: Path, timeout: float) -> Tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak MiB, exit status) of one cold check of ``path``."""
+    cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--jobs", "1", "--exit-zero", "--output-format", "concise", str(path)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = start + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            return float("inf"), usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, -9
+        time.sleep(0.01)
+    seconds = time.perf_counter() - start
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def slope(points: List[Tuple[int, float]]) -> float:
+    """Least-squares slope of log(value) against log(lines)."""
+    pts = [(math.log(n), math.log(v)) for n, v in points if v > 0 and math.isfinite(v)]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    den = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / den if den else float("nan")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--min-lines", type=int, default=1000)
+    ap.add_argument("--max-lines", type=int, default=256_000)
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run (default 120)")
+    args = ap.parse_args(argv)
+    sizes = []
+    n = args.min_lines
+    while n <= args.max_lines:
+        sizes.append(n)
+        n *= 2
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="scopelint-scaling-") as tmp:
+        for name in args.shapes.split(","):
+            make = SHAPES[name]
+            times: List[Tuple[int, float]] = []
+            cpus: List[Tuple[int, float]] = []
+            peaks: List[Tuple[int, float]] = []
+            print(f"\n{name}\n{'lines':>8} {'wall s':>9} {'CPU s':>9} {'peak MiB':>9}")
+            for n in sizes:
+                path = Path(tmp) / f"{name}_{n}.py"
+                text = make(n)
+                path.write_text(text)
+                lines = text.count("\n")
+                seconds, cpu, peak, rc = measure(path, args.timeout)
+                print(f"{lines:>8} {seconds:>9.2f} {cpu:>9.2f} {peak:>9.0f}" + ("" if rc == 0 else f"   (exit {rc})"), flush=True)
+                if rc != 0:
+                    ok = False
+                times.append((lines, seconds))
+                cpus.append((lines, cpu if rc != -9 else float("inf")))
+                peaks.append((lines, peak))
+                if not math.isfinite(seconds):
+                    break
+            print(f"growth (fitted): wall ~ n^{slope(times):.2f}, CPU ~ n^{slope(cpus):.2f}, memory ~ n^{slope(peaks):.2f}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
