@@ -190,13 +190,13 @@ def test_statement_fixes_are_the_whole_module_fixes(monkeypatch):
     """Every fixture's fixes (and variants): the edits made from the statements that
     change are those made from the whole module transformed and regenerated."""
     from scopelint import engine
-    from scopelint.runtime_check import counterfactuals as cf
+    from scopelint import fixkit
 
     texts = _fix_texts()
     fast = _fixes(texts)
     assert sum(1 for fs in fast for _, _, fix in fs if fix is not None) > 30
     monkeypatch.setattr(engine._Statements, "edit", lambda self, new, span: None)
-    monkeypatch.setattr(cf, "_top_statements", lambda module, mapping: None)
+    monkeypatch.setattr(fixkit, "_top_statements", lambda module, mapping: None)
     slow = _fixes(texts)
     for text, a, b in zip(texts, fast, slow):
         assert a == b, text
