@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core.flow import LEAVING_METHODS
 from scopelint.core.frameworks import MXNET, TORCH
-from scopelint.core.queries import graph_path, may_carry_graph
+from scopelint.core.queries import graph_path, is_object, may_carry_graph, recorded
 from scopelint.fixkit import (
     clip, code_of, function_of, keyword_call, module_fix, parents, quiet, Replace, Replacement,
     scope_of, spell, UNSAFE, walk,
@@ -101,14 +101,22 @@ def _from_graph_directly(conv, fw) -> bool:
     """The conversion reads a graph through tensor operations alone, not through a
     method of the object (``nd.array([r - b for r in self.schedule(configs)])``, the
     REINFORCE reward of a controller, is a constant by design)."""
-    stop = lambda v: _left(v) or _object_method(v)  # noqa: E731
+    stop = lambda v: _left(v) or _object_method(v) or is_object(v)  # noqa: E731
     parents = conv.parents
     node = conv.node
     if type(node) is cst.Call and len(parents) == len(node.args):  # ``nd.array(data, ctx=...)``: the data
         parents = [p for p, a in zip(parents, node.args) if a.keyword is None]
-    return any(
-        may_carry_graph(v, fw) for p in parents for v in graph_path(p, stop) if not stop(v)
-    )
+    return any(_graph_source(v, fw) for p in parents for v in graph_path(p, stop) if not stop(v))
+
+
+def _graph_source(v, fw) -> bool:
+    """Known to hold a graph: a leaf, or a recorded model or function call (a name nobody
+    knows, ``self.baseline``, may or may not: not enough to report)."""
+    if "left-graph" in v.tags or "const" in v.tags:
+        return False
+    if "leaf" in v.tags:
+        return True
+    return type(v.node) is cst.Call and not v.pure and recorded(v, fw)
 
 
 def _deepest(conv, fw):

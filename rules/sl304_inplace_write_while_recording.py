@@ -2,9 +2,8 @@ from typing import Optional
 
 import libcst as cst
 
-from scopelint.core.frameworks import MXNET, framework_of
-from scopelint.core.names import dotted
-from scopelint.core.roles import is_class_name
+from scopelint.core.frameworks import MXNET
+from scopelint.core.queries import is_object
 from scopelint.fixkit import localized
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -59,23 +58,13 @@ class InplaceWriteWhileRecording(Rule):
                 yield Report(m.node, "in-place write inside `autograd.record()` to an array that is part of the recorded graph", fix)
 
 
-def _object(v) -> bool:
-    """Made by a constructor outside the framework (``Task(...)``): an object, no array."""
-    if any(t.startswith("ctor:") and framework_of(t[5:]) is None for t in v.tags):
-        return True
-    node = v.node
-    if type(node) is cst.Call and "model" not in v.tags and not any(t.startswith("ctor:") for t in v.tags):
-        return is_class_name((dotted(node.func) or "").rsplit(".", 1)[-1])
-    return False
-
-
 def _array_in_graph(value) -> bool:
     """``value`` comes from an array of the graph: a leaf, a model's output or an MXNet
     operation recorded as such -- not a Python number, a list of them, an attribute or
     parameter nobody knows, or an object's field (``self.count += 1``,
     ``task.args["k"] = v``, ``counts[i] += x.shape[0]``)."""
-    for v in value.ancestors(_object):
-        if "left-graph" in v.tags or _object(v):
+    for v in value.ancestors(is_object):
+        if "left-graph" in v.tags or is_object(v):
             continue
         if "leaf" in v.tags:
             return True

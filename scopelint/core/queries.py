@@ -9,6 +9,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo
 from scopelint.core.names import dotted
+from scopelint.core.roles import is_class_name
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
 from scopelint.core.state import Origin, State, Switch, Value
 
@@ -309,6 +310,18 @@ def rebound_each_iteration(loop: cst.CSTNode, write: cst.CSTNode, name: Optional
                 if type(small) is cst.Assign and any(dotted(t.target) == name for t in small.targets):
                     if not _mentions_any(small.value, {name}):
                         return True
+    return False
+
+
+def is_object(v: Value) -> bool:
+    """Made by a constructor outside the frameworks (``Task(...)``,
+    ``DistStatusReporter(...)``, a ``ctor:`` of another package): an object, no array --
+    nor is what its methods return a graph as far as the flow can tell."""
+    if any(t.startswith("ctor:") and F.framework_of(t[5:]) is None for t in v.tags):
+        return True
+    node = v.node
+    if type(node) is cst.Call and "model" not in v.tags and not any(t.startswith("ctor:") for t in v.tags):
+        return is_class_name((dotted(node.func) or "").rsplit(".", 1)[-1])
     return False
 
 
