@@ -3,7 +3,7 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
-    backpropagated, graph_path, rebound_each_iteration, recorded, returns_derived, written_name,
+    backpropagated, graph_path, made_this_iteration, recorded, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
 from scopelint.fixkit import detach_expression
@@ -100,7 +100,7 @@ class LossAccumulatedWithGraph(Rule):
                 continue
             if not backward_in_loop and func is not None and returns_derived(func, written_name(node)):
                 continue  # a joint loss handed to the caller (as it is or computed from)
-            if rebound_each_iteration(loops[-1], node, written_name(node)):
+            if made_this_iteration(accumulator, loops[-1]):
                 continue  # ``loss = a; loss += b`` inside one step: no iteration carries it
             fix = detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
             yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)

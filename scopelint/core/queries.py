@@ -7,7 +7,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo
+from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
@@ -230,20 +230,6 @@ def written_name(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
-def returns_name(func: FunctionInfo, name: Optional[str]) -> bool:
-    """``func`` returns or yields an expression mentioning ``name`` (None: assume yes)."""
-    if name is None:
-        return True
-
-    def mentions(n: cst.CSTNode) -> bool:
-        return type(n) in (cst.Name, cst.Attribute) and dotted(n) == name
-
-    return finds(
-        func.node,
-        lambda n: type(n) in (cst.Return, cst.Yield) and n.value is not None and finds(n.value, mentions),
-    )
-
-
 def returns_derived(func: FunctionInfo, name: Optional[str]) -> bool:
     """``func`` returns or yields ``name`` or a name computed from it
     (``loss = torch.div(acc, n); total = loss * 2; return total``): the names assigned
@@ -295,22 +281,18 @@ def _mentions_any(expr: cst.CSTNode, names: set) -> bool:
     return finds(expr, lambda n: type(n) in (cst.Name, cst.Attribute) and dotted(n) in names)
 
 
-def rebound_each_iteration(loop: cst.CSTNode, write: cst.CSTNode, name: Optional[str]) -> bool:
-    """In ``loop``'s body, a plain ``name = ...`` that runs on every iteration (a
-    statement of the body itself, not under an ``if``) comes before the statement
-    holding ``write``: the value written to does not survive from the last iteration."""
-    if name is None or type(loop) not in (cst.For, cst.While):
+def made_this_iteration(v: Value, loop: cst.CSTNode) -> bool:
+    """``v`` (or the container it is read from: the ``d`` of ``d[k]``, the ``o`` of
+    ``o.x``) was made in ``loop``'s body in the current iteration, not kept from the
+    previous one (``loss = a; loss += b`` in one step): the flow's ``carried`` tag is
+    absent and its expression is a construction inside the loop, not a read of a name
+    the flow does not know."""
+    root = v
+    while type(root.node) in (cst.Subscript, cst.Attribute) and root.parents:
+        root = root.parents[0]
+    if carried_tag(loop) in root.tags or root.node is None or type(root.node) in (cst.Name, cst.Attribute):
         return False
-    body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
-    for stmt in body:
-        if finds(stmt, lambda n: n is write):
-            return False
-        if type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                if type(small) is cst.Assign and any(dotted(t.target) == name for t in small.targets):
-                    if not _mentions_any(small.value, {name}):
-                        return True
-    return False
+    return finds(loop, lambda n: n is root.node)
 
 
 def is_object(v: Value) -> bool:
