@@ -163,6 +163,43 @@ def test_value_state_flows_through_unpacking_and_branches():
     assert findings(src) == [(11, "SL101")]
 
 
+def _function(src: str, name: str):
+    """The analysed function ``name`` of ``src`` (with the summary its walk made)."""
+    facts = Analyzer(cst.parse_module(src)).run()
+    return next(f for f in facts.functions if f.qualname == name)
+
+
+@pytest.mark.parametrize("body, left", [
+    ("return tuple(v.detach() for v in h)", True),
+    ("return [v.detach() for v in h]", True),
+    ("return (h[0].detach(), h[1].detach())", True),
+    ("out = []\nfor v in h:\n    out.append(v.item())\nreturn out", True),
+    ("return tuple(v for v in h)", False),
+    ("return (h[0].detach(), h[1])", False),
+    ("return [model(v) for v in h]", False),
+])
+def test_containers_whose_items_all_left_the_graph_left_it(body, left):
+    src = "import torch\nmodel = torch.nn.Linear(2, 2)\ndef repack(h):\n" + textwrap.indent(body, "    ") + "\n"
+    assert _function(src, "repack").returns_left is left
+
+
+def test_iterating_a_list_of_values_yields_the_items_own_state():
+    # The Gluon multi-device idiom: losses recorded in a list, backpropagated in a loop.
+    recorded = """
+        from mxnet import autograd, gluon
+        net = gluon.nn.Dense(1)
+        loss_fn = gluon.loss.L2Loss()
+        def step(xs, ys):
+            with autograd.record():
+                losses = [loss_fn(net(x), y) for x, y in zip(xs, ys)]
+            for l in losses:
+                l.backward()
+    """
+    assert findings(recorded) == []
+    paused = recorded.replace("autograd.record()", "autograd.pause()")
+    assert findings(paused) == [(9, "SL101")]
+
+
 def test_branch_that_may_record_makes_the_value_unknown():
     src = """
         import torch

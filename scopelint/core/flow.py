@@ -44,6 +44,14 @@ LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "a
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
 PART = frozenset({"part"})  # tag: one element of an unpacked value
+# Tag: a Python list, tuple, set or generator (a literal, a comprehension, ``tuple(...)`` /
+# ``list(...)`` of one, what ``.append`` filled). Its parents are its items (a parent
+# that is a container stands for its own items; a comprehension's element expression
+# stands for every item), so what an item is travels through it: iterating yields the
+# items' own values, and a container whose items all left the graph has left it.
+CONTAINER = frozenset({"container"})
+# Builtins that make a container of the items of their one argument.
+_REPACKING = {"tuple", "list", "sorted", "reversed", "set"}
 CONST = frozenset({"const"})
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
@@ -71,6 +79,8 @@ class _Env:
 def _join_values(a: Value, b: Value) -> Value:
     if a is b:
         return a
+    if CONTAINER <= a.tags and CONTAINER <= b.tags:  # one container or the other: the items of both
+        return container_value(None, (a, b), None)
     rec = {fw: a.rec[fw].join(b.rec[fw]) for fw in F.FRAMEWORKS}
     return Value(None, rec, (a, b), a.inference and b.inference, True, a.tags & b.tags)
 
@@ -644,6 +654,12 @@ class Analyzer:
             return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
+        items = container_items(iterable)
+        if items:  # a list of values: each iteration holds one of them
+            item = items[0]
+            for other in items[1:]:
+                item = _join_values(item, other)
+            return item
         # Items of a data loader: data, not graphs.
         tags = frozenset({"loop-item"}) if roles.is_data_iterable(stmt.iter) else frozenset()
         return computed_value(stmt.target, self.flow.state, [iterable], True, tags)
@@ -800,12 +816,9 @@ class Analyzer:
             return computed_value(e, state, [base], True)
         if t is cst.Tuple or t is cst.List:
             parts = [self._ev(el.value) for el in e.elements]
-            if not parts:
-                return opaque_value(e)
-            rec = dict(parts[0].rec)
-            for p in parts[1:]:
-                rec = {fw: rec[fw].join(p.rec[fw]) for fw in F.FRAMEWORKS}
-            return Value(e, rec, tuple(parts), False, True)
+            if any(type(el) is cst.StarredElement for el in e.elements):
+                return Value(e, _joined_rec(parts), tuple(parts), False, True)  # items unknown
+            return container_value(e, parts, state)
         if t is cst.IfExp:
             self._ev(e.test)
             return _join_values(self._ev(e.body), self._ev(e.orelse))
@@ -818,14 +831,15 @@ class Analyzer:
         if t is cst.Lambda:
             return opaque_value(e)
         if t in _COMPREHENSIONS:
-            return computed_value(e, state, self._comprehension(e), False)
+            return container_value(e, self._comprehension(e), state)
         self._ev_children(e)
         return opaque_value(e)
 
     def _comprehension(self, e) -> List[Value]:
-        """The values a comprehension is made of. Its loop variables hold items of their
-        iterables, as a ``for`` loop's do (``[r - b for r in rewards]``: each ``r`` is
-        derived from ``rewards``, not a name nobody knows); bound only inside it."""
+        """The items of a comprehension: the value of its element expression(s). Its loop
+        variables hold items of their iterables, as a ``for`` loop's do (``[r - b for r
+        in rewards]``: each ``r`` is derived from ``rewards``, not a name nobody knows);
+        bound only inside it."""
         vals = self.flow.env.vals
         saved: Dict[str, Value] = {}
         bound: Set[str] = set()
@@ -833,7 +847,6 @@ class Analyzer:
         for_in = e.for_in
         while for_in is not None:
             iterable = self._ev(for_in.iter)
-            parents.append(iterable)
             for n in walk(for_in.target):
                 if type(n) is cst.Name:
                     key = n.value
@@ -933,7 +946,10 @@ class Analyzer:
                     env.maybe_eval.pop(recv_key, None)
             elif method in ("append", "extend", "insert") and recv_key is not None and receiver is not None:
                 # The container now holds what was put in: keep the def-use link.
-                self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags))
+                if CONTAINER <= receiver.tags and method == "append":
+                    self._bind_name(recv_key, container_value(receiver.node, (receiver,) + args[:1], state))
+                else:
+                    self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags - CONTAINER))
             elif method.endswith("_") and not method.startswith("_") and receiver is not None and method not in F.MAKE_LEAF_METHODS:
                 self._mutation(call, "inplace", recv_key, receiver, args[0] if args else None)
         out = call_arg(call, None, "out")
@@ -959,17 +975,19 @@ class Analyzer:
         if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self.names.builtin(func, self.scope)):
             parents = (receiver,) if receiver is not None else args
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
+        if target is not None and target.returns_left:  # a local function or method
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
         if receiver is not None:
             pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
             return computed_value(call, state, (receiver,) + args, pure)
-        if target is not None and target.returns_left:
-            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
         if target is not None and target.decorator is not None and target.decorator[0] == "torch.inference_mode":
             made = computed_value(call, state, args, False, tags)
             made.inference = True  # returned from a function that runs in inference mode
             return made
         if qname is not None and F.framework_of(qname):
             return computed_value(call, state, args, True, tags)
+        if len(args) == 1 and not call.args[0].star and CONTAINER <= args[0].tags and self.names.builtin(func, self.scope) in _REPACKING:
+            return container_value(call, container_items(args[0]), state)
         return computed_value(call, state, args, False, tags)
 
     def _apply_summary(self, call: cst.Call, target: FunctionInfo) -> None:
@@ -1075,6 +1093,51 @@ def _turns_off(call: cst.Call) -> bool:
     """``x.requires_grad_(False)``: not a leaf that records."""
     arg = call_arg(call, 0, "requires_grad")
     return arg is not None and literal_bool(arg.value) is False
+
+
+def _joined_rec(values: Sequence[Value]) -> Dict[str, Switch]:
+    rec = dict(values[0].rec)
+    for v in values[1:]:
+        rec = {fw: rec[fw].join(v.rec[fw]) for fw in F.FRAMEWORKS}
+    return rec
+
+
+def container_value(node: Optional[cst.CSTNode], parts: Sequence[Value], state: State) -> Value:
+    """A Python container of ``parts`` (see ``CONTAINER``; a part that is a container
+    stands for its items): recorded as its items are; a constant when they all are;
+    when every item left the graph (or is a constant), it has left it too."""
+    made = Value(node, {fw: UNKNOWN for fw in F.FRAMEWORKS}, tuple(parts), False, True, CONTAINER, state)
+    items = container_items(made)
+    if not items:
+        made.pure = False
+        return made
+    made.rec = _joined_rec(items)
+    made.inference = all(v.inference for v in items)
+    if all("const" in v.tags for v in items):  # ``(batch, 3)``: a constant
+        made.tags = CONTAINER | CONST
+    elif all("left-graph" in v.tags or "const" in v.tags for v in items):
+        made.tags = CONTAINER | {"left-graph"}
+    return made
+
+
+def container_items(v: Value) -> List[Value]:
+    """The items of a container value (those of nested or joined containers flattened);
+    [] when ``v`` is not known to be a container."""
+    if not CONTAINER <= v.tags:
+        return []
+    out: List[Value] = []
+    todo = list(reversed(v.parents))
+    seen = set()
+    while todo:
+        p = todo.pop()
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        if CONTAINER <= p.tags:
+            todo.extend(reversed(p.parents))
+        else:
+            out.append(p)
+    return out
 
 
 def carried_tag(loop: cst.CSTNode) -> str:
