@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core.flow import call_arg
 from scopelint.core.frameworks import MXNET, TORCH
-from scopelint.core.queries import describe_origin, untracked_by
+from scopelint.core.queries import decorates, describe_origin, untracked_by
 from scopelint.fixkit import (
     block_of, code_of, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
     Replacement, scope_of, sibling, spell, spell_or_import, statement_of, torch_scope_call, wrap,
@@ -56,7 +56,7 @@ class BackwardOnUntrackedValue(Rule):
                 origin = untracked_by(value, b.frameworks)
                 if origin is None:
                     continue
-                if origin.kind == "decorator" and TORCH in b.frameworks:
+                if decorates(origin, b.func) and TORCH in b.frameworks:
                     continue  # SL105 reports this call
                 yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph", backward_on_untracked(ctx, b, value, origin))
                 break
@@ -88,6 +88,8 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
             return None
         with_node = enclosing_with(module, item)
         func = function_of(ctx, with_node or item)
+        if func is not function_of(ctx, backward.node) and not (func is not None and func.entry.recording(fw).on):
+            return None  # the scope is in a helper that is not only called while recording: no fix
         scope = scope_of(ctx, func)
         if origin.api.startswith("torch."):
             return torch_scope_call(ctx, scope, "torch.enable_grad", module, call, f"Record the computation: `{code_of(call)}` -> `{{new}}`")

@@ -1,7 +1,7 @@
 from typing import Optional
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import spell, untracked_by
+from scopelint.core.queries import decorates, spell, untracked_by
 from scopelint.fixkit import code_of, drop_decorator, quiet
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -49,7 +49,7 @@ class NoGradDecoratorOnTrainingStep(Rule):
                 continue
             for value in b.values:
                 origin = untracked_by(value, b.frameworks)
-                if origin is not None and origin.kind == "decorator":
+                if origin is not None and decorates(origin, b.func):
                     yield Report(
                         b.node,
                         f"backward in a function decorated with `@{spell(origin.api)}`: the values it computes have no graph",

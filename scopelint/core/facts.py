@@ -10,7 +10,20 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from scopelint.core.names import Names, Scope
-from scopelint.core.state import State, Value, unknown_entry_state
+from scopelint.core.state import State, Switch, Value, unknown_entry_state
+
+
+@dataclass(frozen=True)
+class Returns:
+    """A function's summary of what it returns, applied where it is called (computed by
+    its walk, to a fixpoint over the call graph with the other summaries)."""
+
+    left: bool = False  # everything it returns has left the graph (``.item()``, ``.detach()``...)
+    # Per framework, the recording state every returned value was made in, where the
+    # function itself set it (a ``with``, a setter or its decorator): true at every call.
+    rec: Tuple[Tuple[str, Switch], ...] = ()
+    inference: bool = False  # every returned value is an inference tensor
+    passes: Optional[str] = None  # the parameter every ``return`` hands back as it came in
 
 
 @dataclass(eq=False)
@@ -29,9 +42,12 @@ class FunctionInfo:
     leaves_eval: FrozenSet[str] = frozenset()
     # Values of parameters, joined over every call site (when all sites are known).
     params: Dict[str, Value] = field(default_factory=dict)
-    # Summary: everything it returns has left the graph (``.item()``, ``.detach()``...).
-    returns_left: bool = False
+    returns: Returns = Returns()  # summary: what it returns
     in_model_class: bool = False  # a method of an nn.Module / gluon Block subclass
+
+    @property
+    def returns_left(self) -> bool:
+        return self.returns.left
 
     @property
     def param_names(self) -> List[str]:

@@ -15,11 +15,12 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core import roles
-from scopelint.core.facts import BackwardFact, CallFact, Facts, FunctionInfo, MutationFact, ScopeFact
+from scopelint.core.facts import BackwardFact, CallFact, Facts, FunctionInfo, MutationFact, Returns, ScopeFact
 from scopelint.core.names import Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import child_blocks, is_subclass, iter_children, statements, walk
+from scopelint.core.syntax import child_blocks, finds, is_subclass, iter_children, statements, walk
 from scopelint.core.state import (
+    DATA,
     UNKNOWN,
     Mode,
     Origin,
@@ -134,7 +135,7 @@ class _Walk:
 
     __slots__ = (
         "calls", "backwards", "scopes", "mutations", "sites", "site_args", "summary",
-        "returns_left", "seq_start", "seq_count", "entry", "params", "reads", "frameworks",
+        "returns", "seq_start", "seq_count", "entry", "params", "reads", "frameworks",
     )
 
     def __init__(self, info: Optional[FunctionInfo], seq_start: int, frameworks: int):
@@ -145,7 +146,7 @@ class _Walk:
         self.sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self.site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
         self.summary: FrozenSet[str] = frozenset()
-        self.returns_left = False
+        self.returns = Returns()
         self.seq_start = seq_start
         self.seq_count = 0
         self.entry = info.entry if info is not None else None
@@ -243,6 +244,31 @@ _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 
 
+def _is_loss_instance(v: Value) -> bool:
+    """An instance of a framework loss class (``nn.CrossEntropyLoss()``,
+    ``gluon.loss.L2Loss()``): calling it computes from its arguments alone."""
+    return any(t.startswith("ctor:") and F.framework_of(t[5:]) and "loss" in t.rsplit(".", 1)[-1].lower() for t in v.tags)
+
+
+def _bound_arguments(call: cst.Call, target: FunctionInfo, args: Sequence[Value]) -> Optional[Dict[str, Value]]:
+    """The value a call passes for each parameter it sets (``self``/``cls`` skipped on a
+    method call); None when a ``*args``/``**kwargs`` hides which."""
+    params = target.param_names
+    if type(call.func) is cst.Attribute and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    mapping: Dict[str, Value] = {}
+    position = 0
+    for arg, value in zip(call.args, args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            mapping[arg.keyword.value] = value
+        elif position < len(params):
+            mapping[params[position]] = value
+            position += 1
+    return mapping
+
+
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
@@ -285,6 +311,7 @@ class Analyzer:
         self.nested: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
         self.model_classes: Set[str] = set()
         self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
+        self._attr_tags_of: Dict[int, Dict[str, frozenset]] = {}
         self._collect(module.body, None, None, self.names.root)
         self._escapes = self._find_escapes()
 
@@ -361,15 +388,15 @@ class Analyzer:
                 entry = self._entry(info, self._sites.get(id(info)))
                 summary = self._summaries.get(id(info), frozenset())
                 params = self._param_values(info)
-                returns_left = self._returns_left.get(id(info), False)
+                returns = self._returns_of.get(id(info), Returns())
                 if (
                     entry != info.entry
                     or summary != info.leaves_eval
                     or params.keys() != info.params.keys()
-                    or returns_left != info.returns_left
+                    or returns != info.returns
                 ):
                     changed = True
-                info.entry, info.leaves_eval, info.params, info.returns_left = entry, summary, params, returns_left
+                info.entry, info.leaves_eval, info.params, info.returns = entry, summary, params, returns
             if not changed:
                 break
         calls: Dict[int, CallFact] = {}
@@ -397,7 +424,7 @@ class Analyzer:
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self._summaries: Dict[int, FrozenSet[str]] = {}
         self._site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
-        self._returns_left: Dict[int, bool] = {}
+        self._returns_of: Dict[int, Returns] = {}
         self._seq = 0
 
     def _walk_unit(self, info: Optional[FunctionInfo]) -> None:
@@ -421,14 +448,14 @@ class Analyzer:
             finally:
                 self._sites, self._site_args = all_sites, all_site_args
             walk.seq_count = self._seq - walk.seq_start
-            walk.reads = tuple((t, tuple(t.leaves_eval), t.returns_left) for t in self._reads.values())
+            walk.reads = tuple((t, tuple(t.leaves_eval), t.returns) for t in self._reads.values())
             if info is not None:
-                walk.summary, walk.returns_left = self._summaries[id(info)], self._returns_left[id(info)]
+                walk.summary, walk.returns = self._summaries[id(info)], self._returns_of[id(info)]
         else:
             walk.replay(self._seq, mapping, info.params if info is not None else {})
             self._seq += walk.seq_count
             if info is not None:
-                self._summaries[id(info)], self._returns_left[id(info)] = walk.summary, walk.returns_left
+                self._summaries[id(info)], self._returns_of[id(info)] = walk.summary, walk.returns
         for target, sites in walk.sites.items():
             self._sites[target].update(sites)
         for target, args in walk.site_args.items():
@@ -440,8 +467,8 @@ class Analyzer:
         it calls): how its parameter values map to theirs now. None otherwise."""
         if walk.frameworks != len(self.names.frameworks):
             return None
-        for target, leaves_eval, returns_left in walk.reads:
-            if target.returns_left != returns_left or tuple(target.leaves_eval) != leaves_eval:
+        for target, leaves_eval, returns in walk.reads:
+            if target.returns != returns or tuple(target.leaves_eval) != leaves_eval:
                 return None
         if info is None:
             return {}
@@ -465,22 +492,7 @@ class Analyzer:
         return out
 
     def _record_site_args(self, call: cst.Call, target: FunctionInfo, args: Tuple[Value, ...]) -> None:
-        params = target.param_names
-        bound = type(call.func) is cst.Attribute and params and params[0] in ("self", "cls")
-        if bound:
-            params = params[1:]
-        mapping: Optional[Dict[str, Value]] = {}
-        position = 0
-        for arg, value in zip(call.args, args):
-            if arg.star:
-                mapping = None
-                break
-            if arg.keyword is not None:
-                mapping[arg.keyword.value] = value
-            elif position < len(params):
-                mapping[params[position]] = value
-                position += 1
-        self._site_args[id(target)][id(call)] = mapping
+        self._site_args[id(target)][id(call)] = _bound_arguments(call, target, args)
 
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
         if info.opaque:
@@ -524,15 +536,39 @@ class Analyzer:
         self._loop_nodes = []
         self._returns = []
         self._returned: List[Value] = []
+        self._passed: Set[Optional[str]] = set()
         self._block(info.node.body)
-        self._returns_left[id(info)] = bool(self._returned) and all(
-            "left-graph" in v.tags or "const" in v.tags for v in self._returned
-        )
+        self._returns_of[id(info)] = self._returns_summary(info)
         exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
         left = set()
         for env in exits:
             left.update(k for k in env.maybe_eval if k not in info.scope.bound or k in info.param_names or "." in k)
         self._summaries[id(info)] = frozenset(left)
+
+    def _passed_param(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The parameter ``return expr`` hands back as it came in, if it is one."""
+        info = self.func
+        if type(expr) is not cst.Name or expr.value not in info.param_names:
+            return None
+        return expr.value if self.flow.env.vals.get(expr.value) is info.params.get(expr.value) else None
+
+    def _returns_summary(self, info: FunctionInfo) -> Returns:
+        returned = self._returned
+        if not returned:
+            return Returns()
+        left = all("left-graph" in v.tags or "const" in v.tags for v in returned)
+        rec = []
+        for fw in F.FRAMEWORKS:
+            switches = {v.rec[fw] for v in returned}
+            if len(switches) == 1:
+                sw = next(iter(switches))
+                origin = sw.origin
+                if sw.mode is not Mode.UNKNOWN and origin is not None and origin.kind in ("with", "setter", "decorator", "leaf") and (
+                    origin.node is not None and finds(info.node, lambda n: n is origin.node)
+                ):
+                    rec.append((fw, sw))
+        passes = next(iter(self._passed)) if len(self._passed) == 1 else None
+        return Returns(left, tuple(rec), all(v.inference for v in returned), passes)
 
     def _block(self, body) -> None:
         for stmt in statements(body):
@@ -605,6 +641,8 @@ class Analyzer:
         elif type(small) is cst.Return:
             if small.value is not None:
                 self._returned.append(self._ev(small.value))
+                if self.func is not None:
+                    self._passed.add(self._passed_param(small.value))
             self._returns.append(self.flow)
             self.flow = _Flow(None, None)
         elif type(small) is cst.Raise:
@@ -779,7 +817,49 @@ class Analyzer:
         key = dotted(node)
         if key is not None and self.flow.env is not None and key in self.flow.env.vals:
             return self.flow.env.vals[key]
-        return opaque_value(node)
+        return opaque_value(node, self._attribute_tags(node))
+
+    def _attribute_tags(self, node: cst.BaseExpression) -> frozenset:
+        """For ``self.x`` in a method: what every ``self.x = C(...)`` of its class makes
+        (``ctor:torch.nn.CrossEntropyLoss``; ``model`` for a model class of this file)."""
+        if not (type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self" and self.func is not None):
+            return frozenset()
+        owner = self.func
+        while owner.parent is not None:
+            owner = owner.parent
+        if owner.cls is None:
+            return frozenset()
+        tags = self._attr_tags_of.get(id(owner.cls))
+        if tags is None:
+            tags = self._attr_tags_of[id(owner.cls)] = self._class_attribute_tags(owner.cls)
+        return tags.get(node.attr.value, frozenset())
+
+    def _class_attribute_tags(self, cls: cst.ClassDef) -> Dict[str, frozenset]:
+        made: Dict[str, Set[Optional[frozenset]]] = defaultdict(set)
+        for method in self.class_methods[id(cls)].values():
+            for n in walk(method.node):
+                if type(n) is not cst.Assign:
+                    continue
+                for t in n.targets:
+                    target = t.target
+                    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+                        made[target.attr.value].add(self._constructed(n.value, method.scope))
+                    elif type(target) in (cst.Tuple, cst.List):
+                        for el in target.elements:  # ``self.a, self.b = ...``: nothing known
+                            if type(el.value) is cst.Attribute and dotted(el.value.value) == "self":
+                                made[el.value.attr.value].add(None)
+        return {name: next(iter(kinds)) for name, kinds in made.items() if len(kinds) == 1 and None not in kinds}
+
+    def _constructed(self, expr: cst.BaseExpression, scope: Scope) -> Optional[frozenset]:
+        """What ``expr`` makes, if it is a constructor call of a framework or local model class."""
+        if type(expr) is not cst.Call:
+            return None
+        if type(expr.func) is cst.Name and expr.func.value in self.model_classes and scope.resolve_name(expr.func.value) is None:
+            return frozenset({"model"})
+        qname = self.names.qualify(expr.func, scope)
+        if qname is not None and F.framework_of(qname) and roles.is_class_name(qname.rsplit(".", 1)[-1]):
+            return frozenset({"ctor:" + qname})
+        return None
 
     # --- expressions ------------------------------------------------------------------
     def _ev(self, e: cst.BaseExpression, statement: bool = False) -> Value:
@@ -802,7 +882,7 @@ class Analyzer:
                 return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}), state)
             if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
                 return opaque_value(e, frozenset({"attr:" + e.attr.value}))
-            return computed_value(e, state, [base], True)
+            return computed_value(e, state, [base], True, self._attribute_tags(e))
         if t is cst.Call:
             return self._call(e, statement)
         if t is cst.BinaryOperation:
@@ -972,23 +1052,42 @@ class Analyzer:
             return leaf_value(call, F.framework_of(qname), tags)
         if method in F.MAKE_LEAF_METHODS and receiver is not None and not _turns_off(call):
             return leaf_value(call, F.TORCH if method == "requires_grad_" else F.MXNET)
+        if len(args) == 1 and not call.args[0].star and CONTAINER <= args[0].tags and self.names.builtin(func, self.scope) in _REPACKING:
+            return container_value(call, container_items(args[0]), state)  # ``tuple(v.detach() for v in h)``
         if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self.names.builtin(func, self.scope)):
             parents = (receiver,) if receiver is not None else args
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
-        if target is not None and target.returns_left:  # a local function or method
-            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
+        if callee_value is not None and _is_loss_instance(callee_value):
+            return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
+        if target is not None:  # a local function or method: its summary
+            made = self._returned_by(call, target, args, state, tags)
+            if made is not None:
+                return made
         if receiver is not None:
             pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
             return computed_value(call, state, (receiver,) + args, pure)
-        if target is not None and target.decorator is not None and target.decorator[0] == "torch.inference_mode":
-            made = computed_value(call, state, args, False, tags)
-            made.inference = True  # returned from a function that runs in inference mode
-            return made
         if qname is not None and F.framework_of(qname):
+            if F.is_data_factory(qname):  # ``torch.randn(...)``, ``nd.zeros(...)``: data, no graph
+                tags = tags | DATA
             return computed_value(call, state, args, True, tags)
-        if len(args) == 1 and not call.args[0].star and CONTAINER <= args[0].tags and self.names.builtin(func, self.scope) in _REPACKING:
-            return container_value(call, container_items(args[0]), state)
         return computed_value(call, state, args, False, tags)
+
+    def _returned_by(self, call: cst.Call, target: FunctionInfo, args, state: State, tags) -> Optional[Value]:
+        """What a call of a local function returns, by its summary (None: nothing known)."""
+        returns = target.returns
+        if returns.passes is not None:
+            passed = (_bound_arguments(call, target, args) or {}).get(returns.passes)
+            if passed is not None:
+                return passed
+        if returns.left:
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
+        inference = returns.inference or (target.decorator is not None and target.decorator[0] == "torch.inference_mode")
+        if not returns.rec and not inference:
+            return None
+        made = computed_value(call, state, args, False, tags)
+        made.rec.update(returns.rec)
+        made.inference = inference  # returned from a function that runs in inference mode
+        return made
 
     def _apply_summary(self, call: cst.Call, target: FunctionInfo) -> None:
         """After a call to a local function, the models it left in eval mode are so here."""

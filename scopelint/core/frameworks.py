@@ -117,6 +117,34 @@ CONVERSION_FUNCS = {
 CONVERSION_BUILTINS = {"float", "int", "bool", "list"}
 
 
+# Functions that make a fresh tensor of data (no graph; a leaf only with requires_grad=True).
+_TORCH_FACTORIES = {
+    "randn", "rand", "randint", "randperm", "zeros", "ones", "empty", "full", "arange", "linspace",
+    "logspace", "eye", "normal", "bernoulli", "multinomial", "zeros_like", "ones_like", "empty_like",
+    "full_like", "rand_like", "randn_like", "randint_like",
+}
+_MXNET_FACTORIES = {
+    "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "normal", "uniform", "randn",
+    "randint", "zeros_like", "ones_like", "full_like", "shuffle",
+}
+_MXNET_ARRAY_MODULES = ("mxnet.nd.", "mxnet.ndarray.", "mxnet.np.", "mxnet.numpy.")
+
+
+def is_data_factory(qname: Optional[str]) -> bool:
+    """``torch.randn``, ``torch.zeros_like``, ``mx.nd.random.normal``: makes data, not a graph."""
+    if not qname:
+        return False
+    head, _, last = qname.rpartition(".")
+    if head in ("torch", "torch.random"):
+        return last in _TORCH_FACTORIES
+    if head.startswith("mxnet."):
+        module = head + "."
+        if module.endswith(".random."):
+            module = module[: -len("random.")]
+        return module in _MXNET_ARRAY_MODULES and last in _MXNET_FACTORIES
+    return False
+
+
 def is_conversion(qname: Optional[str], builtin: Optional[str] = None) -> bool:
     if builtin in CONVERSION_BUILTINS:
         return True

@@ -60,6 +60,12 @@ def untracked_by(value: Value, frameworks: Iterable[str]) -> Optional[Origin]:
     return origin
 
 
+def decorates(origin: Origin, func: Optional[FunctionInfo]) -> bool:
+    """``origin`` is the recording-scope decorator of ``func`` itself (not of a callee
+    whose returned value reached here)."""
+    return origin.kind == "decorator" and func is not None and func.decorator is not None and func.decorator[1] is origin.node
+
+
 def recorded_in(value: Value, frameworks: Iterable[str]) -> bool:
     """The value was computed while every candidate framework recorded."""
     fws = list(frameworks)

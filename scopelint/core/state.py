@@ -139,6 +139,10 @@ def opaque_value(node: Optional[cst.CSTNode] = None, tags: frozenset = frozenset
     return Value(node, {TORCH: UNKNOWN, MXNET: UNKNOWN}, (), False, False, tags)
 
 
+DATA = frozenset({"data"})  # tag: a fresh tensor of data (a factory's), or computed from data alone
+DATA_TAGS = frozenset({"data", "loop-item"})  # what carries no graph: data, a data loader's items
+
+
 def computed_value(
     node: cst.CSTNode, state: State, parents, pure: bool, tags: frozenset = frozenset()
 ) -> Value:
@@ -149,20 +153,25 @@ def computed_value(
     it has none) or on numbers taken out of the graph (then nobody knows).
     """
     parents = tuple([p for p in parents if p is not None and "const" not in p.tags])
+    # Data (a fresh tensor, a batch from a loader) has no graph to pass on: only the
+    # other parents decide whether arithmetic records; on data alone it is data.
+    graphs = tuple([p for p in parents if not (DATA_TAGS & p.tags)])
+    if pure and parents and not graphs:
+        tags = tags | DATA
     rec = {}
     for fw in _FRAMEWORKS:
         sw = state.torch if fw is TORCH else state.mxnet
         if not pure or sw.mode is Mode.OFF:
             rec[fw] = sw  # a call records what it does (a model holds parameters)
             continue
-        if not parents:
+        if not graphs:
             rec[fw] = sw
             continue
         # One pass over the parents: arithmetic on a recorded value is recorded; on
         # values without graph it has none; on numbers taken out of the graph, unknown.
         capable = False
         all_off = all_off_or_left = only_defaults = True
-        for p in parents:
+        for p in graphs:
             psw = p.rec[fw]
             if psw.mode is Mode.ON or "leaf" in p.tags or _unknown_entry(psw):
                 capable = True
@@ -178,7 +187,7 @@ def computed_value(
         elif all_off and not (sw.mode is Mode.ON and only_defaults):
             # (Arrays made outside any scope and used inside record() are MXNet's
             # ordinary inputs, not that.)
-            rec[fw] = parents[0].rec[fw]
+            rec[fw] = graphs[0].rec[fw]
         elif all_off_or_left:
             rec[fw] = UNKNOWN
         else:
