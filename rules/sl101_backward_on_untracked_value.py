@@ -6,7 +6,7 @@ from scopelint.core.flow import call_arg
 from scopelint.core.frameworks import MXNET, TORCH
 from scopelint.core.queries import decorates, describe_origin, untracked_by
 from scopelint.fixkit import (
-    block_of, code_of, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
+    block_of, code_of, drop_decorator, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
     Replacement, scope_of, sibling, spell, spell_or_import, statement_of, torch_scope_call, wrap,
 )
 from scopelint.rule import NodeFix, Report, Rule
@@ -100,6 +100,10 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
         return localized(call, new, f"Record the computation: `{code_of(call)}` -> `{code_of(new)}`")
     if origin.kind in ("default", "entry"):
         return _wrap_untracked(ctx, backward, value, fw)
+    if origin.kind == "decorator" and fw == TORCH:
+        callee = next((f for f in ctx.facts.functions if f.decorator is not None and f.decorator[1] is origin.node), None)
+        if callee is not None and callee.called_in.recording(fw).on:  # only called while recording
+            return drop_decorator(ctx, origin.node, f"Record what `{callee.name}` computes: remove `@{code_of(origin.node.decorator)}`")
     return None
 
 

@@ -200,6 +200,44 @@ def test_iterating_a_list_of_values_yields_the_items_own_state():
     assert findings(paused) == [(9, "SL101")]
 
 
+def test_methods_called_through_an_instance_get_the_call_sites_state():
+    src = """
+        import torch
+        class Probe(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = torch.nn.Linear(2, 2)
+            @torch.no_grad()
+            def logits(self, x):
+                return self.head(x)
+        model = Probe()
+        loss = model.logits(torch.randn(3, 2)).sum()
+        loss.backward()
+    """
+    assert findings(src) == [(12, "SL101")]  # the method's summary: what it returns has no graph
+    # ``other.logits(...)`` on something unknown may call it too: nothing known any more.
+    unknown = src.replace("model = Probe()", "model = make()")
+    assert findings(unknown) == []
+
+
+def test_an_unresolved_call_of_a_method_name_makes_its_entry_unknown():
+    src = """
+        import torch
+        class Runner:
+            def step(self, x):
+                return x.sum()
+        r = Runner()
+        with torch.no_grad():
+            y = r.step(torch.randn(2, requires_grad=True))
+        OTHER
+    """
+    def entry(text):
+        return _function(textwrap.dedent(text), "Runner.step").entry.torch.mode.value
+
+    assert entry(src.replace("OTHER", "")) == "off"
+    assert entry(src.replace("OTHER", "anything.step(1)")) == "unknown"
+
+
 def test_branch_that_may_record_makes_the_value_unknown():
     src = """
         import torch

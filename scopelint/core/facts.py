@@ -38,6 +38,7 @@ class FunctionInfo:
     decorator: Optional[Tuple[str, cst.Decorator]] = None
     opaque: bool = False  # unknown decorator: its entry state cannot be derived
     entry: State = field(default_factory=unknown_entry_state)
+    called_in: State = field(default_factory=unknown_entry_state)  # the call sites' state, before its decorator
     # Summary: names (in the function's own spelling) left in eval mode on some exit.
     leaves_eval: FrozenSet[str] = frozenset()
     # Values of parameters, joined over every call site (when all sites are known).

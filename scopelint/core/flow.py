@@ -54,6 +54,7 @@ CONTAINER = frozenset({"container"})
 # Builtins that make a container of the items of their one argument.
 _REPACKING = {"tuple", "list", "sorted", "reversed", "set"}
 CONST = frozenset({"const"})
+UNKNOWN_SITE = unknown_entry_state()  # a call site that may call the method with any state
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
 
@@ -312,6 +313,9 @@ class Analyzer:
         self.model_classes: Set[str] = set()
         self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
         self._attr_tags_of: Dict[int, Dict[str, frozenset]] = {}
+        # Module-level classes by name (with their base names), and methods by name.
+        self.classes: Dict[str, Tuple[cst.ClassDef, Tuple[str, ...]]] = {}
+        self.methods_by_name: Dict[str, List[FunctionInfo]] = defaultdict(list)
         self._collect(module.body, None, None, self.names.root)
         self._escapes = self._find_escapes()
 
@@ -331,6 +335,7 @@ class Analyzer:
                 self.functions.append(info)
                 if cls is not None and parent is None:
                     self.class_methods[id(cls)][info.name] = info
+                    self.methods_by_name[info.name].append(info)
                 elif parent is not None:
                     self.nested[id(parent)][info.name] = info
                 else:
@@ -341,6 +346,8 @@ class Analyzer:
                 bases = list(self._class_bases(stmt, scope))
                 if parent is None and any(F.is_model_class(b) or b in self.model_classes for b in bases):
                     self.model_classes.add(stmt.name.value)
+                if parent is None and cls is None:
+                    self.classes[stmt.name.value] = (stmt, tuple(bases))
                 for b in bases:
                     self.subclasses[b].append(stmt)
                 self._collect(stmt.body, parent, stmt, cscope)
@@ -511,6 +518,7 @@ class Analyzer:
                 return Switch(sw.mode, Origin("entry", None, sw.origin.api if sw.origin else None))
 
             state = State(derive(joined.torch), derive(joined.mxnet), derive(joined.mx_train))
+        info.called_in = state
         if info.decorator is not None:
             api, dec = info.decorator
             call = dec.decorator if type(dec.decorator) is cst.Call else None
@@ -836,8 +844,13 @@ class Analyzer:
 
     def _class_attribute_tags(self, cls: cst.ClassDef) -> Dict[str, frozenset]:
         made: Dict[str, Set[Optional[frozenset]]] = defaultdict(set)
+        leaves: Set[str] = set()
         for method in self.class_methods[id(cls)].values():
             for n in walk(method.node):
+                if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in F.MAKE_LEAF_METHODS:
+                    owner = n.func.value  # ``self.W.attach_grad()``: a leaf whoever reads it
+                    if type(owner) is cst.Attribute and dotted(owner.value) == "self" and not _turns_off(n):
+                        leaves.add(owner.attr.value)
                 if type(n) is not cst.Assign:
                     continue
                 for t in n.targets:
@@ -848,14 +861,18 @@ class Analyzer:
                         for el in target.elements:  # ``self.a, self.b = ...``: nothing known
                             if type(el.value) is cst.Attribute and dotted(el.value.value) == "self":
                                 made[el.value.attr.value].add(None)
-        return {name: next(iter(kinds)) for name, kinds in made.items() if len(kinds) == 1 and None not in kinds}
+        tags = {name: next(iter(kinds)) for name, kinds in made.items() if len(kinds) == 1 and None not in kinds}
+        for name in leaves:
+            tags[name] = tags.get(name, frozenset()) | {"leaf"}
+        return tags
 
     def _constructed(self, expr: cst.BaseExpression, scope: Scope) -> Optional[frozenset]:
         """What ``expr`` makes, if it is a constructor call of a framework or local model class."""
         if type(expr) is not cst.Call:
             return None
-        if type(expr.func) is cst.Name and expr.func.value in self.model_classes and scope.resolve_name(expr.func.value) is None:
-            return frozenset({"model"})
+        if type(expr.func) is cst.Name and expr.func.value in self.classes and scope.resolve_name(expr.func.value) is None:
+            name = expr.func.value
+            return frozenset({"instance:" + name} | ({"model"} if name in self.model_classes else set()))
         qname = self.names.qualify(expr.func, scope)
         if qname is not None and F.framework_of(qname) and roles.is_class_name(qname.rsplit(".", 1)[-1]):
             return frozenset({"ctor:" + qname})
@@ -882,7 +899,10 @@ class Analyzer:
                 return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}), state)
             if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
                 return opaque_value(e, frozenset({"attr:" + e.attr.value}))
-            return computed_value(e, state, [base], True, self._attribute_tags(e))
+            tags = self._attribute_tags(e)
+            if "leaf" in tags:
+                return leaf_value(e, None, tags)
+            return computed_value(e, state, [base], True, tags)
         if t is cst.Call:
             return self._call(e, statement)
         if t is cst.BinaryOperation:
@@ -969,7 +989,7 @@ class Analyzer:
         args = tuple([self._ev(a.value) for a in call.args])
         state = self.flow.state
         env = self.flow.env
-        target = self._local_target(func)
+        target = self._local_target(func) or self._instance_method(func, receiver)
         loops = tuple(self._loop_nodes)
         callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
         self._seq += 1
@@ -983,6 +1003,11 @@ class Analyzer:
             self._sites[id(target)][id(call)] = state
             self._record_site_args(call, target, args)
             self._apply_summary(call, target)
+        elif type(func) is cst.Attribute:
+            # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
+            for candidate in self.methods_by_name.get(func.attr.value, ()):
+                self._sites[id(candidate)][id(call)] = UNKNOWN_SITE
+                self._site_args[id(candidate)][id(call)] = None
         for override in self._overrides(func):
             self._sites[id(override)][id(call)] = state
 
@@ -1040,8 +1065,11 @@ class Analyzer:
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
         if qname in F.SCOPES:
             tags = tags | {"scope"}
-        if type(func) is cst.Name and func.value in self.model_classes and self.scope.resolve_name(func.value) is None:
-            tags = frozenset({"model"})
+        if type(func) is cst.Name and self.scope.resolve_name(func.value) is None:
+            if func.value in self.model_classes:
+                tags = frozenset({"model"})
+            if func.value in self.classes:
+                tags = tags | {"instance:" + func.value}
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
             leaf = leaf_value(call, F.framework_of(qname), tags)
@@ -1124,6 +1152,30 @@ class Analyzer:
         )
         self.flow.env.grads = ("computed",)
 
+    def _method_of(self, cls_name: str, name: str) -> Optional[FunctionInfo]:
+        """Method ``name`` of the local class ``cls_name`` or of its local bases (in order)."""
+        todo, seen = [cls_name], set()
+        while todo:
+            c = todo.pop(0)
+            if c in seen or c not in self.classes:
+                continue
+            seen.add(c)
+            cls, bases = self.classes[c]
+            found = self.class_methods[id(cls)].get(name)
+            if found is not None:
+                return found
+            todo.extend(bases)
+        return None
+
+    def _instance_method(self, func: cst.BaseExpression, receiver: Optional[Value]) -> Optional[FunctionInfo]:
+        """``obj.m`` where ``obj`` is known to be an instance of a class of this file."""
+        if type(func) is not cst.Attribute or receiver is None:
+            return None
+        classes = {t[9:] for t in receiver.tags if t.startswith("instance:")}
+        if len(classes) != 1:
+            return None
+        return self._method_of(next(iter(classes)), func.attr.value)
+
     def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
         if type(func) is cst.Name:
             info = self.func
@@ -1145,7 +1197,10 @@ class Analyzer:
             while owner.parent is not None:
                 owner = owner.parent
             if owner.cls is not None:
-                return self.class_methods[id(owner.cls)].get(func.attr.value)
+                found = self.class_methods[id(owner.cls)].get(func.attr.value)
+                if found is None and self.classes.get(owner.cls.name.value, (None,))[0] is owner.cls:
+                    found = self._method_of(owner.cls.name.value, func.attr.value)  # a local base's
+                return found
         return None
 
     def _overrides(self, func: cst.BaseExpression) -> List[FunctionInfo]:

@@ -577,7 +577,7 @@ def _counts(found: Dict[type, List[ast.AST]]) -> Tuple[Counter, ...]:
         t = type(f)
         if t is ast.Name:
             name_calls.append(f.id)
-        elif t is ast.Attribute and type(f.value) is ast.Name and f.value.id in ("self", "cls"):
+        elif t is ast.Attribute:  # ``self.m()``, ``obj.m()``: a call the analysis may resolve
             self_calls.append(f.attr)
     return (Counter(map(_ID, found[ast.Name])), Counter(name_calls), Counter(map(_ATTR, found[ast.Attribute])),
             Counter(self_calls))
@@ -657,7 +657,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         f = node.func
         if type(f) is ast.Name:
             called[owner[node.lineno]].add(f.id)
-        elif type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id in ("self", "cls"):
+        elif type(f) is ast.Attribute:
             self_called[owner[node.lineno]].add(f.attr)
     anchors = {owner[line] for line in anchor_lines}
 

@@ -180,13 +180,13 @@ def computed_value(
                 all_off = False
                 if "left-graph" not in p.tags:
                     all_off_or_left = False
-            if psw.origin is None or psw.origin.kind != "default":
+            if psw.origin is None or not _not_recording(psw.origin):
                 only_defaults = False
         if capable:
             rec[fw] = sw
         elif all_off and not (sw.mode is Mode.ON and only_defaults):
             # (Arrays made outside any scope and used inside record() are MXNet's
-            # ordinary inputs, not that.)
+            # ordinary inputs, not that; so are those of a caller outside any scope.)
             rec[fw] = graphs[0].rec[fw]
         elif all_off_or_left:
             rec[fw] = UNKNOWN
@@ -194,6 +194,12 @@ def computed_value(
             rec[fw] = sw
     inference = state.torch.mode is Mode.OFF and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
     return Value(node, rec, parents, inference, pure, tags, state)
+
+
+def _not_recording(origin: Origin) -> bool:
+    """OFF only because nothing switched recording on: the module default, or a function
+    entered only from there (no ``pause()``/``no_grad()`` anywhere on the way)."""
+    return origin.kind == "default" or (origin.kind == "entry" and origin.api is None)
 
 
 def _unknown_entry(sw: Switch) -> bool:
