@@ -337,3 +337,93 @@ def may_carry_graph(v: Value, fw: str) -> bool:
     if not v.parents and type(v.node) in (cst.Name, cst.Attribute) and not v.rec[fw].off:
         return not any(t.startswith("attr:") for t in v.tags)
     return False
+
+
+# --- optimizers, models and the tensors that require grad (SL209, SL210) ----------------
+def origins(v: Optional[Value], depth: int = 4) -> set:
+    """ids of the expressions that made ``v``: its own node, or, for a value joined
+    over branches or call sites (no node), its parents' -- the same whatever walk or
+    round made the value object (rules compare values of different walks so)."""
+    if v is None:
+        return set()
+    if v.node is not None:
+        return {id(v.node)}
+    if depth == 0:
+        return set()
+    out = set()
+    for p in v.parents:
+        out |= origins(p, depth - 1)
+    return out
+
+
+def is_optimizer_construction(call) -> bool:
+    """``torch.optim.Adam(...)``, ``optim.SGD(...)`` (not a scheduler)."""
+    q = call.qname or ""
+    return q.startswith("torch.optim.") and not q.startswith(("torch.optim.lr_scheduler", "torch.optim.swa_utils")) and q.count(".") == 2
+
+
+def optimized(facts: Facts, opt: Optional[Value] = None):
+    """What optimizers hold: (the ids of the expressions that made the tensors they are
+    given, the ids of those that made the models whose ``.parameters()`` they are given).
+    ``opt``: only the optimizer that value holds (its constructor seen by the flow);
+    None: every optimizer constructed in the file."""
+    if opt is not None:
+        made = origins(opt)
+        ctors = [c for c in facts.calls if is_optimizer_construction(c) and id(c.node) in made]
+    else:
+        ctors = [c for c in facts.calls if is_optimizer_construction(c)]
+    tensors, models = set(), set()
+    for ctor in ctors:
+        for arg in ctor.args:
+            for v in arg.ancestors():
+                if v.node is not None:
+                    tensors.add(id(v.node))
+                c = facts.call_of(v.node) if type(v.node) is cst.Call else None
+                if c is not None and c.method in ("parameters", "named_parameters") and c.receiver is not None:
+                    models |= origins(c.receiver)
+                    base = c.receiver
+                    while type(base.node) is cst.Attribute and base.parents:  # ``net.head.parameters()``
+                        base = base.parents[0]
+                        models |= origins(base)
+    return tensors, models
+
+
+def is_known_model(value: Optional[Value]) -> bool:
+    """Made by a model constructor (``nn.Linear(...)``) or a model class of the file."""
+    if value is None:
+        return False
+    return "model" in value.tags or any(t.startswith("ctor:") and F.is_model_constructor(t[5:]) for t in value.tags)
+
+
+def names_bound_to(module: cst.Module, node: cst.CSTNode) -> set:
+    """The dotted names ``name = <node>`` binds (``node`` an expression)."""
+    out = set()
+    for n in walk(module):
+        if type(n) is cst.Assign and n.value is node:
+            out.update(d for d in (dotted(t.target) for t in n.targets) if d is not None)
+        elif type(n) is cst.Call and n is node and type(n.func) is cst.Attribute:  # ``w.requires_grad_()``
+            d = dotted(n.func.value)
+            if d is not None:
+                out.add(d)
+    return out
+
+
+def grad_read(module: cst.Module, names: set, prefix: bool = False) -> bool:
+    """``<name>.grad`` is read somewhere (``prefix``: also ``<name>.x.grad``); not
+    ``<name>.grad = None`` nor ``<name>.grad.zero_()``."""
+    if not names:
+        return False
+    skip = set()
+    for n in walk(module):
+        if type(n) is cst.AssignTarget:
+            skip.add(id(n.target))
+        elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("zero_", "detach_", "fill_"):
+            skip.add(id(n.func.value))
+    for n in walk(module):
+        if type(n) is cst.Attribute and n.attr.value == "grad" and id(n) not in skip:
+            base = dotted(n.value)
+            if base is None:
+                continue
+            if base in names or (prefix and any(base.startswith(m + ".") for m in names)):
+                return True
+    return False
