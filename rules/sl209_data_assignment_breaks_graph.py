@@ -102,7 +102,7 @@ class DataAssignmentBreaksGraph(Rule):
                 names = names_bound_to(facts.module, v.node)
                 if base in names or id(v.node) in origins(m.before):
                     continue  # its own value
-                if id(v.node) in tensors or grad_read(facts.module, names):
+                if id(v.node) in tensors or (facts.backwards and grad_read(facts.module, names)):
                     return f"`{sorted(names)[0]}`" if names else "a tensor that requires grad"
                 continue
             call = facts.call_of(v.node) if type(v.node) is cst.Call else None
@@ -132,9 +132,12 @@ def _parameter_name(attr: str) -> bool:
 
 
 def _trained_model(facts, model, spelled: Optional[str], models: set) -> bool:
-    """The model's parameters are given to an optimizer, or a gradient of them is read."""
+    """The model's parameters are given to an optimizer, or (where the file backpropagates)
+    a gradient of them is read."""
     if origins(model) & models:
         return True
+    if not facts.backwards:  # (no gradient computed here to read)
+        return False
     names = set()
     if spelled:
         names.add(spelled)

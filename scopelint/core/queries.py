@@ -401,6 +401,12 @@ def names_bound_to(module: cst.Module, node: cst.CSTNode) -> set:
     for n in walk(module):
         if type(n) is cst.Assign and n.value is node:
             out.update(d for d in (dotted(t.target) for t in n.targets) if d is not None)
+        elif type(n) is cst.Assign and type(n.value) in (cst.Tuple, cst.List):  # ``a, b = f(), g()``
+            for t in n.targets:
+                if type(t.target) in (cst.Tuple, cst.List) and len(t.target.elements) == len(n.value.elements):
+                    for el, val in zip(t.target.elements, n.value.elements):
+                        if val.value is node and dotted(el.value) is not None:
+                            out.add(dotted(el.value))
         elif type(n) is cst.Call and n is node and type(n.func) is cst.Attribute:  # ``w.requires_grad_()``
             d = dotted(n.func.value)
             if d is not None:
