@@ -69,6 +69,8 @@ class DataAssignmentBreaksGraph(Rule):
                 continue
             if held is None:
                 held = optimized(facts)
+            if not _backprop_follows(facts, m):
+                continue
             source = self._trained_source(facts, m, base, held, id(m.func) in trains)
             if source is None:
                 continue
@@ -115,11 +117,25 @@ class DataAssignmentBreaksGraph(Rule):
             if type(v.node) is cst.Attribute and v.parents and _parameter_name(v.node.attr.value):
                 owner = v.parents[0]
                 spelled = dotted(v.node)
-                if spelled == base or not is_known_model(owner):
-                    continue
+                if spelled == base or not is_known_model(owner) or not _in_training_step(facts, m):
+                    continue  # (a parameter copied once, at setup, is initialisation or tying)
                 if _trained_model(facts, owner, dotted(v.node.value), models):
                     return f"`{spelled}`"
         return None
+
+
+def _backprop_follows(facts, m) -> bool:
+    """Some backward may run after the write: later in its function, in a loop around
+    it, or in another function."""
+    loops = set(m.loops)
+    return any(b.func is not m.func or b.seq > m.seq or loops & set(b.loops) for b in facts.backwards)
+
+
+def _in_training_step(facts, m) -> bool:
+    """The write is part of a training step: in a loop that backpropagates, or in a
+    function that backpropagates after it."""
+    loops = set(m.loops)
+    return any(b.func is m.func and (loops & set(b.loops) or (m.func is not None and b.seq > m.seq)) for b in facts.backwards)
 
 
 def _records(sw, trains: bool) -> bool:
