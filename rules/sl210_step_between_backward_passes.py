@@ -5,7 +5,7 @@ import libcst as cst
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
-from scopelint.core.queries import optimized, origins
+from scopelint.core.queries import optimized, optimized_by_name, origins
 from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
@@ -171,8 +171,15 @@ def _stepped_forward(facts, step, shared) -> Optional[str]:
     if opt is None or not origins(opt):
         return None
     _, models = optimized(facts, opt)
+    # (an optimizer kept on the object: the models named in its constructor, in the class)
+    spelled = dotted(step.node.args[0].value) if is_scaler_step(step) and step.node.args else dotted(step.node.func.value)
+    names = optimized_by_name(facts, step.func, spelled)
     for call in shared:
-        if call.callee_value is not None and origins(call.callee_value) & models and call.seq < step.seq:
+        if call.seq >= step.seq:
+            continue
+        if call.callee_value is not None and origins(call.callee_value) & models:
+            return call.callee
+        if call.callee in names:
             return call.callee
     return None
 

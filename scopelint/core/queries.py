@@ -433,3 +433,32 @@ def grad_read(module: cst.Module, names: set, prefix: bool = False) -> bool:
             if base in names or (prefix and any(base.startswith(m + ".") for m in names)):
                 return True
     return False
+
+
+def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[str]) -> set:
+    """For an optimizer kept on the object (``self.opt_d``, a method's ``func`` steps it):
+    the dotted names of the models whose ``.parameters()`` its constructor, assigned to
+    that attribute in a method of the same class, is given (``self.netD``)."""
+    if func is None or not opt or not opt.startswith("self."):
+        return set()
+    owner = func
+    while owner.parent is not None:
+        owner = owner.parent
+    if owner.cls is None:
+        return set()
+    out = set()
+    for c in facts.calls:
+        if not is_optimizer_construction(c) or c.func is None:
+            continue
+        top = c.func
+        while top.parent is not None:
+            top = top.parent
+        if top.cls is not owner.cls or opt not in names_bound_to(top.node, c.node):
+            continue
+        for arg in c.node.args:
+            for n in walk(arg.value):
+                if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("parameters", "named_parameters"):
+                    name = dotted(n.func.value)
+                    if name is not None:
+                        out.add(name)
+    return out
