@@ -395,23 +395,49 @@ def is_known_model(value: Optional[Value]) -> bool:
     return "model" in value.tags or any(t.startswith("ctor:") and F.is_model_constructor(t[5:]) for t in value.tags)
 
 
-def names_bound_to(module: cst.Module, node: cst.CSTNode) -> set:
-    """The dotted names ``name = <node>`` binds (``node`` an expression)."""
-    out = set()
-    for n in walk(module):
-        if type(n) is cst.Assign and n.value is node:
-            out.update(d for d in (dotted(t.target) for t in n.targets) if d is not None)
-        elif type(n) is cst.Assign and type(n.value) in (cst.Tuple, cst.List):  # ``a, b = f(), g()``
-            for t in n.targets:
-                if type(t.target) in (cst.Tuple, cst.List) and len(t.target.elements) == len(n.value.elements):
-                    for el, val in zip(t.target.elements, n.value.elements):
-                        if val.value is node and dotted(el.value) is not None:
-                            out.add(dotted(el.value))
-        elif type(n) is cst.Call and n is node and type(n.func) is cst.Attribute:  # ``w.requires_grad_()``
+_INDEXES: dict = {}  # id(node) -> (node, its bindings, its ``.grad`` reads): a few kept
+
+
+def _index(root: cst.CSTNode):
+    """Once per tree: what ``name = <expr>`` binds, by the expression's id, and the
+    dotted names whose ``.grad`` is read (not ``x.grad = ...``, ``x.grad.zero_()``)."""
+    hit = _INDEXES.get(id(root))
+    if hit is not None and hit[0] is root:
+        return hit[1], hit[2]
+    bound: dict = {}
+    skip, reads = set(), []
+    for n in walk(root):
+        t = type(n)
+        if t is cst.Assign:
+            for target in n.targets:
+                d = dotted(target.target)
+                if d is not None:
+                    bound.setdefault(id(n.value), set()).add(d)
+                elif type(n.value) in (cst.Tuple, cst.List) and type(target.target) in (cst.Tuple, cst.List) and len(target.target.elements) == len(n.value.elements):
+                    for el, val in zip(target.target.elements, n.value.elements):  # ``a, b = f(), g()``
+                        if dotted(el.value) is not None:
+                            bound.setdefault(id(val.value), set()).add(dotted(el.value))
+        elif t is cst.AssignTarget:
+            skip.add(id(n.target))
+        elif t is cst.Call and type(n.func) is cst.Attribute:
+            if n.func.attr.value in ("zero_", "detach_", "fill_"):
+                skip.add(id(n.func.value))
             d = dotted(n.func.value)
-            if d is not None:
-                out.add(d)
-    return out
+            if d is not None and n.func.attr.value in F.MAKE_LEAF_METHODS:  # ``w.requires_grad_()`` binds ``w``
+                bound.setdefault(id(n), set()).add(d)
+        elif t is cst.Attribute and n.attr.value == "grad":
+            reads.append(n)
+    grads = {dotted(n.value) for n in reads if id(n) not in skip} - {None}
+    if len(_INDEXES) > 8:
+        _INDEXES.clear()
+    _INDEXES[id(root)] = (root, bound, grads)
+    return bound, grads
+
+
+def names_bound_to(root: cst.CSTNode, node: cst.CSTNode) -> set:
+    """The dotted names ``name = <node>`` binds in ``root`` (``node`` an expression; for
+    ``w.requires_grad_()``, also ``w``)."""
+    return set(_index(root)[0].get(id(node), ()))
 
 
 def grad_read(module: cst.Module, names: set, prefix: bool = False) -> bool:
@@ -419,20 +445,10 @@ def grad_read(module: cst.Module, names: set, prefix: bool = False) -> bool:
     ``<name>.grad = None`` nor ``<name>.grad.zero_()``."""
     if not names:
         return False
-    skip = set()
-    for n in walk(module):
-        if type(n) is cst.AssignTarget:
-            skip.add(id(n.target))
-        elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("zero_", "detach_", "fill_"):
-            skip.add(id(n.func.value))
-    for n in walk(module):
-        if type(n) is cst.Attribute and n.attr.value == "grad" and id(n) not in skip:
-            base = dotted(n.value)
-            if base is None:
-                continue
-            if base in names or (prefix and any(base.startswith(m + ".") for m in names)):
-                return True
-    return False
+    grads = _index(module)[1]
+    if names & grads:
+        return True
+    return prefix and any(g.startswith(m + ".") for g in grads for m in names)
 
 
 def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[str]) -> set:
