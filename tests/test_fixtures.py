@@ -196,3 +196,22 @@ def test_a_loss_not_spelled_loss_is_accumulated_alike_with_the_gate_on_and_off()
     )
     on = [f.code for f in lint_source(code, "t.py", Settings()).findings]
     assert on == [f.code for f in lint_source(code, "t.py", replace(Settings(), gate=False)).findings] == ["SL201"]
+
+
+@pytest.mark.parametrize("write", ["dst.bias.data = src(z)", "dst.bias.data[:] = src(z)", "dst.bias.data.copy_(src(z))"])
+def test_a_data_write_the_gate_would_not_reach_otherwise_is_kept(write):
+    """A ``.data`` write (SL209) anchors its unit: here nothing else needs the function
+    that holds it, nor the call that gives its parameters their values."""
+    from dataclasses import replace
+
+    from scopelint.engine import Settings
+
+    filler = "".join(f"\n\ndef filler{i}(a):\n    return a + {i}\n" for i in range(40))
+    code = (
+        "import torch\nfrom torch import nn\n\n\ndef tie(dst, src, z):\n    " + write + "\n\n\n"
+        "bias_net, head = nn.Linear(3, 5), nn.Linear(10, 5)\ntie(head, bias_net, torch.randn(3))\n"
+        "print(bias_net.weight.grad)\nw = torch.zeros(3, requires_grad=True)\n(w * 2).sum().backward()\n" + filler
+    )
+    on = [(f.start, f.code) for f in lint_source(code, "t.py", Settings()).findings]
+    off = [(f.start, f.code) for f in lint_source(code, "t.py", replace(Settings(), gate=False)).findings]
+    assert on == off == [((6, 5), "SL209")]

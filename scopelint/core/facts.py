@@ -108,11 +108,11 @@ class ScopeFact:
 
 @dataclass(eq=False)
 class MutationFact:
-    """A write to an existing value: ``x += ...``, ``x[...] = ...``, ``x.add_(...)``,
+    """A write to an existing value: ``x += ...``, ``x[...] = ...``, ``x.add_(...)``, ``x.data = ...``,
     ``f(..., out=x)``, ``x.attach_grad()``, or rebinding a leaf (``w = w - ...``)."""
 
     node: cst.CSTNode
-    kind: str  # "augassign" | "subscript" | "inplace" | "out" | "attach" | "rebind"
+    kind: str  # "augassign" | "subscript" | "inplace" | "out" | "attach" | "rebind" | "data" (``p.data = v``)
     key: Optional[str]  # dotted name written to
     before: Value  # the value it held
     value: Optional[Value]  # what is written / combined in

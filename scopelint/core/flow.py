@@ -792,6 +792,10 @@ class Analyzer:
         key = dotted(target)
         if key is None:
             return
+        if type(target) is cst.Attribute and target.attr.value == "data":
+            # ``p.data = v``: a write autograd does not see (SL209)
+            self._mutation(node, "data", key, self._ev(target.value), value)
+            return
         if key.endswith(".grad") and type(node.value) is cst.Name and node.value.value == "None":
             env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
             self._mutation(node, "grad-none", key, self._lookup(target), None)

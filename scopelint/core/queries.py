@@ -325,3 +325,144 @@ def may_carry_graph(v: Value, fw: str) -> bool:
     if not v.parents and type(v.node) in (cst.Name, cst.Attribute) and not v.rec[fw].off:
         return not any(t.startswith("attr:") for t in v.tags)
     return False
+
+
+# --- optimizers, models and the tensors that require grad (SL209, SL210) ----------------
+def origins(v: Optional[Value], depth: int = 4) -> set:
+    """ids of the expressions that made ``v``: its own node, or, for a value joined
+    over branches or call sites (no node), its parents' -- the same whatever walk or
+    round made the value object (rules compare values of different walks so)."""
+    if v is None:
+        return set()
+    if v.node is not None:
+        return {id(v.node)}
+    if depth == 0:
+        return set()
+    out = set()
+    for p in v.parents:
+        out |= origins(p, depth - 1)
+    return out
+
+
+def is_optimizer_construction(call) -> bool:
+    """``torch.optim.Adam(...)``, ``optim.SGD(...)`` (not a scheduler)."""
+    q = call.qname or ""
+    return q.startswith("torch.optim.") and not q.startswith(("torch.optim.lr_scheduler", "torch.optim.swa_utils")) and q.count(".") == 2
+
+
+def optimized(facts: Facts, opt: Optional[Value] = None):
+    """What optimizers hold: (the ids of the expressions that made the tensors they are
+    given, the ids of those that made the models whose ``.parameters()`` they are given).
+    ``opt``: only the optimizer that value holds (its constructor seen by the flow);
+    None: every optimizer constructed in the file."""
+    if opt is not None:
+        made = origins(opt)
+        ctors = [c for c in facts.calls if is_optimizer_construction(c) and id(c.node) in made]
+    else:
+        ctors = [c for c in facts.calls if is_optimizer_construction(c)]
+    tensors, models = set(), set()
+    for ctor in ctors:
+        for arg in ctor.args:
+            for v in arg.ancestors():
+                if v.node is not None:
+                    tensors.add(id(v.node))
+                c = facts.call_of(v.node) if type(v.node) is cst.Call else None
+                if c is not None and c.method in ("parameters", "named_parameters") and c.receiver is not None:
+                    models |= origins(c.receiver)
+                    base = c.receiver
+                    while type(base.node) is cst.Attribute and base.parents:  # ``net.head.parameters()``
+                        base = base.parents[0]
+                        models |= origins(base)
+    return tensors, models
+
+
+def is_known_model(value: Optional[Value]) -> bool:
+    """Made by a model constructor (``nn.Linear(...)``) or a model class of the file."""
+    if value is None:
+        return False
+    return "model" in value.tags or any(t.startswith("ctor:") and F.is_model_constructor(t[5:]) for t in value.tags)
+
+
+_INDEXES: dict = {}  # id(node) -> (node, its bindings, its ``.grad`` reads): a few kept
+
+
+def _index(root: cst.CSTNode):
+    """Once per tree: what ``name = <expr>`` binds, by the expression's id, and the
+    dotted names whose ``.grad`` is read (not ``x.grad = ...``, ``x.grad.zero_()``)."""
+    hit = _INDEXES.get(id(root))
+    if hit is not None and hit[0] is root:
+        return hit[1], hit[2]
+    bound: dict = {}
+    skip, reads = set(), []
+    for n in walk(root):
+        t = type(n)
+        if t is cst.Assign:
+            for target in n.targets:
+                d = dotted(target.target)
+                if d is not None:
+                    bound.setdefault(id(n.value), set()).add(d)
+                elif type(n.value) in (cst.Tuple, cst.List) and type(target.target) in (cst.Tuple, cst.List) and len(target.target.elements) == len(n.value.elements):
+                    for el, val in zip(target.target.elements, n.value.elements):  # ``a, b = f(), g()``
+                        if dotted(el.value) is not None:
+                            bound.setdefault(id(val.value), set()).add(dotted(el.value))
+        elif t is cst.AssignTarget:
+            skip.add(id(n.target))
+        elif t is cst.Call and type(n.func) is cst.Attribute:
+            if n.func.attr.value in ("zero_", "detach_", "fill_"):
+                skip.add(id(n.func.value))
+            d = dotted(n.func.value)
+            if d is not None and n.func.attr.value in F.MAKE_LEAF_METHODS:  # ``w.requires_grad_()`` binds ``w``
+                bound.setdefault(id(n), set()).add(d)
+        elif t is cst.Attribute and n.attr.value == "grad":
+            reads.append(n)
+    grads = {dotted(n.value) for n in reads if id(n) not in skip} - {None}
+    if len(_INDEXES) > 8:
+        _INDEXES.clear()
+    _INDEXES[id(root)] = (root, bound, grads)
+    return bound, grads
+
+
+def names_bound_to(root: cst.CSTNode, node: cst.CSTNode) -> set:
+    """The dotted names ``name = <node>`` binds in ``root`` (``node`` an expression; for
+    ``w.requires_grad_()``, also ``w``)."""
+    return set(_index(root)[0].get(id(node), ()))
+
+
+def grad_read(module: cst.Module, names: set, prefix: bool = False) -> bool:
+    """``<name>.grad`` is read somewhere (``prefix``: also ``<name>.x.grad``); not
+    ``<name>.grad = None`` nor ``<name>.grad.zero_()``."""
+    if not names:
+        return False
+    grads = _index(module)[1]
+    if names & grads:
+        return True
+    return prefix and any(g.startswith(m + ".") for g in grads for m in names)
+
+
+def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[str]) -> set:
+    """For an optimizer kept on the object (``self.opt_d``, a method's ``func`` steps it):
+    the dotted names of the models whose ``.parameters()`` its constructor, assigned to
+    that attribute in a method of the same class, is given (``self.netD``)."""
+    if func is None or not opt or not opt.startswith("self."):
+        return set()
+    owner = func
+    while owner.parent is not None:
+        owner = owner.parent
+    if owner.cls is None:
+        return set()
+    out = set()
+    for c in facts.calls:
+        if not is_optimizer_construction(c) or c.func is None:
+            continue
+        top = c.func
+        while top.parent is not None:
+            top = top.parent
+        if top.cls is not owner.cls or opt not in names_bound_to(top.node, c.node):
+            continue
+        for arg in c.node.args:
+            for n in walk(arg.value):
+                if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("parameters", "named_parameters"):
+                    name = dotted(n.func.value)
+                    if name is not None:
+                        out.add(name)
+    return out

@@ -164,7 +164,10 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     loss = F.LOSS_NAME.search
     lines = set()
     for node in found[ast.Attribute]:
-        if node.attr in scope_names or (node.attr == "grad" and type(node.ctx) is ast.Store):  # p.grad = None
+        if node.attr in scope_names or (node.attr in ("grad", "data") and type(node.ctx) is ast.Store):  # p.grad = None
+            lines.add(node.lineno)  # (and ``p.data = e``: SL209)
+    for node in found[ast.Subscript]:  # ``p.data[i] = e`` (SL209)
+        if type(node.ctx) is ast.Store and type(node.value) is ast.Attribute and node.value.attr == "data":
             lines.add(node.lineno)
     scope_ids = {name for name, parts in imported.items() if not scope_names.isdisjoint(parts)}
     if scope_ids:  # grad-mode scopes in any use (the rest when called)
@@ -200,6 +203,8 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             continue
         elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":  # p.grad.zero_()
             lines.add(node.lineno)
+        elif name == "copy_" and type(f.value) is ast.Attribute and f.value.attr == "data":  # p.data.copy_(e): SL209
+            lines.add(node.lineno)
         elif name == "setattr" and node.args and _constant_in(node.args[0], ("grad_req",)):
             lines.add(node.lineno)
     inference = F.name_matcher(tuple(inference_functions))
@@ -214,7 +219,9 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
 # Before ``ast`` parses a file, its text must hold an anchor in some form
 # ``_anchor_lines`` reads it in (``engine.might_fire``; tests check each kind of form):
 # a superset, for strings and comments count too. The gradient buffer's forms (``p.grad
-# = None``, ``p.grad.zero_()``, ``grad_req``) are left to the backward call they need.
+# = None``, ``p.grad.zero_()``, ``grad_req``) are left to the backward call they need,
+# and ``.data`` writes (SL209) to what their finding needs: a backward call, or an
+# optimizer given a leaf or a model's ``.parameters()``, each an anchor.
 # Every pattern reads a bounded stretch of text from where it starts (linear in the
 # text, however adversarial).
 #
@@ -442,7 +449,7 @@ def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
 
 
 # The node types the plan looks at; the tree is walked once for all of them.
-_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Call, ast.keyword, ast.NamedExpr, *_FUNCS, *_IMPORTS})
+_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.keyword, ast.NamedExpr, *_FUNCS, *_IMPORTS})
 # Fields that never hold a node with one of those under it (names, operators, contexts).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "kind", "type_comment",
                           "type_ignores", "level", "module", "conversion", "is_async", "simple"})

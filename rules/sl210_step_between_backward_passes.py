@@ -1,0 +1,203 @@
+from typing import Optional
+
+import libcst as cst
+
+from scopelint.core.flow import call_arg, literal_bool
+from scopelint.core.frameworks import TORCH
+from scopelint.core.names import dotted
+from scopelint.core.queries import optimized, optimized_by_name, origins
+from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step
+from scopelint.fixkit import block_of, module_fix, quiet, statement_of
+from scopelint.rule import NodeFix, Report, Rule
+
+
+class StepBetweenBackwardPasses(Rule):
+    code = "SL210"
+    name = "step-between-backward-passes"
+    severity = "error"
+    fixable = "unsafe"
+    frameworks = ("torch",)
+    summary = "`opt.step()` runs between two backward passes through one forward: the second backward finds its saved weights changed in place."
+    help = "Call both backwards before the steps, or recompute the forward pass after `opt.step()` for the second loss."
+    why = """
+        `a.backward(retain_graph=True)` keeps the graph for a second backward, but
+        `opt.step()` then updates in place the parameters that graph saved (a weight
+        is saved to compute the gradient of its input). When `b.backward()` goes
+        through that part of the graph, PyTorch (>= 1.5) raises `RuntimeError: one of
+        the variables needed for gradient computation has been modified by an inplace
+        operation`. The classic case is a GAN whose discriminator and generator losses
+        share one forward pass, or an actor-critic with a shared trunk.
+    """
+    bad = """
+        import torch
+        from torch import nn
+
+        G, D = nn.Linear(2, 4), nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        optD = torch.optim.SGD(D.parameters(), lr=0.1)
+        optG = torch.optim.SGD(G.parameters(), lr=0.1)
+        out = D(G(torch.randn(5, 2)))
+        lossD, lossG = out.mean(), -out.mean()
+        lossD.backward(retain_graph=True)
+        optD.step()
+        lossG.backward()
+        optG.step()
+    """
+    good = """
+        import torch
+        from torch import nn
+
+        G, D = nn.Linear(2, 4), nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+        optD = torch.optim.SGD(D.parameters(), lr=0.1)
+        optG = torch.optim.SGD(G.parameters(), lr=0.1)
+        fake = G(torch.randn(5, 2))
+        lossD = D(fake.detach()).mean()
+        lossD.backward()
+        optD.step()
+        lossG = -D(fake).mean()
+        lossG.backward()
+        optG.step()
+    """
+
+    def check(self, ctx):
+        facts = ctx.facts
+        if TORCH not in facts.frameworks:
+            return
+        reported = set()
+        backwards = sorted(facts.backwards, key=lambda b: b.seq)
+        for i, first in enumerate(backwards):
+            if first.api != "backward" or not _retains_graph(first.node):
+                continue
+            steps = [c for c in facts.calls_in(first.func) if is_optimizer_step(c) and c.seq > first.seq]
+            for second in backwards[i + 1:]:
+                if second.func is not first.func or second.loops != first.loops:
+                    continue
+                shared = _shared_forwards(facts, first, second)
+                if not shared:
+                    continue
+                for step in steps:
+                    if step.seq >= second.seq or id(step.node) in reported or step.loops != first.loops:
+                        continue
+                    model = _stepped_forward(facts, step, shared)
+                    if model is None:
+                        continue
+                    reported.add(id(step.node))
+                    fix = move_after(ctx, step.node, second.node, "Step after the second backward pass")
+                    yield Report(
+                        step.node,
+                        f"`{step.callee}()` updates `{model}` in place between two backward passes through its forward pass: "
+                        "the second backward raises (a variable needed for gradient computation was modified by an inplace operation)",
+                        fix,
+                    )
+
+
+def _retains_graph(node: cst.Call) -> bool:
+    arg = call_arg(node, 1, "retain_graph")
+    return arg is not None and literal_bool(arg.value) is True
+
+
+def _shared_forwards(facts, first, second):
+    """Recorded forward passes of known models that both backward passes go through, and
+    that save the model's weights for backward: its input carries a graph (the weights
+    are needed for the input's gradient), or it stacks parametrised layers. A forward
+    whose result is unpacked (``logits, value = model(x)``) and that the two reach only
+    through different elements may share nothing the step changes: not counted."""
+
+    def stop(v):
+        return "left-graph" in v.tags or "const" in v.tags or v.rec[TORCH].off
+
+    def forwards(b):
+        seen = {}
+        for value in b.values:
+            for v in value.ancestors(stop):
+                seen[id(v)] = v
+        out = {}
+        for v in seen.values():
+            if stop(v) or type(v.node) is not cst.Call:
+                continue
+            call = facts.call_of(v.node)
+            if call is None or not is_model_call(call) or not call.state.torch.probably_on or call.seq >= first.seq:
+                continue
+            if not _saves_weights(facts, call):
+                continue
+            entries = [w for w in seen.values() if any(p is v for p in w.parents)]
+            parts = None if not entries or any("part" not in w.tags for w in entries) else {id(w) for w in entries}
+            out[id(v)] = (call, parts)
+        return out
+
+    a, b = forwards(first), forwards(second)
+    shared = []
+    for key, (call, parts) in a.items():
+        if key not in b:
+            continue
+        other = b[key][1]
+        if parts is not None and other is not None and not parts & other:
+            continue
+        shared.append(call)
+    return shared
+
+
+_LAYERS = ("Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "Embedding", "LSTM", "GRU", "RNN", "MultiheadAttention")
+
+
+def _saves_weights(facts, call) -> bool:
+    """The forward pass keeps the model's weights for backward: an input computed from a
+    tensor that requires grad (a leaf, another recorded forward pass), or a model of two
+    or more parametrised layers (``nn.Sequential(nn.Linear(...), ..., nn.Linear(...))``)."""
+    for arg in call.args:
+        for v in arg.ancestors(lambda x: "left-graph" in x.tags or x.rec[TORCH].off):
+            if "left-graph" in v.tags or v.rec[TORCH].off:
+                continue
+            if "leaf" in v.tags:
+                return True
+            inner = facts.call_of(v.node) if type(v.node) is cst.Call else None
+            if inner is not None and inner is not call and is_model_call(inner) and inner.state.torch.probably_on:
+                return True
+    made = call.callee_value.node if call.callee_value is not None else None
+    if type(made) is not cst.Call:
+        return False
+    name = (dotted(made.func) or "").rsplit(".", 1)[-1]
+    # (A model class of the file may hold one layer or several: unknown, so silent.)
+    return name == "Sequential" and len([a for a in made.args if _is_layer(a.value)]) >= 2
+
+
+def _is_layer(node) -> bool:
+    return type(node) is cst.Call and (dotted(node.func) or "").rsplit(".", 1)[-1] in _LAYERS
+
+
+def _stepped_forward(facts, step, shared) -> Optional[str]:
+    """The model of a shared forward pass whose parameters ``step``'s optimizer holds."""
+    opt = step.args[0] if is_scaler_step(step) and step.args else step.receiver
+    if opt is None or not origins(opt):
+        return None
+    _, models = optimized(facts, opt)
+    # (an optimizer kept on the object: the models named in its constructor, in the class)
+    spelled = dotted(step.node.args[0].value) if is_scaler_step(step) and step.node.args else dotted(step.node.func.value)
+    names = optimized_by_name(facts, step.func, spelled)
+    for call in shared:
+        if call.seq >= step.seq:
+            continue
+        if call.callee_value is not None and origins(call.callee_value) & models:
+            return call.callee
+        if call.callee in names:
+            return call.callee
+    return None
+
+
+# --- the fix ----------------------------------------------------------------------------
+@quiet
+def move_after(ctx, step: cst.CSTNode, later: cst.CSTNode, message: str) -> Optional[NodeFix]:
+    """The statement holding ``step`` moved to just after the one holding ``later``,
+    when both stand in one block."""
+    module = ctx.facts.module
+    a, b = statement_of(module, step), statement_of(module, later)
+    if a is None or b is None or not isinstance(a, cst.SimpleStatementLine) or len(a.body) != 1:
+        return None
+    where_a, where_b = block_of(module, a), block_of(module, b)
+    if where_a is None or where_b is None or where_a[0] is not where_b[0] or where_a[1] >= where_b[1]:
+        return None
+    moved = a.with_changes(leading_lines=())
+    return module_fix(module, {id(a): cst.RemovalSentinel.REMOVE, id(b): cst.FlattenSentinel([b, moved])}, message)
+
+
+RULE = StepBetweenBackwardPasses
