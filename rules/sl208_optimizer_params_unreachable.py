@@ -81,9 +81,10 @@ class OptimizerParamsUnreachable(Rule):
                 continue
             reported.add(id(ctor.node))
             owner = dotted(owned[0].node.func.value)
-            obj = _object_spelling(copy_fact)
-            how = "a copy of it" if obj == owner else f"`{obj}`, a copy of it"
-            fix = optimizer_over(ctx, ctor, owned[0], copy_fact, step)
+            obj = _object_spelling(copy_fact[0])
+            kind = "a copy" if copy_fact[1] else "another instance"
+            how = f"{kind} of it" if obj == owner else f"`{obj}`, {kind} of it"
+            fix = optimizer_over(ctx, ctor, owned[0], copy_fact[0], step)
             yield Report(
                 step.node,
                 f"`{step.callee}()` updates the parameters of `{owner}`, but the loss backpropagated in this loop reaches "
@@ -93,8 +94,9 @@ class OptimizerParamsUnreachable(Rule):
 
     @staticmethod
     def _only_through_copy(facts, step, loop, owner):
-        """The call of a copy of ``owner`` that the loop's backpropagated values go
-        through, when they are known to go through no part of ``owner`` itself."""
+        """(the call of a copy of ``owner`` that the loop's backpropagated values go
+        through, whether it is a deepcopy), when they are known to go through no part of
+        ``owner`` itself."""
         backwards = [b for b in facts.backwards if loop in b.loops and b.func is step.func]
         if not backwards or _writes_gradients(loop) or _calls_backward_elsewhere(facts, step, loop):
             return None
@@ -111,7 +113,7 @@ class OptimizerParamsUnreachable(Rule):
                 return None
             for fact, obj in objects:
                 if is_deepcopy_of(facts, obj, owner) or is_rebuilt_like(facts, obj, owner):
-                    through = through or fact
+                    through = through or (fact, is_deepcopy_of(facts, obj, owner))
                 elif shares_parameters(facts, obj, owner):
                     return None
         return through

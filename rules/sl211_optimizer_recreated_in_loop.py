@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimizer_owner, stepped_optimizer
-from scopelint.core.roles import is_optimizer_step
+from scopelint.core.roles import is_data_iterable, is_optimizer_step
 from scopelint.core.syntax import walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
@@ -65,7 +65,7 @@ class OptimizerRecreatedInLoop(Rule):
             if owned is None:
                 continue
             loop = ctor.loops[-1]
-            if not any(loop in s.loops for s in steps[id(ctor.node)]) or _runs_once(loop):
+            if not any(loop in s.loops for s in steps[id(ctor.node)]) or _runs_once(loop) or not _steps_of_training(loop):
                 continue
             owner = owned[1]
             spelled = dotted(owned[0].node.func.value)
@@ -117,6 +117,22 @@ def _runs_once(loop) -> bool:
     if type(it) is cst.Call and dotted(it.func) == "range" and len(it.args) == 1 and type(it.args[0].value) is cst.Integer:
         return it.args[0].value.evaluated_value <= 1
     return type(it) in (cst.List, cst.Tuple) and len(it.elements) <= 1
+
+
+def _steps_of_training(loop) -> bool:
+    """A loop over epochs or batches: ``while``, ``for ... in range(...)`` (through
+    ``enumerate``/``tqdm``), or over a data loader. A loop over stages, models or
+    configurations (``for stage in stages``) may restart the optimizer on purpose."""
+    if type(loop) is cst.While:
+        return True
+    it = loop.iter
+    while type(it) is cst.Call and (dotted(it.func) or "") in ("enumerate", "tqdm", "tqdm.tqdm", "tqdm.trange", "trange") and it.args:
+        if (dotted(it.func) or "").endswith("trange"):
+            return True
+        it = it.args[0].value
+    if type(it) is cst.Call and dotted(it.func) == "range":
+        return True
+    return is_data_iterable(it)
 
 
 # Calls that put a model back to fresh (or other) weights: the iteration starts a new run.
