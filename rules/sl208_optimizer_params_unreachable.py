@@ -4,6 +4,7 @@ import libcst as cst
 
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
+    grafted_from,
     graph_sources,
     is_deepcopy_of,
     is_rebuilt_like,
@@ -73,7 +74,7 @@ class OptimizerParamsUnreachable(Rule):
                 continue
             ctor = stepped_optimizer(facts, step)
             owned = optimizer_owner(facts, ctor) if ctor is not None else None
-            if owned is None or id(ctor.node) in reported:
+            if owned is None or id(ctor.node) in reported or _grows(facts, ctor):
                 continue
             loop = step.loops[-1]
             copy_fact = self._only_through_copy(facts, step, loop, owned[1])
@@ -113,10 +114,17 @@ class OptimizerParamsUnreachable(Rule):
                 return None
             for fact, obj in objects:
                 if is_deepcopy_of(facts, obj, owner) or is_rebuilt_like(facts, obj, owner):
+                    if grafted_from(facts, obj, owner):
+                        return None
                     through = through or (fact, is_deepcopy_of(facts, obj, owner))
                 elif shares_parameters(facts, obj, owner):
                     return None
         return through
+
+
+def _grows(facts, ctor) -> bool:
+    """``opt.add_param_group(...)``: the optimizer owns more than the model it was made over."""
+    return any(c.method == "add_param_group" and getattr(c.receiver, "node", None) is ctor.node for c in facts.calls)
 
 
 def _object_spelling(fact) -> Optional[str]:

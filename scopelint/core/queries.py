@@ -467,3 +467,26 @@ def shares_parameters(facts: Facts, obj: Value, owner: Value) -> bool:
     if is_deepcopy_of(facts, obj, owner):
         return False
     return any(v is owner for v in obj.ancestors())
+
+
+_COPYING_METHODS = ("load_state_dict", "load_parameters", "load_params", "set_data", "copy_")
+
+
+def grafted_from(facts: Facts, obj: Value, owner: Value) -> bool:
+    """Parts of ``owner`` were put into ``obj`` after it was made: ``obj.encoder = ...``
+    (any attribute written), or a method of ``obj`` given something made from ``owner``
+    (``net2.add(net[0])``, ``copy.add_module("head", model.head)``): they share those
+    parameters. Methods that copy values (``load_state_dict``) share nothing."""
+    for c in facts.calls:
+        if c.receiver is obj and c.method not in _COPYING_METHODS and any(owner is v for a in c.args for v in a.ancestors()):
+            return True
+    spelled = {c.callee for c in facts.calls if c.callee_value is obj and c.callee}
+    spelled |= {c.callee.rsplit(".", 1)[0] for c in facts.calls if c.receiver is obj and c.callee and "." in c.callee}
+    if not spelled:
+        return False
+    for n in walk(facts.module):
+        if type(n) is cst.AssignTarget and type(n.target) is cst.Attribute:
+            name = dotted(n.target)
+            if name is not None and any(name.startswith(s + ".") for s in spelled):
+                return True
+    return False
