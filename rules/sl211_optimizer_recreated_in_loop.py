@@ -65,7 +65,7 @@ class OptimizerRecreatedInLoop(Rule):
             if owned is None:
                 continue
             loop = ctor.loops[-1]
-            if not any(loop in s.loops for s in steps[id(ctor.node)]) or _runs_once(loop) or not _steps_of_training(loop):
+            if not _steps_in(facts, steps[id(ctor.node)], loop) or _runs_once(loop) or not _steps_of_training(loop):
                 continue
             owner = owned[1]
             spelled = dotted(owned[0].node.func.value)
@@ -78,6 +78,15 @@ class OptimizerRecreatedInLoop(Rule):
                 "its momentum/adaptive state and step count restart every iteration",
                 fix,
             )
+
+
+def _steps_in(facts, steps, loop) -> bool:
+    """The optimizer steps in ``loop``: there, or in a local function called there that
+    was handed the optimizer (``train_epoch(model, loader, optimizer)``)."""
+    if any(loop in s.loops for s in steps):
+        return True
+    funcs = {id(s.func) for s in steps if s.func is not None}
+    return any(c.target is not None and id(c.target) in funcs and loop in c.loops for c in facts.calls)
 
 
 def _keeps_state(ctor) -> bool:
@@ -110,7 +119,10 @@ def _zero(expr) -> bool:
 
 
 def _runs_once(loop) -> bool:
-    """``for _ in range(1)``, ``for x in [a]``."""
+    """``for _ in range(1)``, ``for x in [a]``, or a loop whose body (or the ``try`` in
+    it) ends in ``break``: a retry loop (``while True: try: ...; break``)."""
+    if _ends_in_break(loop.body):
+        return True
     if type(loop) is not cst.For:
         return False
     it = loop.iter
@@ -133,6 +145,18 @@ def _steps_of_training(loop) -> bool:
     if type(it) is cst.Call and dotted(it.func) == "range":
         return True
     return is_data_iterable(it)
+
+
+def _ends_in_break(block) -> bool:
+    body = list(getattr(block, "body", ()))
+    if not body:
+        return False
+    last = body[-1]
+    if type(last) is cst.SimpleStatementLine:
+        return any(type(small) is cst.Break for small in last.body)
+    if type(last) in (cst.Try, cst.TryStar):
+        return _ends_in_break(last.body)
+    return False
 
 
 # Calls that put a model back to fresh (or other) weights: the iteration starts a new run.
