@@ -173,8 +173,8 @@ def _persists(facts, owner, spelled: Optional[str], loop) -> bool:
     node = owner.node
     if node is None:
         return False  # joined or carried: the loop may rebind it
-    if any(n is node for n in walk(loop)):
-        return False  # made in the loop (or the loop variable)
+    if type(node) not in (cst.Name, cst.Attribute) and any(n is node for n in walk(loop)):
+        return False  # made in the loop (a name read in it is checked below: rebound there?)
     root = spelled.split(".", 1)[0]
     for n in walk(loop):
         targets = ()
