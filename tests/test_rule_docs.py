@@ -55,6 +55,6 @@ def test_documented_fix_is_the_fix_findings_carry(code):
 def test_catalog_matches_the_spec():
     assert sorted(ALL_RULES) == [
         "SL101", "SL102", "SL103", "SL104", "SL105", "SL106", "SL107", "SL108",
-        "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL209", "SL210",
+        "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL208", "SL209", "SL210", "SL211",
         "SL301", "SL302", "SL303", "SL304",
     ]

@@ -31,7 +31,10 @@ TIMEOUT = 180.0  # per run; generous because test machines are shared
 VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 
 # The rules that supply a counterfactual (all SL1xx; of the rest, those listed here).
-VERIFIED = ("SL1*", "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL209", "SL210", "SL301", "SL302", "SL303", "SL304")
+VERIFIED = (
+    "SL1*", "SL201", "SL202", "SL203", "SL204", "SL205", "SL206", "SL207", "SL208", "SL209", "SL210", "SL211",
+    "SL301", "SL302", "SL303", "SL304",
+)
 BAD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/bad_*.py"))
 GOOD = sorted(p for pattern in VERIFIED for p in FIXTURES.glob(f"{pattern}/good_*.py"))
 

@@ -198,3 +198,17 @@ def is_model_constructor(qname: str) -> bool:
 
 def is_model_class(qname: str) -> bool:
     return qname in MODEL_BASE_CLASSES
+
+
+# --- optimizers -----------------------------------------------------------------------
+def is_optimizer_constructor(qname: Optional[str]) -> bool:
+    """``torch.optim.Adam(...)``, ``gluon.Trainer(...)``: not a scheduler or SWA helper."""
+    if not qname:
+        return False
+    if qname.startswith("torch.optim."):
+        return not qname.startswith(("torch.optim.lr_scheduler", "torch.optim.swa_utils"))
+    return qname == "mxnet.gluon.Trainer"
+
+
+# ``X.parameters()`` / ``X.collect_params()``: the parameters of model X, all of them.
+PARAMETER_METHODS = ("parameters", "collect_params")

@@ -466,3 +466,156 @@ def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[
                     if name is not None:
                         out.add(name)
     return out
+
+
+# --- optimizers and the models they own -------------------------------------------------
+def optimizer_constructor(facts: Facts, value: Optional[Value]):
+    """The CallFact of the ``torch.optim.X(...)`` / ``gluon.Trainer(...)`` call that made
+    ``value``, when the flow saw it do so."""
+    node = getattr(value, "node", None)
+    fact = facts.call_of(node) if type(node) is cst.Call else None
+    return fact if fact is not None and F.is_optimizer_constructor(fact.qname) else None
+
+
+def stepped_optimizer(facts: Facts, step):
+    """The constructor call of the optimizer ``step`` (``opt.step()``,
+    ``scaler.step(opt)``) steps, or None."""
+    from scopelint.core.roles import is_scaler_step
+
+    value = step.args[0] if is_scaler_step(step) and step.args else step.receiver
+    return optimizer_constructor(facts, value)
+
+
+def optimizer_owner(facts: Facts, ctor):
+    """For ``torch.optim.X(M.parameters(), ...)`` / ``gluon.Trainer(M.collect_params(), ...)``:
+    (the ``M.parameters()`` CallFact, the value of ``M``). None for any other spelling of
+    the parameters (a list, param groups, a filter, a chain of models)."""
+    from scopelint.core.flow import call_arg
+
+    arg = call_arg(ctor.node, 0, "params")
+    expr = arg.value if arg is not None else None
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute or expr.func.attr.value not in F.PARAMETER_METHODS:
+        return None
+    if expr.args or dotted(expr.func.value) is None:
+        return None
+    fact = facts.call_of(expr)
+    if fact is None or fact.receiver is None:
+        return None
+    return fact, fact.receiver
+
+
+_MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")
+# Builtins that compute from their arguments only (``sum(losses)``).
+_PLAIN_BUILTINS = {"sum", "min", "max", "abs", "float", "len", "zip", "enumerate", "list", "tuple", "range", "reversed", "sorted"}
+
+
+def called_object(fact) -> Optional[Value]:
+    """The object a call runs: ``net`` in ``net(x)`` / ``net.forward(x)``, when the flow
+    knows what it is (None: a function, or a name nobody knows)."""
+    if fact.method in _MODEL_CALL_METHODS:
+        obj = fact.receiver
+    else:
+        obj = fact.callee_value
+    if obj is None or (not obj.parents and type(obj.node) is not cst.Call):
+        return None
+    return obj
+
+
+def graph_sources(facts: Facts, values: Iterable[Value], fw: str):
+    """What the gradient of ``values`` can flow into, read back through the flow: the ids
+    of every value it passes and the objects whose calls it passes (``(call, object)``).
+    It stops at values without a graph: constants, data, values computed with ``fw``
+    not recording, values that left the graph (``.detach()``, ``.item()``). None when the
+    path goes where the flow cannot follow: a name nobody knows, a call of a function
+    or of an unknown object, a model's parameter taken one by one."""
+    seen = set()
+    objects = []
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        tags = v.tags
+        if "const" in tags or "loop-item" in tags or "left-graph" in tags or any(t.startswith("attr:") for t in tags):
+            continue
+        if v.rec[fw].off and "leaf" not in tags:
+            continue  # computed while not recording: no graph to flow back through
+        if "leaf" in tags:
+            if "param" in tags:
+                return None  # ``for p in model.parameters()``: whose, the flow does not say
+            continue
+        node = v.node
+        fact = facts.call_of(node) if type(node) is cst.Call else None
+        if fact is not None:
+            obj = called_object(fact) if fact.qname is None else None
+            if obj is not None:
+                objects.append((fact, obj))
+                todo.extend(fact.args)
+                continue
+            if fact.qname is not None or (fact.receiver is not None and fact.method is not None):
+                todo.extend(v.parents)
+                continue
+            if fact.callee in _PLAIN_BUILTINS and facts.names.builtin(node.func, fact.func.scope if fact.func else facts.names.root):
+                todo.extend(v.parents)
+                continue
+            return None  # a function (local or not): what it reaches, the flow does not say
+        if not v.parents:
+            if type(node) in (cst.Name, cst.Attribute) or node is None:
+                return None  # a name nobody knows
+            continue
+        todo.extend(v.parents)
+    return seen, objects
+
+
+def is_deepcopy_of(facts: Facts, obj: Value, owner: Value) -> bool:
+    """``obj`` was made by ``copy.deepcopy(owner)``: other parameters, the same values."""
+    fact = facts.call_of(obj.node) if type(obj.node) is cst.Call else None
+    return fact is not None and fact.qname == "copy.deepcopy" and bool(fact.args) and fact.args[0] is owner
+
+
+def is_rebuilt_like(facts: Facts, obj: Value, owner: Value) -> bool:
+    """``obj`` and ``owner`` were made by two calls of the same model constructor, and
+    ``owner`` is not part of ``obj`` (``net = Net()`` again; ``target = QNet(...)``)."""
+    a = facts.call_of(obj.node) if type(obj.node) is cst.Call else None
+    b = facts.call_of(owner.node) if type(owner.node) is cst.Call else None
+    if a is None or b is None or a is b:
+        return False
+    name_a, name_b = a.qname or a.callee, b.qname or b.callee
+    made_model = "model" in obj.tags or (a.qname is not None and F.is_model_constructor(a.qname))
+    if not name_a or name_a != name_b or not made_model:
+        return False
+    return all(owner is not v for v in obj.ancestors())
+
+
+def shares_parameters(facts: Facts, obj: Value, owner: Value) -> bool:
+    """``obj`` may hold ``owner``'s parameters: it is ``owner``, or was made from it other
+    than by ``copy.deepcopy`` (``nn.DataParallel(m)``, ``m.to(device)``)."""
+    if obj is owner:
+        return True
+    if is_deepcopy_of(facts, obj, owner):
+        return False
+    return any(v is owner for v in obj.ancestors())
+
+
+_COPYING_METHODS = ("load_state_dict", "load_parameters", "load_params", "set_data", "copy_")
+
+
+def grafted_from(facts: Facts, obj: Value, owner: Value) -> bool:
+    """Parts of ``owner`` were put into ``obj`` after it was made: ``obj.encoder = ...``
+    (any attribute written), or a method of ``obj`` given something made from ``owner``
+    (``net2.add(net[0])``, ``copy.add_module("head", model.head)``): they share those
+    parameters. Methods that copy values (``load_state_dict``) share nothing."""
+    for c in facts.calls:
+        if c.receiver is obj and c.method not in _COPYING_METHODS and any(owner is v for a in c.args for v in a.ancestors()):
+            return True
+    spelled = {c.callee for c in facts.calls if c.callee_value is obj and c.callee}
+    spelled |= {c.callee.rsplit(".", 1)[0] for c in facts.calls if c.receiver is obj and c.callee and "." in c.callee}
+    if not spelled:
+        return False
+    for n in walk(facts.module):
+        if type(n) is cst.AssignTarget and type(n.target) is cst.Attribute:
+            name = dotted(n.target)
+            if name is not None and any(name.startswith(s + ".") for s in spelled):
+                return True
+    return False

@@ -1,0 +1,142 @@
+"""SL208 and SL211 where the state is known and where it is not (unknown means silence)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from scopelint.engine import lint_source
+
+
+def codes(src: str, code: str):
+    result = lint_source(textwrap.dedent(src), "t.py")
+    assert not result.errors
+    return [f.start[0] for f in result.findings if f.code == code]
+
+
+COPY_LOOP = """
+    import copy
+    import torch
+    from torch import nn
+
+    policy = nn.Linear(4, 2)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+    target = copy.deepcopy(policy)
+    {setup}
+    for step in range(3):
+        opt.zero_grad()
+        loss = {loss}
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("setup, loss, flagged", [
+    ("", "target(torch.randn(2, 4)).sum()", True),
+    ("", "target(torch.randn(2, 4)).sum() + policy(torch.randn(2, 4)).detach().sum()", True),
+    ("", "target(torch.randn(2, 4)).sum() + policy(torch.randn(2, 4)).sum()", False),
+    # through a function: what it reaches is not known
+    ("def f(x):\n        return policy(x)", "f(target(torch.randn(2, 4))).sum()", False),
+    # a wrapper holds the owner's parameters
+    ("wrapped = nn.Sequential(policy)", "target(wrapped(torch.randn(2, 4))).sum()", False),
+    # the copy's layer is the owner's
+    ("target.weight = policy.weight", "target(torch.randn(2, 4)).sum()", False),
+    # every parameter taken one by one: whose, unknown
+    ("", "target(torch.randn(2, 4)).sum() + sum((p ** 2).sum() for p in policy.parameters())", False),
+])
+def test_sl208_needs_the_loss_known_to_miss_the_owner(setup, loss, flagged):
+    src = COPY_LOOP.replace("{setup}", setup).replace("{loss}", loss)
+    assert bool(codes(src, "SL208")) == flagged
+
+
+def test_sl208_silent_when_data_comes_from_a_name_nobody_knows():
+    src = """
+        import copy
+        import torch
+
+        def train(policy, batch):
+            opt = torch.optim.SGD(policy.parameters(), lr=0.1)
+            target = copy.deepcopy(policy)
+            for step in range(3):
+                opt.zero_grad()
+                loss = target(batch).sum()
+                loss.backward()
+                opt.step()
+    """
+    assert codes(src, "SL208") == []
+
+
+TRAINER_LOOP = """
+    from mxnet import autograd, gluon, nd
+
+    net = gluon.nn.Dense(1, in_units=2)
+    net.initialize()
+    for epoch in range(3):
+        trainer = gluon.Trainer(net.collect_params(), {args})
+        with autograd.record():
+            l = net(nd.ones((4, 2))).sum()
+        l.backward()
+        trainer.step(4)
+"""
+
+
+@pytest.mark.parametrize("args, flagged", [
+    ('"adam", {"learning_rate": 1e-3}', True),
+    ('"sgd", {"learning_rate": 0.1, "momentum": 0.9}', True),
+    ('"sgd", {"learning_rate": 0.1}', False),  # plain SGD keeps no state
+    ('"sgd", opts', False),  # a dict the rule cannot read
+])
+def test_sl211_trainer_state(args, flagged):
+    src = TRAINER_LOOP.replace("{args}", args)
+    assert bool(codes(src.replace("net.initialize()", "net.initialize()\n    opts = {}"), "SL211")) == flagged
+
+
+@pytest.mark.parametrize("loop_head, extra, flagged", [
+    ("for epoch in range(3):", "", True),
+    ("for epoch in range(1):", "", False),
+    ("for stage in stages:", "", False),
+    ("for epoch in range(3):", "model.reset_parameters()", False),
+    ("for epoch in range(3):", "model = nn.Linear(3, 1)", False),
+])
+def test_sl211_model_must_persist_across_training_iterations(loop_head, extra, flagged):
+    src = f"""
+        import torch
+        from torch import nn
+
+        model = nn.Linear(3, 1)
+        stages = [1, 2]
+        {loop_head}
+            {extra}
+            opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+            opt.zero_grad()
+            model(torch.randn(4, 3)).sum().backward()
+            opt.step()
+    """
+    assert bool(codes(src, "SL211")) == flagged
+
+
+def test_sl211_self_model_rebuilt_by_another_method_is_silent():
+    src = """
+        import torch
+        from torch import nn
+
+        class Runner:
+            def __init__(self):
+                self.model = nn.Linear(3, 1)
+
+            def reset(self):
+                self.model = nn.Linear(3, 1)
+
+            def fit(self):
+                for epoch in range(3):
+                    self.reset()
+                    opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+                    opt.zero_grad()
+                    self.model(torch.randn(4, 3)).sum().backward()
+                    opt.step()
+    """
+    assert codes(src, "SL211") == []
+    kept = src.replace("self.model = nn.Linear(3, 1)\n\n            def fit", "pass\n\n            def fit")
+    kept = kept.replace("self.reset()", "print(epoch)")
+    assert kept != src and codes(kept, "SL211") == [15]
