@@ -245,6 +245,21 @@ _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 
 
+def _simple_statements(body):
+    """The small statements of a body and of the blocks nested in it (nested functions
+    too, whose ``self`` is the method's; not nested classes)."""
+    todo = list(statements(body))
+    while todo:
+        stmt = todo.pop()
+        if type(stmt) is cst.SimpleStatementLine:
+            yield from stmt.body
+        elif type(stmt) is cst.FunctionDef:
+            todo.extend(statements(stmt.body))
+        elif type(stmt) is not cst.ClassDef:
+            for block in child_blocks(stmt):
+                todo.extend(block)
+
+
 def _is_loss_instance(v: Value) -> bool:
     """An instance of a framework loss class (``nn.CrossEntropyLoss()``,
     ``gluon.loss.L2Loss()``): calling it computes from its arguments alone."""
@@ -850,7 +865,9 @@ class Analyzer:
         made: Dict[str, Set[Optional[frozenset]]] = defaultdict(set)
         leaves: Set[str] = set()
         for method in self.class_methods[id(cls)].values():
-            for n in walk(method.node):
+            for n in _simple_statements(method.node.body):  # statements only: expressions are many
+                if type(n) is cst.Expr:
+                    n = n.value
                 if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in F.MAKE_LEAF_METHODS:
                     owner = n.func.value  # ``self.W.attach_grad()``: a leaf whoever reads it
                     if type(owner) is cst.Attribute and dotted(owner.value) == "self" and not _turns_off(n):

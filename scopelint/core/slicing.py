@@ -449,7 +449,7 @@ def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
 
 
 # The node types the plan looks at; the tree is walked once for all of them.
-_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.keyword, ast.NamedExpr, *_FUNCS, *_IMPORTS})
+_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.keyword, ast.NamedExpr, ast.Assign, *_FUNCS, *_IMPORTS})
 # Fields that never hold a node with one of those under it (names, operators, contexts).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "kind", "type_comment",
                           "type_ignores", "level", "module", "conversion", "is_async", "simple"})
@@ -576,16 +576,36 @@ def _frameworks(imports: Iterable[ast.AST]) -> Set[str]:
 
 
 def _counts(found: Dict[type, List[ast.AST]]) -> Tuple[Counter, ...]:
-    """Name references, direct calls by name, attribute references, ``self.m()`` calls
-    (``cls.m()`` too), in the nodes ``_index`` found."""
+    """Name references, direct calls by name, attribute references, and method calls the
+    analysis may resolve (``self.m()``, ``cls.m()``, ``obj.m()`` on what a class-named
+    call made: ``obj = Trainer(...)``, ``self.obj = Trainer(...)``, ``Trainer().m()``),
+    in the nodes ``_index`` found. A method referenced otherwise escapes."""
+    instances: Set[str] = set()  # names (``x``, ``self.x``) bound to a class-named call
+    for node in found[ast.Assign]:
+        v = node.value
+        if type(v) is ast.Call and type(v.func) is ast.Name and v.func.id[:1].isupper():
+            for t in node.targets:
+                if type(t) is ast.Name:
+                    instances.add(t.id)
+                elif type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":
+                    instances.add("self." + t.attr)
     name_calls, self_calls = [], []
     for node in found[ast.Call]:
         f = node.func
         t = type(f)
         if t is ast.Name:
             name_calls.append(f.id)
-        elif t is ast.Attribute:  # ``self.m()``, ``obj.m()``: a call the analysis may resolve
-            self_calls.append(f.attr)
+        elif t is ast.Attribute:
+            r = f.value
+            tr = type(r)
+            if tr is ast.Name:
+                resolvable = r.id in ("self", "cls") or r.id in instances
+            elif tr is ast.Attribute:
+                resolvable = type(r.value) is ast.Name and r.value.id == "self" and "self." + r.attr in instances
+            else:
+                resolvable = tr is ast.Call and type(r.func) is ast.Name and r.func.id[:1].isupper()
+            if resolvable:
+                self_calls.append(f.attr)
     return (Counter(map(_ID, found[ast.Name])), Counter(name_calls), Counter(map(_ATTR, found[ast.Attribute])),
             Counter(self_calls))
 
