@@ -4,8 +4,8 @@ import libcst as cst
 
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
-from scopelint.core.queries import grad_read, is_known_model, names_bound_to, optimized, origins
-from scopelint.core.roles import is_model_call
+from scopelint.core.queries import grad_read, names_bound_to, optimized, origins
+from scopelint.core.roles import is_model_call, made_model
 from scopelint.fixkit import module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -101,14 +101,14 @@ class DataAssignmentBreaksGraph(Rule):
             if stop(v) or v.node is None:
                 continue
             if "leaf" in v.tags and "param" not in v.tags:
-                names = names_bound_to(facts.module, v.node)
+                names = names_bound_to(facts, v.node)
                 if base in names or id(v.node) in origins(m.before):
                     continue  # its own value
-                if id(v.node) in tensors or (facts.backwards and grad_read(facts.module, names)):
+                if id(v.node) in tensors or (facts.backwards and grad_read(facts, names)):
                     return f"`{sorted(names)[0]}`" if names else "a tensor that requires grad"
                 continue
             call = facts.call_of(v.node) if type(v.node) is cst.Call else None
-            if call is not None and is_model_call(call) and is_known_model(call.callee_value):
+            if call is not None and is_model_call(call) and made_model(call.callee_value):
                 if not _records(call.state.torch, trains):
                     continue
                 if _trained_model(facts, call.callee_value, call.callee, models):
@@ -117,7 +117,7 @@ class DataAssignmentBreaksGraph(Rule):
             if type(v.node) is cst.Attribute and v.parents and _parameter_name(v.node.attr.value):
                 owner = v.parents[0]
                 spelled = dotted(v.node)
-                if spelled == base or not is_known_model(owner) or not _in_training_step(facts, m):
+                if spelled == base or not made_model(owner) or not _in_training_step(facts, m):
                     continue  # (a parameter copied once, at setup, is initialisation or tying)
                 if _trained_model(facts, owner, dotted(v.node.value), models):
                     return f"`{spelled}`"
@@ -158,8 +158,8 @@ def _trained_model(facts, model, spelled: Optional[str], models: set) -> bool:
     if spelled:
         names.add(spelled)
     if model is not None and model.node is not None:
-        names |= names_bound_to(facts.module, model.node)
-    return grad_read(facts.module, names, prefix=True)
+        names |= names_bound_to(facts, model.node)
+    return grad_read(facts, names, prefix=True)
 
 
 # --- the fix ----------------------------------------------------------------------------

@@ -260,12 +260,6 @@ def _simple_statements(body):
                 todo.extend(block)
 
 
-def _is_loss_instance(v: Value) -> bool:
-    """An instance of a framework loss class (``nn.CrossEntropyLoss()``,
-    ``gluon.loss.L2Loss()``): calling it computes from its arguments alone."""
-    return any(t.startswith("ctor:") and F.framework_of(t[5:]) and "loss" in t.rsplit(".", 1)[-1].lower() for t in v.tags)
-
-
 def _bound_arguments(call: cst.Call, target: FunctionInfo, args: Sequence[Value]) -> Optional[Dict[str, Value]]:
     """The value a call passes for each parameter it sets (``self``/``cls`` skipped on a
     method call); None when a ``*args``/``**kwargs`` hides which."""
@@ -1106,7 +1100,7 @@ class Analyzer:
         if (method in LEAVING_METHODS and receiver is not None) or F.is_conversion(qname, self.names.builtin(func, self.scope)):
             parents = (receiver,) if receiver is not None else args
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
-        if callee_value is not None and _is_loss_instance(callee_value):
+        if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
         if target is not None:  # a local function or method: its summary
             made = self._returned_by(call, target, args, state, tags)

@@ -12,7 +12,7 @@ from typing import Dict, Iterable, List, Optional, Set, Union
 
 import libcst as cst
 
-from scopelint.core.frameworks import canonical, framework_of
+from scopelint.core.frameworks import MAKE_LEAF_METHODS, canonical, framework_of
 from scopelint.core.syntax import is_nested_scope, walk
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
@@ -188,6 +188,7 @@ class Names:
         """``walrus``: False when the code holds no ``:=`` (cheaper to collect)."""
         self.module = module
         self.walrus = walrus
+        self._assigned = None
         self._scopes: Dict[int, Scope] = {}
         self.root = self.scope_of(module, None)
         # A name both imported and bound otherwise is ambiguous: ``bound`` wins in
@@ -197,6 +198,38 @@ class Names:
             fw = framework_of(q)
             if fw:
                 self.frameworks.add(fw)
+
+    def assigned(self):
+        """Once per module: what ``name = <expr>`` binds, by the expression's id, and the
+        dotted names whose ``.grad`` is read (not ``x.grad = ...``, ``x.grad.zero_()``)."""
+        if self._assigned is not None:
+            return self._assigned
+        bound: dict = {}
+        skip, reads = set(), []
+        for n in walk(self.module):
+            t = type(n)
+            if t is cst.Assign:
+                for target in n.targets:
+                    d = dotted(target.target)
+                    if d is not None:
+                        bound.setdefault(id(n.value), set()).add(d)
+                    elif type(n.value) in (cst.Tuple, cst.List) and type(target.target) in (cst.Tuple, cst.List) and len(target.target.elements) == len(n.value.elements):
+                        for el, val in zip(target.target.elements, n.value.elements):  # ``a, b = f(), g()``
+                            if dotted(el.value) is not None:
+                                bound.setdefault(id(val.value), set()).add(dotted(el.value))
+            elif t is cst.AssignTarget:
+                skip.add(id(n.target))
+            elif t is cst.Call and type(n.func) is cst.Attribute:
+                if n.func.attr.value in ("zero_", "detach_", "fill_"):
+                    skip.add(id(n.func.value))
+                d = dotted(n.func.value)
+                if d is not None and n.func.attr.value in MAKE_LEAF_METHODS:  # ``w.requires_grad_()`` binds ``w``
+                    bound.setdefault(id(n), set()).add(d)
+            elif t is cst.Attribute and n.attr.value == "grad":
+                reads.append(n)
+        grads = {dotted(n.value) for n in reads if id(n) not in skip} - {None}
+        self._assigned = (bound, grads)
+        return self._assigned
 
     def scope_of(self, node: ScopeNode, parent: Optional[Scope]) -> Scope:
         key = id(node)

@@ -344,12 +344,6 @@ def origins(v: Optional[Value], depth: int = 4) -> set:
     return out
 
 
-def is_optimizer_construction(call) -> bool:
-    """``torch.optim.Adam(...)``, ``optim.SGD(...)`` (not a scheduler)."""
-    q = call.qname or ""
-    return q.startswith("torch.optim.") and not q.startswith(("torch.optim.lr_scheduler", "torch.optim.swa_utils")) and q.count(".") == 2
-
-
 def optimized(facts: Facts, opt: Optional[Value] = None):
     """What optimizers hold: (the ids of the expressions that made the tensors they are
     given, the ids of those that made the models whose ``.parameters()`` they are given).
@@ -357,9 +351,9 @@ def optimized(facts: Facts, opt: Optional[Value] = None):
     None: every optimizer constructed in the file."""
     if opt is not None:
         made = origins(opt)
-        ctors = [c for c in facts.calls if is_optimizer_construction(c) and id(c.node) in made]
+        ctors = [c for c in facts.calls if F.is_optimizer_constructor(c.qname) and id(c.node) in made]
     else:
-        ctors = [c for c in facts.calls if is_optimizer_construction(c)]
+        ctors = [c for c in facts.calls if F.is_optimizer_constructor(c.qname)]
     tensors, models = set(), set()
     for ctor in ctors:
         for arg in ctor.args:
@@ -376,64 +370,18 @@ def optimized(facts: Facts, opt: Optional[Value] = None):
     return tensors, models
 
 
-def is_known_model(value: Optional[Value]) -> bool:
-    """Made by a model constructor (``nn.Linear(...)``) or a model class of the file."""
-    if value is None:
-        return False
-    return "model" in value.tags or any(t.startswith("ctor:") and F.is_model_constructor(t[5:]) for t in value.tags)
-
-
-_INDEXES: dict = {}  # id(node) -> (node, its bindings, its ``.grad`` reads): a few kept
-
-
-def _index(root: cst.CSTNode):
-    """Once per tree: what ``name = <expr>`` binds, by the expression's id, and the
-    dotted names whose ``.grad`` is read (not ``x.grad = ...``, ``x.grad.zero_()``)."""
-    hit = _INDEXES.get(id(root))
-    if hit is not None and hit[0] is root:
-        return hit[1], hit[2]
-    bound: dict = {}
-    skip, reads = set(), []
-    for n in walk(root):
-        t = type(n)
-        if t is cst.Assign:
-            for target in n.targets:
-                d = dotted(target.target)
-                if d is not None:
-                    bound.setdefault(id(n.value), set()).add(d)
-                elif type(n.value) in (cst.Tuple, cst.List) and type(target.target) in (cst.Tuple, cst.List) and len(target.target.elements) == len(n.value.elements):
-                    for el, val in zip(target.target.elements, n.value.elements):  # ``a, b = f(), g()``
-                        if dotted(el.value) is not None:
-                            bound.setdefault(id(val.value), set()).add(dotted(el.value))
-        elif t is cst.AssignTarget:
-            skip.add(id(n.target))
-        elif t is cst.Call and type(n.func) is cst.Attribute:
-            if n.func.attr.value in ("zero_", "detach_", "fill_"):
-                skip.add(id(n.func.value))
-            d = dotted(n.func.value)
-            if d is not None and n.func.attr.value in F.MAKE_LEAF_METHODS:  # ``w.requires_grad_()`` binds ``w``
-                bound.setdefault(id(n), set()).add(d)
-        elif t is cst.Attribute and n.attr.value == "grad":
-            reads.append(n)
-    grads = {dotted(n.value) for n in reads if id(n) not in skip} - {None}
-    if len(_INDEXES) > 8:
-        _INDEXES.clear()
-    _INDEXES[id(root)] = (root, bound, grads)
-    return bound, grads
-
-
-def names_bound_to(root: cst.CSTNode, node: cst.CSTNode) -> set:
-    """The dotted names ``name = <node>`` binds in ``root`` (``node`` an expression; for
+def names_bound_to(facts: Facts, node: cst.CSTNode) -> set:
+    """The dotted names ``name = <node>`` binds (``node`` an expression; for
     ``w.requires_grad_()``, also ``w``)."""
-    return set(_index(root)[0].get(id(node), ()))
+    return set(facts.names.assigned()[0].get(id(node), ()))
 
 
-def grad_read(module: cst.Module, names: set, prefix: bool = False) -> bool:
+def grad_read(facts: Facts, names: set, prefix: bool = False) -> bool:
     """``<name>.grad`` is read somewhere (``prefix``: also ``<name>.x.grad``); not
     ``<name>.grad = None`` nor ``<name>.grad.zero_()``."""
     if not names:
         return False
-    grads = _index(module)[1]
+    grads = facts.names.assigned()[1]
     if names & grads:
         return True
     return prefix and any(g.startswith(m + ".") for g in grads for m in names)
@@ -452,12 +400,12 @@ def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[
         return set()
     out = set()
     for c in facts.calls:
-        if not is_optimizer_construction(c) or c.func is None:
+        if not F.is_optimizer_constructor(c.qname) or c.func is None:
             continue
         top = c.func
         while top.parent is not None:
             top = top.parent
-        if top.cls is not owner.cls or opt not in names_bound_to(top.node, c.node):
+        if top.cls is not owner.cls or opt not in names_bound_to(facts, c.node):
             continue
         for arg in c.node.args:
             for n in walk(arg.value):

@@ -28,8 +28,7 @@ def is_model_call(call: CallFact) -> bool:
     callee = call.callee
     if call.method in ("forward", "hybrid_forward"):
         callee = callee[: -len(call.method) - 1]
-    made_by = call.callee_value.tags if call.callee_value is not None else frozenset()
-    if "model" in made_by or any(t.startswith("ctor:") and is_model_constructor(t[5:]) for t in made_by):
+    if made_model(call.callee_value):
         return True
     if callee in call.in_eval:
         return True
@@ -63,6 +62,21 @@ def constructor(value) -> str:
         if t.startswith("ctor:"):
             return t[5:]
     return ""
+
+
+def made_model(value) -> bool:
+    """Made by a model constructor (``nn.Linear(...)``) or a model class of the file."""
+    tags = getattr(value, "tags", None) or ()
+    return "model" in tags or any(t.startswith("ctor:") and is_model_constructor(t[5:]) for t in tags)
+
+
+def made_loss(value) -> bool:
+    """An instance of a framework loss class (``nn.CrossEntropyLoss()``,
+    ``gluon.loss.L2Loss()``): calling it computes from its arguments alone."""
+    return any(
+        t.startswith("ctor:") and F.framework_of(t[5:]) and "loss" in t.rsplit(".", 1)[-1].lower()
+        for t in getattr(value, "tags", None) or ()
+    )
 
 
 def _ctor(call: CallFact) -> str:
