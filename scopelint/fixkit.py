@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from scopelint.core.frameworks import canonical
+from scopelint.core.syntax import iter_children
 from scopelint.rule import NodeFix
 
 UNSAFE = "unsafe"
@@ -52,7 +53,7 @@ def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
     stack: List[cst.CSTNode] = [module]
     while stack:
         node = stack.pop()
-        for child in node.children:
+        for child in iter_children(node):  # (not ``node.children``: it rebuilds the tree)
             table[id(child)] = node
             stack.append(child)
     if len(_PARENTS) > 8:
@@ -88,11 +89,24 @@ def enclosing_with(module: cst.Module, item: cst.WithItem) -> Optional[cst.With]
 
 
 class Replace(cst.CSTTransformer):
-    def __init__(self, mapping: Dict[int, Replacement]):
+    """Put ``mapping[id(node)]`` in place of each mapped node. ``within``: the ids of the
+    mapped nodes' ancestors; when given, nothing else is descended into (the rest of a
+    large class stays as it is, and costs nothing). ``replaced``: the original nodes."""
+
+    def __init__(self, mapping: Dict[int, Replacement], within: Optional[set] = None):
         self.mapping = mapping
+        self.within = within
+        self.replaced: List[cst.CSTNode] = []
+
+    def on_visit(self, node) -> bool:
+        return self.within is None or id(node) in self.within
 
     def on_leave(self, original_node, updated_node):
-        return self.mapping.get(id(original_node), updated_node)
+        out = self.mapping.get(id(original_node))
+        if out is None:
+            return updated_node
+        self.replaced.append(original_node)
+        return out
 
 
 _BODY_INDEX: Dict[int, Tuple[cst.Module, Dict[int, int]]] = {}
@@ -122,12 +136,14 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
     else:
         body: List[cst.BaseStatement] = list(module.body)
         same = True
+        within = _ancestors(module, mapping)
         for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
             stmt = module.body[i]
-            out = stmt.visit(Replace(mapping))
+            replace = Replace(mapping, within)
+            out = stmt.visit(replace)
             parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
             body[i:i + 1] = parts
-            same = same and "".join(module.code_for_node(p) for p in parts) == module.code_for_node(stmt)
+            same = same and _same_code(module, replace.replaced, mapping)
         new = module.with_changes(body=body)
         same = same and not imports
     if imports:
@@ -144,6 +160,30 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
                 first += 1
         span = (first, end, len(new.body) - (len(module.body) - end))
     return NodeFix(module, new, UNSAFE, message, statements=span)
+
+
+def _ancestors(module: cst.Module, mapping: Dict[int, Replacement]) -> set:
+    """The ids of the nodes that hold a mapped node (the module excluded)."""
+    table = parents(module)
+    out = set()
+    for key in mapping:
+        parent = table.get(key)
+        while parent is not None and parent is not module and id(parent) not in out:
+            out.add(id(parent))
+            parent = table.get(id(parent))
+    return out
+
+
+def _same_code(module: cst.Module, replaced: List[cst.CSTNode], mapping: Dict[int, Replacement]) -> bool:
+    """Every replaced node's replacement spells the same code (only they changed)."""
+    for node in replaced:
+        new = mapping[id(node)]
+        if isinstance(new, cst.RemovalSentinel):
+            return False
+        parts = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
+        if "".join(module.code_for_node(p) for p in parts) != module.code_for_node(node):
+            return False
+    return True
 
 
 def _top_statements(module: cst.Module, mapping: Dict[int, Replacement]) -> Optional[set]:
