@@ -74,6 +74,26 @@ class RecordingDuringInference(Rule):
                     why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
                     yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
                     break
+        yield from self._torch_module_level(ctx)
+
+    def _torch_module_level(self, ctx):
+        """Scripts and notebook cells: after ``model.eval()`` at module level, a forward
+        pass with recording on whose result no backward ever uses (the first one per
+        model: the fix wraps it, and the reader sees the rest)."""
+        facts = ctx.facts
+        backpropagated = None
+        reported = set()
+        for call in facts.calls:
+            if call.func is not None or not call.state.torch.on or call.callee in reported:
+                continue
+            if call.callee not in call.in_eval or not is_model_call(call):
+                continue
+            if backpropagated is None:
+                backpropagated = {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+            if id(call.node) in backpropagated:
+                continue  # (trained in eval mode: SL207's question)
+            reported.add(call.callee)
+            yield Report(call.node, f"model called with autograd recording on after `{call.callee}.eval()`: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
 
     def _mxnet(self, ctx):
         facts = ctx.facts
