@@ -1,7 +1,9 @@
+import libcst as cst
+
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backwards_in_loop, recording
-from scopelint.core.roles import is_model_call, matches_any
-from scopelint.fixkit import insert_call
+from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
+from scopelint.fixkit import insert_call, module_fix, statement_call, statement_of
 from scopelint.rule import Report, Rule
 
 
@@ -63,6 +65,27 @@ class EvalTrainModeMismatch(Rule):
             return
         yield from self._left_in_eval(ctx)
         yield from self._evaluated_in_train_mode(ctx)
+        yield from self._trained_in_eval_mode(ctx)
+
+    def _trained_in_eval_mode(self, ctx):
+        """A forward pass that is backpropagated and stepped while the model is in eval
+        mode on every path to it (``model.eval()`` and no ``model.train()`` since)."""
+        facts = ctx.facts
+        stepping = {id(c.func) for c in facts.calls if is_optimizer_step(c)}
+        backpropagated = None
+        reported = set()
+        for call in facts.calls:
+            if not call.callee or call.callee not in call.in_eval or id(call.func) not in stepping:
+                continue
+            if call.callee in reported or not recording(call.state, TORCH) or not is_model_call(call):
+                continue
+            if backpropagated is None:
+                backpropagated = {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+            if id(call.node) not in backpropagated:
+                continue
+            reported.add(call.callee)
+            fix = insert_call(ctx, call.node, call.callee, "train", False, f"Put `{call.callee}` in train mode before the training forward pass")
+            yield Report(call.node, f"`{call.callee}` is trained in eval mode: `{call.callee}.eval()` on every path here and no `{call.callee}.train()` since (Dropout off, BatchNorm frozen)", fix)
 
     def _left_in_eval(self, ctx):
         """A training forward pass (here, or in a training step called here) that runs
@@ -96,14 +119,47 @@ class EvalTrainModeMismatch(Rule):
         done = set()
         for call in facts.calls:
             sw = call.state.torch
-            if call.func is None or not matches_any(call.func.name, inference_functions):
+            if not _evaluates(call, inference_functions):
                 continue
             if not (sw.off and sw.origin is not None and sw.origin.explicit) or not is_model_call(call):
                 continue
-            if id(call.func) not in done:
-                done.add(id(call.func))
-                fix = insert_call(ctx, call.node, call.callee, "eval", False, f"Put `{call.callee}` in eval mode first")
+            key = id(call.func) if call.func is not None else id(_held_out_loop(call))
+            if key not in done:
+                done.add(key)
+                fix = _eval_fix(ctx, call)
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
+
+
+def _evaluates(call, inference_functions) -> bool:
+    """Evaluation code: a function inference by name, or (by what it does, in a function
+    or at module level) a loop over held-out data (``for x, y in val_loader:``)."""
+    if call.func is not None and matches_any(call.func.name, inference_functions):
+        return True
+    return any(type(loop) is cst.For and is_held_out_data(loop.iter) for loop in call.loops)
+
+
+def _held_out_loop(call):
+    """The outermost loop over held-out data around ``call``, if any."""
+    return next((loop for loop in call.loops if type(loop) is cst.For and is_held_out_data(loop.iter)), None)
+
+
+def _eval_fix(ctx, call):
+    """``model.eval()`` before the evaluation (the statement with the call, or the loop
+    over held-out data); when that loop sits in the training loop, ``model.train()``
+    after it, so that the next epoch trains in train mode again."""
+    loop = _held_out_loop(call) if call.func is None or not matches_any(call.func.name, ctx.inference_functions) else None
+    if loop is None:
+        return insert_call(ctx, call.node, call.callee, "eval", False, f"Put `{call.callee}` in eval mode first")
+    module = ctx.facts.module
+    stmt = statement_of(module, loop)
+    if stmt is None or not call.callee:
+        return None
+    outer = call.loops[: call.loops.index(loop)]
+    in_training = any(set(b.loops) & set(outer) for b in ctx.facts.backwards)
+    stmts = [statement_call(call.callee, "eval").with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
+    if in_training:
+        stmts.append(statement_call(call.callee, "train"))
+    return module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, f"Put `{call.callee}` in eval mode for the evaluation loop" + (" and back in train mode after it" if in_training else ""))
 
 
 def _trained_models(step, facts):

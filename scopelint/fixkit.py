@@ -417,7 +417,7 @@ def detached_state(expr: cst.BaseExpression) -> cst.BaseExpression:
     return cst.IfExp(test=test, body=detached(expr), orelse=as_tuple, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _statement_call(dotted_name: str, method: str) -> cst.SimpleStatementLine:
+def statement_call(dotted_name: str, method: str) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine([cst.Expr(cst.parse_expression(f"{dotted_name}.{method}()"))])
 
 
@@ -428,7 +428,7 @@ def insert_call(ctx, node: cst.CSTNode, dotted_name: str, method: str, after: bo
     stmt = statement_of(module, node)
     if stmt is None or not dotted_name:
         return None
-    extra = _statement_call(dotted_name, method)
+    extra = statement_call(dotted_name, method)
     stmts = [stmt, extra] if after else [extra.with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
     return module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, message)
 

@@ -785,6 +785,14 @@ class Analyzer:
             return
         key = dotted(target)
         if key is not None:
+            env = self.flow.env
+            if env is not None and (key in env.maybe_eval or key in env.in_eval):
+                # A new object (``model = make_model()`` each fold) is in train mode;
+                # ``model = model.to(device)`` or a wrapper of it is the same module.
+                old = env.vals.get(key)
+                if old is None or not any(v is old for v in value.ancestors()):
+                    env.in_eval = env.in_eval - {key}
+                    env.maybe_eval.pop(key, None)
             self._bind_name(key, value)
         elif type(target) is cst.Subscript:
             self._ev(target)

@@ -8,7 +8,7 @@ reads as a model).
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Iterable, Optional
 
 import libcst as cst
 
@@ -173,9 +173,25 @@ _DATA_NAME = re.compile(r"(^|_)(loader|dataloader|dataset|data|batches|dl|iterat
 _ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "tqdm.tqdm", "progress", "track"}
 
 
-def is_data_iterable(expr) -> bool:
-    """``loader``, ``enumerate(train_loader)``, ``tqdm(self.dataloader)``: batches of data."""
+def _iterated_name(expr) -> Optional[str]:
+    """The last part of the name iterated (``enumerate(self.val_loader)``: ``val_loader``)."""
     while type(expr) is cst.Call and (dotted(expr.func) or "") in _ITER_WRAPPERS and expr.args:
         expr = expr.args[0].value
     name = dotted(expr)
-    return name is not None and bool(_DATA_NAME.search(name.rsplit(".", 1)[-1]))
+    return name.rsplit(".", 1)[-1] if name is not None else None
+
+
+def is_data_iterable(expr) -> bool:
+    """``loader``, ``enumerate(train_loader)``, ``tqdm(self.dataloader)``: batches of data."""
+    name = _iterated_name(expr)
+    return name is not None and bool(_DATA_NAME.search(name))
+
+
+_HELD_OUT = re.compile(r"^_*(val|valid|validation|test|testing|eval|evaluation|dev|holdout)(_|[A-Z]|$)", re.IGNORECASE)
+
+
+def is_held_out_data(expr) -> bool:
+    """``val_loader``, ``tqdm(test_dataloader)``, ``self.valid_dl``: held-out batches,
+    iterated to evaluate."""
+    name = _iterated_name(expr)
+    return name is not None and bool(_DATA_NAME.search(name)) and bool(_HELD_OUT.search(name))
