@@ -211,16 +211,33 @@ def _tasks(args, resolver: Resolver, paths: List[str], keep: bool) -> list:
     return tasks
 
 
-def _open_report(args):
-    """stdout, or the ``--output-file`` (its folders made, as ruff does)."""
-    if not args.output_file:
-        return sys.stdout
-    try:
-        folder = os.path.dirname(os.path.abspath(args.output_file))
-        os.makedirs(folder, exist_ok=True)
-        return open(args.output_file, "w", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"--output-file: cannot write `{args.output_file}`: {exc.strerror or exc}") from None
+class _Report:
+    """Where the report goes: stdout, or the ``--output-file``, opened (its folders made,
+    as ruff does) when the report is written, so that a run that fails before leaves no
+    file behind."""
+
+    def __init__(self, path: Optional[str]):
+        self.path = path
+        self._stream = None
+
+    @property
+    def is_stdout(self) -> bool:
+        return not self.path
+
+    def stream(self):
+        if not self.path:
+            return sys.stdout
+        if self._stream is None:
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+                self._stream = open(self.path, "w", encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"--output-file: cannot write `{self.path}`: {exc.strerror or exc}") from None
+        return self._stream
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
 
 
 def cmd_check(args) -> int:
@@ -236,12 +253,11 @@ def cmd_check(args) -> int:
         raise ConfigError("--add-noqa needs files to write: it cannot read stdin")
     if args.show_files or args.show_settings:
         return _show(args, resolver, paths)
-    report = _open_report(args)
+    report = _Report(args.output_file)
     try:
         return _check(args, resolver, paths, report)
     finally:
-        if report is not sys.stdout:
-            report.close()
+        report.close()
 
 
 def _show(args, resolver: Resolver, paths: List[str]) -> int:
@@ -292,7 +308,7 @@ def _check(args, resolver: Resolver, paths: List[str], report) -> int:
         return _add_noqa(results, args)
     fixed = 0
     if fixing:
-        fixed = _apply_fixes(results, args, resolver, report)
+        fixed = _apply_fixes(results, args, resolver, report.stream if args.diff else None)
     stdin_result = results[0] if "-" in (args.paths or []) else None
     if getattr(args, "verify", False) and not args.fix_only:  # runtime verdicts: scopelint.runtime_check
         from scopelint.runtime_check.cli import run as run_verifier
@@ -309,7 +325,7 @@ def _check(args, resolver: Resolver, paths: List[str], report) -> int:
             r.findings = []
     # `check --fix -` (editors, formatters): stdout is the file, fixed or not; the report goes to stderr.
     stdin_fix_output = (args.fix or args.fix_only) and not args.diff and stdin_result is not None
-    out = sys.stderr if stdin_fix_output and report is sys.stdout else report
+    out = sys.stderr if stdin_fix_output and report.is_stdout else report.stream()
     if stdin_fix_output:
         from scopelint.files import encode
 
@@ -399,7 +415,7 @@ def _add_noqa(results: List[FileResult], args) -> int:
     return EXIT_OK
 
 
-def _apply_fixes(results: List[FileResult], args, resolver: Resolver, report=None) -> int:
+def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=None) -> int:
     """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
     from scopelint.notebook import apply_edits as notebook_apply_edits
 
@@ -417,7 +433,7 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver, report=Non
             continue
         total += applied
         if args.diff:
-            (report or sys.stdout).write(unified_diff(original, text, res.filename))
+            (diff_out() if diff_out else sys.stdout).write(unified_diff(original, text, res.filename))
             continue
         if res.path is not None:  # stdin's fixed text is written by the caller
             try:
