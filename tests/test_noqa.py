@@ -211,3 +211,14 @@ def test_the_rule_doc_and_sarif_list_sl001(tmp_path, monkeypatch, capsys):
     write(tmp_path, {"a.py": "x = 1\n"})
     rc, out, _ = run(["check", "--output-format", "sarif", "a.py"], tmp_path, monkeypatch, capsys)
     assert "SL001" in {r["id"] for r in json.loads(out)["runs"][0]["tool"]["driver"]["rules"]}
+
+
+def test_the_verifier_never_runs_a_program_for_sl001():
+    """Removing a comment changes nothing at run time: no verdict to seek (as for SL000)."""
+    from scopelint.runner import FileResult
+    from scopelint.runtime_check.verify import _program_of
+
+    text = "import torch\nx = torch.ones(1)  # noqa: SL101\n"
+    res = FileResult("t.py", None, findings=sl001(text), source=text)
+    assert [f.code for f in res.findings] == ["SL001"]
+    assert _program_of(res).findings == []
