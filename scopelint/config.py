@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.engine import Settings
 from scopelint.finding import SEVERITIES
-from scopelint.rules import ALL_RULES, OPT_IN
+from scopelint.rules import ALL_RULES
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude",
@@ -101,8 +101,8 @@ def read_table(path: Path) -> Optional[dict]:
 
 
 def default_selection() -> List[str]:
-    """Every rule but the opt-in ones (SL001, as ruff's RUF100)."""
-    return [c for c in ALL_RULES if c not in OPT_IN]
+    """Every rule but the opt-in ones (SL001, as ruff's RUF100): ``Settings().select``."""
+    return list(Settings().select)
 
 
 def resolve_extends(path: Path, table: dict, chain: Tuple[str, ...] = ()) -> dict:

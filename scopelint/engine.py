@@ -15,14 +15,14 @@ import threading
 import unicodedata
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type
 
 from scopelint.core import slicing
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix, syntax_finding
 from scopelint.noqa import noqa_codes, suppressed  # noqa: F401  (re-exported: lsp.text)
 from scopelint.noqa import UNUSED_NOQA
-from scopelint.rules import ALL_RULES
+from scopelint.rules import ALL_RULES, OPT_IN
 
 if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     import libcst as cst
@@ -54,7 +54,8 @@ def might_fire(source: str, settings: "Settings") -> bool:
 class Settings:
     """The effective configuration for one file."""
 
-    select: Tuple[str, ...] = tuple(ALL_RULES)
+    # Every rule but the opt-in ones (SL001), as a run without configuration selects.
+    select: Tuple[str, ...] = tuple(c for c in ALL_RULES if c not in OPT_IN)
     inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
     severity: Tuple[Tuple[str, str], ...] = ()
     gate: bool = True  # skip files with none of the words any rule needs

@@ -6,21 +6,23 @@ import textwrap
 
 import pytest
 
-from scopelint.engine import lint_source
+from scopelint.engine import Settings, lint_source
 from scopelint.rules import ALL_RULES, OPT_IN
+
+EVERY_RULE = Settings(select=tuple(ALL_RULES))  # the opt-in ones (SL001) too
 
 
 @pytest.mark.parametrize("code", sorted(ALL_RULES))
 def test_bad_example_is_flagged_by_its_rule(code):
     rule = ALL_RULES[code]
-    found = lint_source(textwrap.dedent(rule.bad), f"{code}_bad.py").findings
+    found = lint_source(textwrap.dedent(rule.bad), f"{code}_bad.py", EVERY_RULE).findings
     assert code in {f.code for f in found}, [f"{f.code} {f.message}" for f in found]
 
 
 @pytest.mark.parametrize("code", sorted(ALL_RULES))
 def test_good_example_is_clean(code):
     rule = ALL_RULES[code]
-    found = lint_source(textwrap.dedent(rule.good), f"{code}_good.py").findings
+    found = lint_source(textwrap.dedent(rule.good), f"{code}_good.py", EVERY_RULE).findings
     assert not found, [f"{f.code} {f.message}" for f in found]
 
 
@@ -47,7 +49,7 @@ def test_documented_fix_is_the_fix_findings_carry(code):
     if code in OPT_IN:
         texts.append((textwrap.dedent(rule.bad), f"{code}_bad.py"))
     for text, name in texts:
-        for f in lint_source(text, name).findings:
+        for f in lint_source(text, name, EVERY_RULE).findings:
             if f.code == code and f.fix is not None:
                 carried.add(f.fix.applicability)
     assert carried <= {rule.fixable}, (rule.fixable, carried)
@@ -71,5 +73,5 @@ def test_opt_in_rules_are_the_rules_not_in_the_default_selection():
 
     assert {code for code in ALL_RULES if not ALL_RULES[code].default} == set(OPT_IN) == {"SL001"}
     selected = Resolver().settings_for(__import__("pathlib").Path("x.py")).select
-    assert "SL001" not in selected and set(selected) == set(ALL_RULES) - OPT_IN
+    assert "SL001" not in selected and set(selected) == set(ALL_RULES) - OPT_IN == set(Settings().select)
     assert "Not selected by default" in ALL_RULES["SL001"].documentation()
