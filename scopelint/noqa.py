@@ -190,10 +190,10 @@ def _removal(lines: List[str], row: int, m: "re.Match", keep: List[str]) -> Edit
             return Edit("", (row, 1), (row + 1, 1) if row < len(lines) else (row, len(line) + 1))
         return Edit("", (row, len(before.rstrip()) + 1), (row, len(line) + 1))
     rest = after.lstrip()
-    if rest.startswith("#"):  # `# noqa: SL101  # why`: the other comment stays
+    if rest.startswith("#"):  # another comment after the directive: it stays
         start = len(before.rstrip()) + 1 if before.strip() else m.start() + 1
         return Edit(("  " if before.strip() else "") + rest, (row, start), (row, len(line) + 1))
-    # `# noqa: SL101 because ...` -> `# because ...`
+    # words after the directive (`because ...`) stay a comment: `# because ...`
     return Edit("# " + rest, (row, m.start() + 1), (row, len(line) + 1))
 
 
