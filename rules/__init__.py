@@ -41,4 +41,7 @@ class _Catalog(Mapping):
         return code in self._modules
 
 
+# Rules that run only when selected by code, prefix or ``ALL`` (``Rule.default`` False),
+# as ruff's RUF100: named here so that the default selection imports no rule.
+OPT_IN = frozenset({"SL001"})
 ALL_RULES: Mapping[str, Type["Rule"]] = _Catalog()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
 from scopelint.finding import SYNTAX_ERROR, Finding
+from scopelint.noqa import UNUSED_NOQA
 from scopelint.fix import apply_edits
 from scopelint.runtime_check import DEFAULT_TIMEOUT, harness
 from scopelint.runtime_check.oracle import INCONCLUSIVE, compare, original_decides
@@ -46,7 +47,8 @@ def _digest(text: str) -> str:
 
 
 def _program_of(result) -> _Program:
-    findings = [f for f in result.findings if f.code != SYNTAX_ERROR]
+    # (SL001 is about comments: removing one never changes what the program does)
+    findings = [f for f in result.findings if f.code not in (SYNTAX_ERROR, UNUSED_NOQA)]
     prog = _Program(result.filename, None, findings)
     if not findings:
         return prog

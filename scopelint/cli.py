@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import threading
 from pathlib import Path
 from typing import List, NoReturn, Optional
 
 from scopelint import __version__
-from scopelint.config import ConfigError, Overrides, Resolver
+from scopelint.config import ConfigError, Overrides, Resolver, expand_codes, show_settings
 from scopelint.files import discover
 from scopelint.fix import apply_edits, fix_until_stable, unified_diff, write_atomic
-from scopelint.output import failed_files, failure_line, summary, write_github, write_json, write_statistics, write_text
+from scopelint.formats import WRITERS
+from scopelint.output import (
+    failed_files, failure_line, fix_only_summary, summary, write_github, write_json, write_statistics, write_text,
+)
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult, check_paths, check_stdin, display_name
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+OUTPUT_FORMATS = ["text", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint"]
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 MAX_FIX_ROUNDS = 10  # fixes that overlap wait for the next round; a round that changes nothing ends it
 
 
@@ -35,9 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, metavar="CODES", help="only these codes or prefixes (e.g. SL1,SL203)")
     check.add_argument("--ignore", type=_codes, default=[], metavar="CODES", help="skip these codes or prefixes")
     check.add_argument("--extend-select", type=_codes, default=[], metavar="CODES", help="add codes to the selection")
-    check.add_argument("--output-format", choices=["text", "concise", "json", "sarif", "github"], default="text",
-                       help="text (default), concise (one line per finding), json, sarif, github")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text",
+                       help="text (default), concise (one line per finding), json, json-lines, sarif, github, "
+                            "gitlab, junit, pylint")
+    check.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE (not stdout)")
+    check.add_argument("-q", "--quiet", action="store_true", help="print the findings only: no summary")
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--fix-only", action="store_true",
+                       help="apply fixes and report no findings (exit 0 unless --exit-non-zero-on-fix)")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when a fix was applied, even if no findings remain")
+    check.add_argument("--add-noqa", action="store_true", help="add `# noqa: SLxxx` to every line with a finding")
+    check.add_argument("--ignore-noqa", action="store_true", help="report findings whatever `# noqa` comments say")
+    check.add_argument("--per-file-ignores", action="append", default=[], metavar="PATTERN:CODES",
+                       help='ignore codes in matching files, e.g. "tests/*.py:SL101,SL203" (replaces the configuration\'s)')
+    check.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
+    check.add_argument("--show-settings", action="store_true", help="print the settings of the first file, and exit")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or offer) unsafe fixes")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
@@ -48,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the cache (.scopelint_cache/)")
     check.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N", help="parallel workers (default: all cores)")
-    check.add_argument("--config", type=Path, metavar="FILE", help="use this pyproject.toml / TOML file only")
+    check.add_argument("--config", action="append", default=[], metavar="FILE | KEY=VALUE",
+                       help="use this pyproject.toml / TOML file only, or override one setting: "
+                            "--config 'select = [\"SL1\"]' (repeatable)")
     check.add_argument("--stdin-filename", metavar="NAME", help="file name for input read from stdin")
     check.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     from scopelint.runtime_check.cli import add_arguments as add_verify_arguments
@@ -141,28 +162,141 @@ def cmd_rule(args) -> int:
     return EXIT_OK
 
 
+def _overrides(args) -> Overrides:
+    """The command line's settings: ``--config`` (a file, or ``KEY = VALUE`` overrides,
+    as ruff reads it), ``--per-file-ignores``, the rule selection, ``--ignore-noqa``."""
+    config_file: Optional[Path] = None
+    settings: dict = {}
+    for value in args.config:
+        if os.path.isfile(value) or "=" not in value:
+            if config_file is not None:
+                raise ConfigError(f"--config: only one configuration file may be given ({config_file}, {value})")
+            config_file = Path(value)
+            continue
+        settings.update(_config_override(value))
+    if args.per_file_ignores:
+        table: dict = {}
+        for value in args.per_file_ignores:
+            pattern, sep, codes = value.rpartition(":")
+            if not sep or not pattern.strip() or not codes.strip():
+                raise ConfigError(f"--per-file-ignores: expected PATTERN:CODES (e.g. \"tests/*.py:SL101,SL203\"), not `{value}`")
+            table.setdefault(pattern.strip(), []).extend(expand_codes(_codes(codes), "--per-file-ignores"))
+        settings["per-file-ignores"] = table
+    return Overrides(args.select, args.ignore, args.extend_select, config_file, settings, args.ignore_noqa)
+
+
+def _config_override(value: str) -> dict:
+    """``--config "select = ['SL1']"``: a TOML ``KEY = VALUE`` pair (or several)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(value)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"--config: `{value}` is neither a file nor a valid TOML `KEY = VALUE` override ({exc}); "
+            "quote strings: --config 'select = [\"SL1\"]'"
+        ) from None
+    scoped = data.get("tool", {}).get("scopelint") if isinstance(data.get("tool"), dict) else None
+    return scoped if isinstance(scoped, dict) and len(data) == 1 else data
+
+
+def _tasks(args, resolver: Resolver, paths: List[str], keep: bool) -> list:
+    tasks = []
+    for path in discover(paths, resolver):
+        if args.force_exclude and resolver.excluded_with_parents(path):
+            continue
+        tasks.append((str(path), display_name(path), resolver.settings_for(path), keep))
+    return tasks
+
+
+class _Report:
+    """Where the report goes: stdout, or the ``--output-file``, opened (its folders made,
+    as ruff does) when the report is written, so that a run that fails before leaves no
+    file behind."""
+
+    def __init__(self, path: Optional[str]):
+        self.path = path
+        self._stream = None
+
+    @property
+    def is_stdout(self) -> bool:
+        return not self.path
+
+    def stream(self):
+        if not self.path:
+            return sys.stdout
+        if self._stream is None:
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+                self._stream = open(self.path, "w", encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"--output-file: cannot write `{self.path}`: {exc.strerror or exc}") from None
+        return self._stream
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+
+
 def cmd_check(args) -> int:
     if args.jobs < 1:
         raise ConfigError("--jobs must be at least 1")
-    resolver = Resolver(Overrides(args.select, args.ignore, args.extend_select, args.config))
+    resolver = Resolver(_overrides(args))
     if not args.paths and args.stdin_filename:  # as ruff: --stdin-filename alone reads stdin
         args.paths = ["-"]
     paths = args.paths or ["."]
-    fixing = args.fix or args.diff
+    if args.add_noqa and (args.fix or args.fix_only or args.diff):
+        raise ConfigError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if args.add_noqa and "-" in paths:
+        raise ConfigError("--add-noqa needs files to write: it cannot read stdin")
+    if args.show_files or args.show_settings:
+        return _show(args, resolver, paths)
+    report = _Report(args.output_file)
+    try:
+        return _check(args, resolver, paths, report)
+    finally:
+        report.close()
+
+
+def _show(args, resolver: Resolver, paths: List[str]) -> int:
+    """``--show-files`` (every file that would be checked, absolute, sorted, as ruff
+    prints them) and ``--show-settings`` (the resolved settings of the first)."""
+    files = sorted(os.path.abspath(t[0]) for t in _tasks(args, resolver, [p for p in paths if p != "-"], False))
+    if "-" in paths:
+        files.insert(0, os.path.abspath(args.stdin_filename) if args.stdin_filename else "-")
+    out = sys.stdout
+    if args.show_files:
+        if not files:
+            _say("scopelint: warning: no Python files found under the given path(s)")
+        for f in files:
+            out.write(f + "\n")
+        return EXIT_OK
+    if not files:
+        raise ConfigError("--show-settings: no files found under the given path(s)")
+    first = Path(files[0]) if files[0] != "-" else Path.cwd() / "stdin.py"
+    cfg = resolver.config_for(first)
+    settings = resolver.settings_for(first)
+    out.write(f'Resolved settings for: "{first}"\n')
+    out.write(f'Settings path: "{os.path.abspath(cfg.path)}"\n' if cfg.path else "Settings path: none (defaults)\n")
+    out.write("\n" + show_settings(cfg, settings))
+    return EXIT_OK
+
+
+def _check(args, resolver: Resolver, paths: List[str], report) -> int:
+    fixing = args.fix or args.diff or args.fix_only
+    keep = fixing or args.add_noqa
     results: List[FileResult] = []
     stdin_data = b""
     if "-" in paths:
         name = args.stdin_filename or "-"
         settings = resolver.settings_for(Path(name) if args.stdin_filename else Path.cwd() / "stdin.py")
         stdin_data = sys.stdin.buffer.read()
-        results.append(check_stdin(stdin_data, name, settings, keep_source=fixing))
+        results.append(check_stdin(stdin_data, name, settings, keep_source=keep))
         paths = [p for p in paths if p != "-"]
     if paths:
-        tasks = []
-        for path in discover(paths, resolver):
-            if args.force_exclude and resolver.excluded_with_parents(path):
-                continue
-            tasks.append((str(path), display_name(path), resolver.settings_for(path), fixing))
+        tasks = _tasks(args, resolver, paths, keep)
         cache = None
         if not args.no_cache:
             from scopelint.cache import Cache, cache_dir
@@ -170,19 +304,28 @@ def cmd_check(args) -> int:
             cache = Cache(cache_dir())
         results.extend(check_paths(tasks, args.jobs, cache))
 
+    if args.add_noqa:
+        return _add_noqa(results, args)
     fixed = 0
     if fixing:
-        fixed = _apply_fixes(results, args, resolver)
+        fixed = _apply_fixes(results, args, resolver, report.stream if args.diff else None)
     stdin_result = results[0] if "-" in (args.paths or []) else None
-    if getattr(args, "verify", False):  # runtime verdicts: scopelint.runtime_check
+    if getattr(args, "verify", False) and not args.fix_only:  # runtime verdicts: scopelint.runtime_check
         from scopelint.runtime_check.cli import run as run_verifier
 
         run_verifier(args, results)
 
     errors = [e for r in results for e in r.errors]
+    remaining = sum(len(r.findings) for r in results)
+    unsafe_hidden = 0 if args.unsafe_fixes else sum(
+        1 for r in results for f in r.findings if f.fix is not None and f.fix.applicability == "unsafe"
+    )
+    if args.fix_only:  # fixed, and nothing more to say about what remains
+        for r in results:
+            r.findings = []
     # `check --fix -` (editors, formatters): stdout is the file, fixed or not; the report goes to stderr.
-    stdin_fix_output = args.fix and not args.diff and stdin_result is not None
-    out = sys.stderr if stdin_fix_output else sys.stdout
+    stdin_fix_output = (args.fix or args.fix_only) and not args.diff and stdin_result is not None
+    out = sys.stderr if stdin_fix_output and report.is_stdout else report.stream()
     if stdin_fix_output:
         from scopelint.files import encode
 
@@ -197,6 +340,8 @@ def cmd_check(args) -> int:
         write_statistics(results, out, args.unsafe_fixes)
     elif args.output_format == "json":
         write_json(results, out)
+    elif args.output_format in WRITERS:
+        WRITERS[args.output_format](results, out)
     elif args.output_format == "sarif":
         from scopelint.sarif import write_sarif
 
@@ -205,22 +350,72 @@ def cmd_check(args) -> int:
         write_github(results, out)
     elif not args.diff:
         write_text(results, out, args.output_format == "concise", color)
-        unsafe_hidden = 0 if args.unsafe_fixes else sum(
-            1 for r in results for f in r.findings if f.fix is not None and f.fix.applicability == "unsafe"
-        )
-        print(summary(results, fixed, unsafe_hidden), file=out)
+        if args.fix_only:
+            line = fix_only_summary(results, fixed, unsafe_hidden)
+            if line and not args.quiet:
+                print(line, file=out)
+        elif not args.quiet:
+            print(summary(results, fixed, unsafe_hidden), file=out)
     for e in errors:
         print(f"scopelint: error: {e}", file=sys.stderr)
     if errors:  # whatever the format: how many files failed, and exit 2
         print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
         return EXIT_ERROR
-    remaining = sum(len(r.findings) for r in results)
+    if args.exit_zero:
+        return EXIT_OK
     if args.diff:
-        return EXIT_FINDINGS if fixed and not args.exit_zero else EXIT_OK
-    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_OK
+        return EXIT_FINDINGS if fixed else EXIT_OK
+    if args.fix_only:
+        return EXIT_FINDINGS if fixed and args.exit_non_zero_on_fix else EXIT_OK
+    return EXIT_FINDINGS if remaining or (fixed and args.exit_non_zero_on_fix) else EXIT_OK
 
 
-def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
+def _add_noqa(results: List[FileResult], args) -> int:
+    """``--add-noqa``: each line with a finding gets ``# noqa: <its codes>`` (added to a
+    ``# noqa:`` list already there); ``Added N noqa directives.`` on stderr, as ruff."""
+    from scopelint import notebook
+    from scopelint.fix import compiles
+    from scopelint.noqa import add_noqa_findings, rows_inside_strings
+
+    added = 0
+    for res in results:
+        if res.source is None or res.path is None or not res.findings or res.errors:
+            continue
+        if res.filename.lower().endswith(".ipynb"):
+            try:
+                nb = notebook.load(res.source)
+            except ValueError:
+                continue
+            edits = add_noqa_findings(res.findings, nb.cell_lines, lambda cell: rows_inside_strings(nb.cell_text(cell)))
+            text, n = notebook.apply_edits(res.source, edits, False)
+        else:
+            lines = _LINE_BREAK.split(res.source)
+            inside = rows_inside_strings(res.source)
+            edits = add_noqa_findings(res.findings, lambda cell: lines, lambda cell: inside)
+            text, n = apply_edits(res.source, edits, False)
+            if n and compiles(res.source, res.filename) and not compiles(text, res.filename):
+                res.errors.append(f"{res.filename}: adding `# noqa` would break the file; left unchanged")
+                continue
+        if not n or text == res.source:
+            continue
+        try:
+            write_atomic(res.path, text, res.encoding)
+        except (OSError, UnicodeEncodeError) as exc:
+            res.errors.append(f"{res.filename}: cannot write the file: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        added += n
+    errors = [e for r in results for e in r.errors]
+    if added and not args.quiet:
+        _say(f"Added {added} noqa directive{'s' if added != 1 else ''}.")
+    for e in errors:
+        print(f"scopelint: error: {e}", file=sys.stderr)
+    if errors:
+        print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=None) -> int:
     """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
     from scopelint.notebook import apply_edits as notebook_apply_edits
 
@@ -238,7 +433,7 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver) -> int:
             continue
         total += applied
         if args.diff:
-            sys.stdout.write(unified_diff(original, text, res.filename))
+            (diff_out() if diff_out else sys.stdout).write(unified_diff(original, text, res.filename))
             continue
         if res.path is not None:  # stdin's fixed text is written by the caller
             try:

@@ -18,8 +18,12 @@ from scopelint.rules import ALL_RULES
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude",
-    "extend-exclude", "inference-functions", "severity",
+    "extend-exclude", "inference-functions", "severity", "extend",
 }
+# Keys whose values add to the extended configuration's (ruff chains them); the
+# others replace it. (``ignore`` and ``extend-select`` start over where ``select`` is set.)
+_CHAINED = ("extend-exclude",)
+_RESET_BY_SELECT = ("ignore", "extend-select")
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist",
     "site-packages", "__pycache__", ".scopelint_cache", ".mypy_cache",
@@ -96,13 +100,79 @@ def read_table(path: Path) -> Optional[dict]:
     return data.get("tool", {}).get("scopelint", data)
 
 
-def load_config(path: Path, table: Optional[dict] = None) -> Config:
+def default_selection() -> List[str]:
+    """Every rule but the opt-in ones (SL001, as ruff's RUF100): ``Settings().select``."""
+    return list(Settings().select)
+
+
+def resolve_extends(path: Path, table: dict, chain: Tuple[str, ...] = ()) -> dict:
+    """``table`` merged over the tables it ``extend``s (a path relative to ``path``'s
+    folder), recursively: the extending file's settings win. A cycle is an error."""
+    if not isinstance(table, dict) or "extend" not in table:
+        return table
+    where = str(path)
+    target = table["extend"]
+    if not isinstance(target, str) or not target.strip():
+        raise ConfigError(f"{where}: `extend` must be the path of a TOML file")
+    base_path = (Path(path).parent / os.path.expanduser(target)).resolve()
+    here = str(Path(path).resolve())
+    chain = chain + (here,)
+    if str(base_path) in chain:
+        cycle = " -> ".join(chain + (str(base_path),))
+        raise ConfigError(f"{where}: circular `extend`: {cycle}")
+    if not os.path.isfile(base_path):
+        raise ConfigError(f"{where}: `extend` names `{target}`, which is not a file ({base_path})")
+    base = read_table(base_path)
+    if base is None:
+        base = {}
+    if not isinstance(base, dict):
+        raise ConfigError(f"{base_path}: [tool.scopelint] must be a table")
+    unknown = sorted(set(base) - KNOWN_KEYS)
+    if unknown:  # (named with the file that holds it)
+        raise ConfigError(f"{base_path}: unknown key `{unknown[0]}` in [tool.scopelint] (known: {', '.join(sorted(KNOWN_KEYS))})")
+    base = resolve_extends(base_path, base, chain)
+    return merge_tables(base, table)
+
+
+def merge_tables(base: dict, over: dict) -> dict:
+    """``over``'s settings over ``base``'s, as ruff merges an ``extend``ed file or a
+    ``--config KEY=VALUE`` override: a key set in ``over`` replaces ``base``'s, except
+    ``extend-exclude`` (added to) and ``ignore``/``extend-select`` (added to, unless
+    ``over`` sets ``select``)."""
+    merged = {k: v for k, v in base.items() if k != "extend"}
+    for key, value in over.items():
+        if key == "extend":
+            continue
+        if key in _CHAINED or (key in _RESET_BY_SELECT and "select" not in over):
+            merged[key] = _as_list(merged.get(key, [])) + _as_list(value)
+        else:
+            merged[key] = value
+    if "select" in over:
+        for key in _RESET_BY_SELECT:
+            if key not in over:
+                merged.pop(key, None)
+    return merged
+
+
+def _as_list(value) -> list:
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else [value]
+
+
+def load_config(path: Path, table: Optional[dict] = None, overrides: Optional[dict] = None) -> Config:
+    """``overrides``: ``--config KEY=VALUE`` settings, over the file's (and what it extends)."""
     where = str(path)
     table = read_table(path) if table is None else table
-    if table is None:
+    if table is None and not overrides:
         return Config(path)
+    table = {} if table is None else table
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.scopelint] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key `{unknown[0]}` in [tool.scopelint] (known: {', '.join(sorted(KNOWN_KEYS))})")
+    table = resolve_extends(path, table)
+    if overrides:
+        table = merge_tables(table, overrides)
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown key `{unknown[0]}` in [tool.scopelint] (known: {', '.join(sorted(KNOWN_KEYS))})")
@@ -139,6 +209,10 @@ class Overrides:
     ignore: List[str] = field(default_factory=list)
     extend_select: List[str] = field(default_factory=list)
     config_file: Optional[Path] = None
+    # ``--config KEY=VALUE`` and ``--per-file-ignores``: a [tool.scopelint] table laid
+    # over every configuration file's (and over the defaults where there is none).
+    settings: Dict[str, object] = field(default_factory=dict)
+    ignore_noqa: bool = False
 
 
 def _matches(path: Path, root: Path, pattern: str, folders: bool = False, realpath: Callable[[str], str] = os.path.realpath) -> bool:
@@ -222,7 +296,11 @@ class Resolver:
         self._by_dir: Dict[str, Config] = {}  # a folder's absolute path -> its config
         self._settings: Dict[Tuple[int, Tuple[str, ...]], Tuple[Config, Settings]] = {}
         self._real_dirs: Dict[str, str] = {}
-        self._fixed: Optional[Config] = load_config(overrides.config_file) if overrides.config_file else None
+        if overrides.settings:  # validated alone first: an error names the option, not a file
+            if "extend" in overrides.settings:
+                raise ConfigError("--config: `extend` cannot be given on the command line; name the file with --config FILE")
+            load_config(Path("--config"), dict(overrides.settings))
+        self._fixed: Optional[Config] = self._load(overrides.config_file) if overrides.config_file else None
         # Validate command-line codes early: a typo is a usage error.
         if overrides.select is not None:
             expand_codes(overrides.select, "--select")
@@ -249,15 +327,26 @@ class Resolver:
             if os.path.isfile(candidate):
                 table = read_table(candidate)
                 if table is not None:
-                    cfg = load_config(candidate, table)
+                    cfg = self._load(candidate, table)
                     break
             if d.parent == d:
-                cfg = Config()
+                cfg = self._load(None)
                 break
             d = d.parent
         for c in chain:
             self._by_dir[str(c)] = cfg
         return cfg
+
+    def _load(self, path: Optional[Path], table: Optional[dict] = None) -> Config:
+        """The configuration of ``path`` (None: the defaults), ``--config`` overrides applied."""
+        overrides = dict(self.overrides.settings)
+        if path is None:
+            if not overrides:
+                return Config()
+            cfg = load_config(Path("--config"), {}, overrides)
+            cfg.path = None
+            return cfg
+        return load_config(path, table, overrides)
 
     def settings_for(self, path: Path) -> Settings:
         cfg = self.config_for(path)
@@ -274,14 +363,17 @@ class Resolver:
         elif cfg.select is not None:
             selected = list(cfg.select)
         else:
-            selected = list(ALL_RULES)
+            selected = default_selection()
         selected += cfg.extend_select + expand_codes(ov.extend_select, "--extend-select")
         ignored = set(cfg.ignore) | set(expand_codes(ov.ignore, "--ignore"))
+        per_file = set()
         for glob in per_file_globs:
-            ignored.update(cfg.per_file_ignores[glob])
+            per_file.update(cfg.per_file_ignores[glob])
+        ignored |= per_file
         select = tuple(c for c in ALL_RULES if c in selected and c not in ignored)
         inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)
-        return Settings(select, inference, tuple(sorted(cfg.severity.items())))
+        return Settings(select, inference, tuple(sorted(cfg.severity.items())), ignore_noqa=ov.ignore_noqa,
+                        per_file_ignored=tuple(c for c in ALL_RULES if c in per_file))
 
     def excluded_with_parents(self, path: Path) -> bool:
         """``path`` or a folder above it (up to its project root) is excluded."""
@@ -311,3 +403,28 @@ class Resolver:
         if real is None:
             real = self._real_dirs[directory] = os.path.realpath(directory)
         return os.path.join(real, name)
+
+
+def show_settings(cfg: Config, settings: Settings) -> str:
+    """``--show-settings``: the settings one file is checked with, as TOML-like lines."""
+    def toml(value) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (list, tuple)):
+            return "[" + ", ".join(toml(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return "{ " + ", ".join(f"{toml(k)} = {toml(v)}" for k, v in value.items()) + " }" if value else "{}"
+        return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    rows = [
+        ("select", list(settings.select)),
+        ("per-file-ignored", list(settings.per_file_ignored)),
+        ("per-file-ignores", dict(cfg.per_file_ignores)),
+        ("exclude", list(cfg.exclude if cfg.exclude is not None else DEFAULT_EXCLUDE)),
+        ("extend-exclude", list(cfg.extend_exclude)),
+        ("inference-functions", list(settings.inference_functions)),
+        ("severity", dict(settings.severity)),
+        ("ignore-noqa", settings.ignore_noqa),
+        ("project-root", str(cfg.root)),
+    ]
+    return "".join(f"{key} = {toml(value)}\n" for key, value in rows)

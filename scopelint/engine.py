@@ -15,12 +15,14 @@ import threading
 import unicodedata
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Type
 
 from scopelint.core import slicing
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix, syntax_finding
-from scopelint.rules import ALL_RULES
+from scopelint.noqa import noqa_codes, suppressed  # noqa: F401  (re-exported: lsp.text)
+from scopelint.noqa import UNUSED_NOQA
+from scopelint.rules import ALL_RULES, OPT_IN
 
 if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     import libcst as cst
@@ -29,7 +31,6 @@ if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     from scopelint.notebook import Notebook
     from scopelint.rule import Report, Rule
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(r"#\s*scopelint:\s*skip-file\b")
 
 
@@ -53,13 +54,16 @@ def might_fire(source: str, settings: "Settings") -> bool:
 class Settings:
     """The effective configuration for one file."""
 
-    select: Tuple[str, ...] = tuple(ALL_RULES)
+    # Every rule but the opt-in ones (SL001), as a run without configuration selects.
+    select: Tuple[str, ...] = tuple(c for c in ALL_RULES if c not in OPT_IN)
     inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
     severity: Tuple[Tuple[str, str], ...] = ()
     gate: bool = True  # skip files with none of the words any rule needs
     # Analyse the gate's slice in a tree built from ``ast`` first (``core.lower``); parse
     # with LibCST only when that finds something (off: always parse).
     lower: bool = True
+    ignore_noqa: bool = False  # report findings whatever `# noqa` says (and no SL001)
+    per_file_ignored: Tuple[str, ...] = ()  # codes per-file-ignores turn off here (SL001 leaves them alone)
 
 
 @dataclass
@@ -80,23 +84,6 @@ def skip_file(source: str) -> bool:
         if _SKIP_FILE.search(stripped):
             return True
     return False
-
-
-def noqa_codes(line: str) -> Optional[Iterable[str]]:
-    """None: no noqa; empty tuple: bare noqa (all codes); else the listed codes."""
-    m = _NOQA.search(line)
-    if m is None:
-        return None
-    codes = m.group("codes")
-    return tuple(c.upper() for c in re.split(r"[,\s]+", codes.strip())) if codes else ()
-
-
-def suppressed(finding: Finding, lines: List[str]) -> bool:
-    row = finding.start[0]
-    if not 1 <= row <= len(lines):
-        return False
-    codes = noqa_codes(lines[row - 1])
-    return codes is not None and (codes == () or finding.code in codes)
 
 
 def parse(source: str, filename: str, starts: Sequence[int] = ()) -> Tuple[Optional["cst.Module"], Optional[Finding]]:
@@ -286,9 +273,29 @@ def lint_source(source: str, filename: str, settings: Settings = Settings(), not
 
 
 def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:
-    """``lint_source`` for Python text."""
+    """``lint_source`` for Python text: the findings, then what ``# noqa`` comments and
+    ``# scopelint: noqa`` leave of them (and SL001, unused directives, when selected)."""
     if skip_file(code):
         return LintResult()
+    result = _lint_python(code, filename, settings)
+    if result.findings or UNUSED_NOQA in settings.select:
+        from scopelint import noqa
+
+        result.findings = noqa.apply(result.findings, code, filename, _noqa_policy(settings), settings.ignore_noqa)
+    return result
+
+
+def _noqa_policy(settings: Settings):
+    from scopelint.noqa import Policy
+
+    if UNUSED_NOQA not in settings.select:
+        return Policy(settings.select)
+    rule = ALL_RULES[UNUSED_NOQA]
+    return Policy(settings.select, settings.per_file_ignored, tuple(ALL_RULES),
+                  dict(settings.severity).get(UNUSED_NOQA, rule.severity), rule.help)
+
+
+def _lint_python(code: str, filename: str, settings: Settings) -> LintResult:
     lint = might_fire(code, settings)
     too_deep, cpython_error, tree = _cpython_check(code, filename, tree=lint)
     if too_deep is not None:
@@ -419,7 +426,7 @@ def lint_module(
     for rule, report in reports:
         finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements)
         key = (finding.code, finding.start)
-        if key in seen or suppressed(finding, lines):
+        if key in seen:  # (``# noqa`` is applied by ``_lint_code``, to every finding of the file)
             continue
         seen.add(key)
         result.findings.append(finding)
@@ -427,7 +434,9 @@ def lint_module(
     # slice's fixes are made again from the whole file. Pieces of the whole text give its
     # fixes (``_parse_in_pieces`` joins them only when their default indentation and
     # newline agree, hence are the file's).
-    result.needs_whole = parsed != source and any(f.fix is not None for f in result.findings)
+    result.needs_whole = parsed != source and any(
+        f.fix is not None and (settings.ignore_noqa or not suppressed(f, lines)) for f in result.findings
+    )
     return result
 
 

@@ -89,6 +89,17 @@ def summary(results: List[FileResult], fixed: int = 0, unsafe_hidden: int = 0) -
     return " ".join(parts)
 
 
+def fix_only_summary(results: List[FileResult], fixed: int, unsafe_hidden: int = 0) -> str:
+    """``--fix-only``'s last line (ruff's): what was fixed; nothing when nothing was and
+    no fix waits for ``--unsafe-fixes``."""
+    more = f"{unsafe_hidden} more fix{'es' if unsafe_hidden != 1 else ''} available with --unsafe-fixes."
+    if failed_files(results):
+        return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}; {failure_line(failed_files(results))}"
+    if fixed:
+        return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}." + (f" {more}" if unsafe_hidden else "")
+    return f"No findings fixed ({more[:-1]})." if unsafe_hidden else ""
+
+
 def _pos(p) -> dict:
     return {"row": p[0], "column": p[1]}
 

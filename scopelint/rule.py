@@ -63,6 +63,9 @@ class Rule:
     bad: ClassVar[str]
     good: ClassVar[str]
     fixable: ClassVar[Optional[str]] = None  # "safe" | "unsafe" | None
+    # In the default selection; False: only when selected by code, prefix or ALL (as
+    # ruff's RUF100). Must agree with ``scopelint.rules.OPT_IN`` (read without importing).
+    default: ClassVar[bool] = True
 
     def check(self, ctx: RuleContext) -> Iterable[Report]:
         raise NotImplementedError
@@ -81,7 +84,8 @@ class Rule:
         )
         return (
             f"# {cls.name} ({cls.code})\n\n"
-            f"Severity: {cls.severity}. Frameworks: {', '.join(cls.frameworks)}. {fix}\n\n"
+            f"Severity: {cls.severity}. Frameworks: {', '.join(cls.frameworks) or 'any'}. {fix}"
+            f"{'' if cls.default else ' Not selected by default: select it by code or prefix.'}\n\n"
             f"## What it does\n{cls.summary}\n\n"
             f"## Why is this bad?\n{textwrap.dedent(cls.why).strip()}\n\n"
             f"## Example\n```python\n{block(cls.bad)}\n```\n\n"

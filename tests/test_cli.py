@@ -256,7 +256,7 @@ def test_exit_codes(project, monkeypatch, capsys):
     assert run(["check", "--exit-zero", "a.py"], project, monkeypatch, capsys)[0] == 0
     rc, out, _ = run(["check", "--exit-zero", "--output-format", "concise", "a.py"], project, monkeypatch, capsys)
     assert found(out) == {("a.py", 2, 6, "SL107")}  # still reported
-    assert run(["check", "--select", "SL0"], project, monkeypatch, capsys)[0] == 2
+    assert run(["check", "--select", "SL4"], project, monkeypatch, capsys)[0] == 2  # (SL0 holds SL001 now)
     assert run([], project, monkeypatch, capsys)[0] == 2  # no command
 
 

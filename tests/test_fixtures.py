@@ -32,7 +32,7 @@ def test_fixture_findings(path):
     )
 
 
-@pytest.mark.parametrize("code", sorted(ALL_RULES))
+@pytest.mark.parametrize("code", sorted(c for c in ALL_RULES if c != "SL001"))  # (SL001: tests/test_noqa.py)
 def test_each_rule_has_enough_fixtures(code):
     folder = FIXTURES / code
     bad = sorted(folder.glob("bad_*.py"))

@@ -3,14 +3,12 @@ edits the server makes to it: pure functions, no pygls."""
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from bisect import bisect_right
-from typing import Optional, Set, Tuple
+from typing import Optional, Tuple
 
-from scopelint.engine import noqa_codes
 from scopelint.finding import Finding
+from scopelint.noqa import add_noqa, rows_inside_strings  # noqa: F401  (shared with --add-noqa)
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -74,39 +72,6 @@ def minimal_change(old: str, new: str) -> Tuple[int, int, str]:
         end_old -= 1
         end_new -= 1
     return start, end_old, new[start:end_new]
-
-
-def add_noqa(line: str, code: str) -> Optional[str]:
-    """``line`` (no line break) with ``code`` added to its ``# noqa:`` list (or a new one);
-    None when it cannot be done or is not needed (bare ``# noqa``, line continuation)."""
-    codes = noqa_codes(line)
-    if codes is not None:
-        if codes == () or code in codes:
-            return None
-        m = re.search(r"#\s*noqa:\s*[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*", line, re.IGNORECASE)
-        if m is None:
-            return None
-        return line[: m.end()] + ", " + code + line[m.end() :]
-    body = line.rstrip()
-    if body.endswith("\\"):
-        return None
-    return body + "  # noqa: " + code
-
-
-def rows_inside_strings(text: str) -> Set[int]:
-    """1-based rows whose end lies inside a (multi-line) string: no comment can go there."""
-    rows: Set[int] = set()
-    string_types = {tokenize.STRING}
-    for name in ("FSTRING_MIDDLE", "TSTRING_MIDDLE"):
-        if hasattr(tokenize, name):
-            string_types.add(getattr(tokenize, name))
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type in string_types and tok.end[0] > tok.start[0]:
-                rows.update(range(tok.start[0], tok.end[0]))
-    except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
-        pass
-    return rows
 
 
 def noqa_in(text: str, f: Finding) -> Optional[str]:
