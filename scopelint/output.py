@@ -8,7 +8,8 @@ import os
 from collections import Counter
 from typing import List, Optional, TextIO
 
-from scopelint.finding import Finding
+from scopelint import docs_url
+from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult
 
@@ -111,7 +112,7 @@ def finding_json(f: Finding, path: Optional[str]) -> dict:
         "location": _pos(f.start),
         "end_location": _pos(f.end),
         "noqa_row": f.start[0],
-        "url": rule.url() if rule else None,
+        "url": rule.url() if rule else (docs_url(f.code) if f.code == SYNTAX_ERROR else None),
         "fix": fix,
         "runtime": f.runtime,
     }
