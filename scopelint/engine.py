@@ -60,6 +60,9 @@ class Settings:
     # Analyse the gate's slice in a tree built from ``ast`` first (``core.lower``); parse
     # with LibCST only when that finds something (off: always parse).
     lower: bool = True
+    # Apply `# noqa` comments (off: report every finding, for a host that applies its own
+    # noqa, as flake8 does for its plugins: scopelint.flake8_plugin).
+    noqa: bool = True
 
 
 @dataclass
@@ -419,7 +422,7 @@ def lint_module(
     for rule, report in reports:
         finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements)
         key = (finding.code, finding.start)
-        if key in seen or suppressed(finding, lines):
+        if key in seen or (settings.noqa and suppressed(finding, lines)):
             continue
         seen.add(key)
         result.findings.append(finding)
