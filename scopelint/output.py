@@ -10,6 +10,7 @@ from typing import List, Optional, TextIO
 
 from scopelint import docs_url
 from scopelint.finding import SYNTAX_ERROR, Finding
+from scopelint.notebook import FILE_LOCATION
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult
 
@@ -147,11 +148,15 @@ def _escape_property(text: str) -> str:
 
 def github_line(f: Finding, filename: str) -> str:
     level = _GITHUB_LEVEL.get(f.severity, "warning")
-    end_row, end_col = f.end if tuple(f.end) >= tuple(f.start) else f.start
+    start, end = f.start, f.end
+    in_file = f.extra.get(FILE_LOCATION) if f.cell is not None else None
+    if in_file:  # a notebook's finding: annotate the .ipynb file's own line
+        start, end = tuple(in_file["start"]), tuple(in_file["end"])
+    end_row, end_col = end if tuple(end) >= tuple(start) else start
     props = [
         f"file={_escape_property(filename)}",
-        f"line={f.start[0]}",
-        f"col={f.start[1]}",
+        f"line={start[0]}",
+        f"col={start[1]}",
         f"endLine={end_row}",
         f"endColumn={end_col}",
         f"title={_escape_property(f.code)}",
