@@ -218,9 +218,9 @@ def build_wheel(out: Path) -> Path:
     share ``build/``)."""
     src = out / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("scopelint", "rules", "runtime_check"):
+    for name in ("scopelint", "rules", "runtime_check", "docs"):
         shutil.copytree(REPO / name, src / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     proc = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(src)])
     wheels = sorted(out.glob("scopelint-*.whl"))
