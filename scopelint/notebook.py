@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from scopelint.finding import Edit, Finding, Fix
+from scopelint.finding import FILE_LOCATION, Edit, Finding, Fix
 
 # A line IPython transforms rather than runs as Python: `%magic`, `!shell`, `?help`,
 # `obj?` / `obj.attr??`, and assignments from them: `x = !ls`, `y = %who_ls`.
@@ -499,8 +499,6 @@ def offset_to_row_col(starts: List[int], offset: int) -> Tuple[int, int]:
 # ---------------------------------------------------------------------------------------
 # Where a finding is in the .ipynb file itself (SARIF, GitHub annotations), as ruff puts it:
 # the line and column of the notebook's JSON text, the cell kept alongside.
-
-FILE_LOCATION = "notebook_file"  # Finding.extra key
 
 
 def locate_in_file(text: str, findings: Iterable[Finding]) -> None:

@@ -9,8 +9,7 @@ from collections import Counter
 from typing import List, Optional, TextIO
 
 from scopelint import docs_url
-from scopelint.finding import SYNTAX_ERROR, Finding
-from scopelint.notebook import FILE_LOCATION
+from scopelint.finding import FILE_LOCATION, SYNTAX_ERROR, Finding
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult
 

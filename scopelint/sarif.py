@@ -14,8 +14,7 @@ from typing import Dict, List, Optional, TextIO
 from urllib.parse import quote
 
 from scopelint import __version__, docs_url
-from scopelint.finding import SYNTAX_ERROR, Finding
-from scopelint.notebook import FILE_LOCATION
+from scopelint.finding import FILE_LOCATION, SYNTAX_ERROR, Finding
 from scopelint.rules import ALL_RULES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
