@@ -66,7 +66,10 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
         else:
             from scopelint.notebook import locate_in_file
 
-            locate_in_file(source.text, out.findings)  # the .ipynb's own lines, for SARIF and GitHub
+            try:  # the .ipynb's own lines, for SARIF and GitHub (without them: the cell's)
+                locate_in_file(source.text, out.findings)
+            except Exception:  # never let one file take the run down
+                pass
             for f in out.findings:
                 if f.cell is not None:
                     cell_lines = nb.cell_lines(f.cell)
