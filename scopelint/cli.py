@@ -76,9 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_verify_arguments(sub, check)  # --verify, --device, --verify-timeout; `scopelint verify`
 
-    rule = sub.add_parser("rule", help="show a rule's documentation")
-    rule.add_argument("code", nargs="?", help="e.g. SL101")
-    rule.add_argument("--all", action="store_true", help="every rule")
+    rule = sub.add_parser("rule", help="show a rule's documentation (without a code: list the rules)")
+    rule.add_argument("code", nargs="?", help="a code (SL101) or a rule name (backward-on-untracked-value)")
+    rule.add_argument("--all", action="store_true", help="every rule's documentation")
+    rule.add_argument("--output-format", choices=["text", "json"], default="text", help="text (default) or json")
     sub.add_parser("lsp", help="run the language server over stdio (needs scopelint[lsp])")
     sub.add_parser("clean", help="remove the cache (.scopelint_cache/ at the project root)")
     return parser
@@ -151,14 +152,24 @@ def run() -> NoReturn:
 
 
 def cmd_rule(args) -> int:
-    if args.all:
-        print("\n\n".join(rule.documentation() for rule in ALL_RULES.values()))
+    import json
+
+    from scopelint.catalog import documented, listing, lookup, rule_json
+
+    as_json = args.output_format == "json"
+    if args.all or not args.code:  # ruff: `rule --all`; without a code: the list
+        rules = list(documented().values())
+        if as_json:
+            print(json.dumps([rule_json(r) for r in rules], indent=2))
+        else:
+            print("\n\n".join(r.documentation() for r in rules) if args.all else listing())
         return EXIT_OK
-    code = (args.code or "").upper()
-    if code not in ALL_RULES:
-        print(f"scopelint: error: unknown rule `{args.code}` (known: {', '.join(ALL_RULES)})", file=sys.stderr)
+    rule = lookup(args.code)
+    if rule is None:
+        print(f"scopelint: error: unknown rule `{args.code}`: neither a code (SL101) nor a rule name "
+              "(backward-on-untracked-value); `scopelint rule` lists them", file=sys.stderr)
         return EXIT_ERROR
-    print(ALL_RULES[code].documentation())
+    print(json.dumps(rule_json(rule), indent=2) if as_json else rule.documentation())
     return EXIT_OK
 
 

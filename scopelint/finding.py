@@ -51,6 +51,9 @@ class Finding:
 
 
 SYNTAX_ERROR = "SL000"
+# ``Finding.extra`` key: a notebook finding's place in the .ipynb text itself
+# (``scopelint.notebook.locate_in_file``), for SARIF and GitHub annotations.
+FILE_LOCATION = "notebook_file"
 
 
 def syntax_finding(filename: str, message: str, row: int = 1, col: int = 1) -> Finding:

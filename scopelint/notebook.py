@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from json.decoder import scanstring
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from scopelint.finding import Edit, Finding, Fix
+from scopelint.finding import FILE_LOCATION, Edit, Finding, Fix
 
 # A line IPython transforms rather than runs as Python: `%magic`, `!shell`, `?help`,
 # `obj?` / `obj.attr??`, and assignments from them: `x = !ls`, `y = %who_ls`.
@@ -494,3 +494,42 @@ def offset_to_row_col(starts: List[int], offset: int) -> Tuple[int, int]:
     """0-based (line, character) of a raw offset, given :func:`line_starts`."""
     line = bisect_right(starts, offset) - 1
     return line, offset - starts[line]
+
+
+# ---------------------------------------------------------------------------------------
+# Where a finding is in the .ipynb file itself (SARIF, GitHub annotations), as ruff puts it:
+# the line and column of the notebook's JSON text, the cell kept alongside.
+
+
+def locate_in_file(text: str, findings: Iterable[Finding]) -> None:
+    """Give each cell finding ``extra[FILE_LOCATION]``: ``start``/``end`` as (line, column)
+    of the notebook's text (1-based, code points; the end exclusive), and, for a finding
+    with a fix, ``fix``: the edit of the file that applying it makes, which replaces the
+    cell's whole ``source`` value (``--fix`` rewrites it so: :func:`apply_edits`).
+    Findings that cannot be placed are left alone."""
+    findings = [f for f in findings if f.cell is not None]
+    if not findings:
+        return
+    try:
+        index = TextIndex(text)
+    except ValueError:
+        return
+    starts = line_starts(text)
+
+    def where(offset: int) -> Tuple[int, int]:
+        line, char = offset_to_row_col(starts, offset)
+        return line + 1, char + 1
+
+    for f in findings:
+        start = index.offset(f.cell, f.start[0], f.start[1])
+        end = index.offset(f.cell, f.end[0], f.end[1])
+        if start is None or end is None:
+            continue
+        located = {"start": where(start), "end": where(max(start, end))}
+        span = index.spans.get(f.cell)
+        if f.fix is not None and span is not None:
+            new, applied = apply_edits(text, [f], unsafe=True)
+            if applied and new != text:
+                tail = len(text) - span.end
+                located["fix"] = {"start": where(span.start), "end": where(span.end), "content": new[span.start : len(new) - tail]}
+        f.extra[FILE_LOCATION] = located

@@ -8,7 +8,8 @@ import os
 from collections import Counter
 from typing import List, Optional, TextIO
 
-from scopelint.finding import Finding
+from scopelint import docs_url
+from scopelint.finding import FILE_LOCATION, SYNTAX_ERROR, Finding
 from scopelint.rules import ALL_RULES
 from scopelint.runner import FileResult
 
@@ -122,7 +123,7 @@ def finding_json(f: Finding, path: Optional[str]) -> dict:
         "location": _pos(f.start),
         "end_location": _pos(f.end),
         "noqa_row": f.start[0],
-        "url": rule.url() if rule else None,
+        "url": rule.url() if rule else (docs_url(f.code) if f.code == SYNTAX_ERROR else None),
         "fix": fix,
         "runtime": f.runtime,
     }
@@ -157,11 +158,15 @@ def _escape_property(text: str) -> str:
 
 def github_line(f: Finding, filename: str) -> str:
     level = _GITHUB_LEVEL.get(f.severity, "warning")
-    end_row, end_col = f.end if tuple(f.end) >= tuple(f.start) else f.start
+    start, end = f.start, f.end
+    in_file = f.extra.get(FILE_LOCATION) if f.cell is not None else None
+    if in_file:  # a notebook's finding: annotate the .ipynb file's own line
+        start, end = tuple(in_file["start"]), tuple(in_file["end"])
+    end_row, end_col = end if tuple(end) >= tuple(start) else start
     props = [
         f"file={_escape_property(filename)}",
-        f"line={f.start[0]}",
-        f"col={f.start[1]}",
+        f"line={start[0]}",
+        f"col={start[1]}",
         f"endLine={end_row}",
         f"endColumn={end_col}",
         f"title={_escape_property(f.code)}",

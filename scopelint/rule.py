@@ -12,7 +12,7 @@ from typing import ClassVar, Iterable, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from scopelint import DOCS_URL
+from scopelint import docs_url
 from scopelint.core.flow import Facts
 
 
@@ -72,7 +72,7 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return DOCS_URL.format(code=cls.code.lower())
+        return docs_url(cls.code)
 
     @classmethod
     def documentation(cls) -> str:

@@ -64,6 +64,12 @@ def check_source(source: Source, filename: str, path: Optional[str], settings: S
                 if 1 <= f.start[0] <= len(lines):
                     out.lines[(None, f.start[0])] = lines[f.start[0] - 1]
         else:
+            from scopelint.notebook import locate_in_file
+
+            try:  # the .ipynb's own lines, for SARIF and GitHub (without them: the cell's)
+                locate_in_file(source.text, out.findings)
+            except Exception:  # never let one file take the run down
+                pass
             for f in out.findings:
                 if f.cell is not None:
                     cell_lines = nb.cell_lines(f.cell)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, TextIO
 from urllib.parse import quote
 
-from scopelint import __version__
-from scopelint.finding import SYNTAX_ERROR, Finding
+from scopelint import __version__, docs_url
+from scopelint.finding import FILE_LOCATION, SYNTAX_ERROR, Finding
 from scopelint.rules import ALL_RULES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -37,7 +37,7 @@ def _rule_descriptors() -> List[dict]:
                 "text": "A syntax error, an undecodable or binary file, or a file that cannot be read. "
                 "Nothing else in the file is checked until it parses."
             },
-            "helpUri": INFORMATION_URI,
+            "helpUri": docs_url(SYNTAX_ERROR),
             "help": {"text": "Fix the syntax error or the file's encoding."},
             "defaultConfiguration": {"level": "error"},
             "properties": {"tags": ["syntax"]},
@@ -93,12 +93,19 @@ def _result(f: Finding, artifact: dict, index: Dict[str, int]) -> dict:
     message = f.message
     if f.cell is not None:
         message = f"cell {f.cell}: {message}"
+    # A notebook's finding: the region is in the .ipynb file's own lines (as ruff does),
+    # the cell and the region within it in the location's properties.
+    in_file = f.extra.get(FILE_LOCATION) if f.cell is not None else None
+    location = {"physicalLocation": {"artifactLocation": dict(artifact), "region": _region(f.start, f.end)}}
+    if in_file:
+        location["physicalLocation"]["region"] = _region(in_file["start"], in_file["end"])
+        location["properties"] = {"cell": f.cell, "cellRegion": _region(f.start, f.end)}
     result = {
         "ruleId": f.code,
         "ruleIndex": index.get(f.code, 0),
         "level": LEVELS.get(f.severity, "warning"),
         "message": {"text": message},
-        "locations": [{"physicalLocation": {"artifactLocation": dict(artifact), "region": _region(f.start, f.end)}}],
+        "locations": [location],
     }
     properties = {"severity": f.severity}
     if f.cell is not None:
@@ -106,19 +113,19 @@ def _result(f: Finding, artifact: dict, index: Dict[str, int]) -> dict:
     if f.runtime:
         properties["runtime"] = f.runtime
     result["properties"] = properties
+    replacements = None
     if f.fix is not None and f.cell is None:
+        replacements = [
+            {"deletedRegion": _region(e.start, e.end), "insertedContent": {"text": e.content}} for e in f.fix.edits
+        ]
+    elif f.fix is not None and in_file and in_file.get("fix"):  # the cell's `source`, rewritten
+        edit = in_file["fix"]
+        replacements = [{"deletedRegion": _region(edit["start"], edit["end"]), "insertedContent": {"text": edit["content"]}}]
+    if replacements:
         result["fixes"] = [
             {
                 "description": {"text": f.fix.message or "Apply the fix"},
-                "artifactChanges": [
-                    {
-                        "artifactLocation": dict(artifact),
-                        "replacements": [
-                            {"deletedRegion": _region(e.start, e.end), "insertedContent": {"text": e.content}}
-                            for e in f.fix.edits
-                        ],
-                    }
-                ],
+                "artifactChanges": [{"artifactLocation": dict(artifact), "replacements": replacements}],
             }
         ]
     return result

@@ -18,6 +18,8 @@ from lsprotocol import types  # noqa: E402
 from pygls.exceptions import JsonRpcException  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
 
+from scopelint.rules import ALL_RULES  # noqa: E402
+
 pytestmark = pytest.mark.asyncio
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,7 +173,8 @@ async def test_open_publishes_diagnostics(client: LanguageClient, tmp_path: Path
     # `torch.no_grad` on line 4 (0-based 3), columns 5..18
     assert (d.range.start.line, d.range.start.character) == (3, 5)
     assert (d.range.end.line, d.range.end.character) == (3, 18)
-    assert d.code_description is not None and d.code_description.href.endswith("sl107.html")
+    assert d.code_description is not None and d.code_description.href == ALL_RULES["SL107"].url()
+    assert d.code_description.href.endswith("/rules/SL107.md")
     assert "without calling it" in d.message
 
 
@@ -275,7 +278,7 @@ async def test_hover_shows_rule_doc(client: LanguageClient, tmp_path: Path):
     assert hover is not None
     value = hover.contents.value
     assert "SL107" in value and "grad-context-not-called" in value
-    assert "https://" in value and "sl107" in value
+    assert f"[Documentation]({ALL_RULES['SL107'].url()})" in value and value.count("/rules/SL107.md") == 1
     nothing = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=2))
     )

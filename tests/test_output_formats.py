@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -217,7 +218,75 @@ def test_github_escaping():
 
 
 def test_github_notebook_cell_is_named(tmp_path, monkeypatch, capsys):
-    write(tmp_path, {"n.ipynb": json.dumps(NOTEBOOK)})
+    write(tmp_path, {"n.ipynb": json.dumps(NOTEBOOK)})  # one line of JSON
     rc, out, _ = run(["check", "--output-format", "github"], tmp_path, monkeypatch, capsys)
-    assert out.startswith("::error file=n.ipynb,line=2,col=6,")
-    assert "::cell " in out
+    col = json.dumps(NOTEBOOK).index("torch.no_grad:") + 1
+    assert out.startswith(f"::error file=n.ipynb,line=1,col={col},endLine=1,endColumn={col + len('torch.no_grad')},")
+    assert "::cell 1: " in out
+
+
+# --- notebooks in CI formats: the .ipynb file's own lines, as ruff reports them ----------------
+NB_CELLS = [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# Training\n", "\n", "Some text.\n"]},
+    {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+     "source": ["import torch\n", "model = torch.nn.Linear(3, 1)\n"]},
+    {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [],
+     "source": ["x = 'caf\u00e9 \\t'\n", "with torch.no_grad:\n", "    out = model(torch.ones(2, 3))\n"]},
+]
+
+
+@pytest.fixture(params=[1, None], ids=["indented", "one-line"])
+def notebook_project(request, tmp_path):
+    text = json.dumps({"cells": NB_CELLS, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=request.param,
+                      ensure_ascii=True) + "\n"
+    write(tmp_path, {"nb.ipynb": text})
+    return tmp_path, text
+
+
+def _span(text: str, region: dict) -> str:
+    lines = text.split("\n")
+    assert region["startLine"] == region["endLine"]
+    return lines[region["startLine"] - 1][region["startColumn"] - 1 : region["endColumn"] - 1]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_sarif_notebook_region_is_the_ipynb_line(notebook_project, monkeypatch, capsys, validator, cached):
+    root, text = notebook_project
+    args = [] if cached else ["--no-cache"]
+    if cached:  # a second run reads the findings from the cache
+        sarif(args, root, monkeypatch, capsys)
+    rc, log, _ = sarif(args, root, monkeypatch, capsys)
+    assert_valid(validator, log)
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "SL107" and result["message"]["text"].startswith("cell 3: ")
+    (location,) = result["locations"]
+    region = location["physicalLocation"]["region"]
+    assert _span(text, region) == "torch.no_grad"
+    assert region["startLine"] == text.split("\n").index(next(l for l in text.split("\n") if "with torch.no_grad:" in l)) + 1
+    assert location["properties"] == {"cell": 3, "cellRegion": {"startLine": 2, "startColumn": 6, "endLine": 2, "endColumn": 19}}
+    # The fix comes along, as an edit of the .ipynb text: the same file `--fix` writes.
+    (fix,) = result["fixes"]
+    (change,) = fix["artifactChanges"]
+    fixed = apply_replacements(text, change["replacements"])
+    rc, _, _ = run(["check", "--no-cache", "--fix"], root, monkeypatch, capsys)
+    assert fixed == (root / "nb.ipynb").read_text(encoding="utf-8") != text
+    assert "with torch.no_grad():" in json.loads(fixed)["cells"][2]["source"][1]
+
+
+def test_github_notebook_annotation_is_on_the_ipynb_line(notebook_project, monkeypatch, capsys):
+    root, text = notebook_project
+    rc, out, _ = run(["check", "--no-cache", "--output-format", "github"], root, monkeypatch, capsys)
+    m = re.match(r"::error file=nb\.ipynb,line=(\d+),col=(\d+),endLine=(\d+),endColumn=(\d+),title=SL107::cell 3: ", out)
+    assert m, out
+    line, col, end_line, end_col = map(int, m.groups())
+    assert _span(text, {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col}) == "torch.no_grad"
+
+
+def test_json_and_text_keep_the_cell_and_the_line_in_it(notebook_project, monkeypatch, capsys):
+    root, _ = notebook_project
+    rc, out, _ = run(["check", "--no-cache", "--output-format", "json"], root, monkeypatch, capsys)
+    (item,) = json.loads(out)
+    assert item["cell"] == 3 and item["location"] == {"row": 2, "column": 6} and item["end_location"] == {"row": 2, "column": 19}
+    assert item["fix"]["edits"][0]["location"] == {"row": 2, "column": 6}
+    rc, out, _ = run(["check", "--no-cache", "--output-format", "concise"], root, monkeypatch, capsys)
+    assert out.startswith("nb.ipynb:cell 3:2:6: SL107 ")
