@@ -5,7 +5,8 @@ import libcst as cst
 from scopelint.core import frameworks as F, roles
 from scopelint.core.frameworks import MXNET
 from scopelint.core.names import dotted
-from scopelint.core.queries import sets_grad_req_add, zeroes_grads
+from scopelint.core.facts import CallFact
+from scopelint.core.queries import grad_req_add, loops_around, zeroes_grads
 from scopelint.core.roles import is_optimizer_step
 from scopelint.fixkit import code_of, function_of, insert_call, quiet
 from scopelint.rule import NodeFix, Report, Rule
@@ -52,30 +53,62 @@ class MissingZeroGrad(Rule):
     def check(self, ctx):
         facts = ctx.facts
         zeroing = [c for c in facts.calls if zeroes_grads(c)] + [m for m in facts.mutations if m.kind == "grad-none"]
-        zero_loops = set()
-        for z in zeroing:
-            zero_loops.update(id(loop) for loop in z.loops)
-        # Local functions that zero gradients count where they are called.
-        zero_funcs = {id(z.func) for z in zeroing if z.func is not None}
-        for c in facts.calls:
-            if c.target is not None and id(c.target) in zero_funcs:
-                zero_loops.update(id(loop) for loop in c.loops)
-        mxnet_accumulates = F.MXNET in facts.frameworks and any(sets_grad_req_add(c) for c in facts.calls) and not zeroing
-        steps = [c for c in facts.calls if is_optimizer_step(c) and c.loops]
+        # A fact's loops include those around the calls of its function: a training step
+        # in a helper, called once per batch, zeroes (or not) in the caller's loop.
+        around = {id(x): loops_around(facts, x) for x in zeroing}
+        zero_loops = {id(loop) for z in zeroing for loop in around[id(z)]}
+        mxnet_accumulates = F.MXNET in facts.frameworks and not zeroing and grad_req_add(facts)
+        steps = [s for s in facts.calls if is_optimizer_step(s)]
+        step_loops = {id(s): loops_around(facts, s) for s in steps}
+        steps = [s for s in steps if step_loops[id(s)]]
         reported = set()
         for b in facts.backwards:
             fws = b.frameworks & facts.frameworks
-            if not b.loops or len(fws) != 1 or (F.MXNET in fws and not mxnet_accumulates):
+            b_loops = loops_around(facts, b)
+            if not b_loops or len(fws) != 1 or (F.MXNET in fws and not mxnet_accumulates):
                 continue
-            if any(id(loop) in zero_loops for loop in b.loops):
+            # The innermost loop that repeats this backward and a step must zero: once
+            # per epoch around a loop of steps is not enough.
+            loop = next((l for l in reversed(b_loops) if any(l in step_loops[id(s)] for s in steps)), None)
+            if loop is None:
                 continue
-            loop = next((l for l in b.loops if any(l in s.loops for s in steps)), None)
-            if loop is not None and id(loop) not in reported:
+            if id(loop) in zero_loops or any(id(inner) in zero_loops for inner in b_loops[b_loops.index(loop) + 1:]):
+                yield from self._per_optimizer(ctx, b, b_loops, zeroing, around, steps, step_loops, reported, next(iter(fws)))
+                continue
+            if id(loop) not in reported:
                 reported.add(id(loop))
-                in_loop = [s for s in steps if loop in s.loops]
+                in_loop = [s for s in steps if loop in step_loops[id(s)]]
                 step = next((s for s in in_loop if s.func is b.func and s.seq > b.seq), in_loop[0])
                 fix = zero_grad_before_backward(ctx, b.node, step, next(iter(fws)))
                 yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps", fix)
+
+    def _per_optimizer(self, ctx, b, b_loops, zeroing, around, steps, step_loops, reported, fw):
+        """Each stepping optimizer must be zeroed: a GAN loop that zeroes ``opt_G`` but
+        never ``opt_D`` while both step. Only where every zeroing in the loop is an
+        optimizer's ``zero_grad()`` (a model's, ``p.grad = None`` or a helper zero
+        parameters nobody here can map to an optimizer)."""
+        shared = [z for z in zeroing if set(around[id(z)]) & set(b_loops)]
+        if not shared or not all(isinstance(z, CallFact) and z.method == "zero_grad" and _is_optimizer(z) for z in shared):
+            return
+        zeroed = {roles.optimizer_name(z) for z in shared}
+        for s in steps:
+            name = roles.optimizer_name(s)
+            if not name or name in zeroed or id(s) in reported or not (set(step_loops[id(s)]) & set(b_loops)):
+                continue
+            if s.func is not b.func or s.seq < b.seq:
+                continue  # (the step this backward feeds: after it, in its function)
+            reported.add(id(s))
+            fix = zero_grad_before_backward(ctx, b.node, s, fw)
+            others = ", ".join(f"`{n}`" for n in sorted(zeroed))
+            yield Report(s.node, f"`{name}` steps in a loop that zeroes only {others}: `{name}`'s gradients accumulate across steps", fix)
+
+
+def _is_optimizer(call) -> bool:
+    """``opt_g.zero_grad()`` on an optimizer (by what made it, else by its name)."""
+    ctor = roles.constructor(call.receiver)
+    if ctor:
+        return F.is_optimizer_constructor(ctor)
+    return roles.is_optimizer_name(call.callee[: -len(".zero_grad")] if call.callee else "")
 
 
 # --- the fix ----------------------------------------------------------------------------

@@ -112,7 +112,7 @@ class MutationFact:
     ``f(..., out=x)``, ``x.attach_grad()``, or rebinding a leaf (``w = w - ...``)."""
 
     node: cst.CSTNode
-    kind: str  # "augassign" | "subscript" | "inplace" | "out" | "attach" | "rebind" | "data" (``p.data = v``)
+    kind: str  # "augassign" | "subscript" | "inplace" | "out" | "attach" | "rebind" | "data" (``p.data = v``) | "grad-none" | "grad-req" (``p.grad_req = v``)
     key: Optional[str]  # dotted name written to
     before: Value  # the value it held
     value: Optional[Value]  # what is written / combined in

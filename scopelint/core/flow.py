@@ -813,6 +813,10 @@ class Analyzer:
             # ``p.data = v``: a write autograd does not see (SL209)
             self._mutation(node, "data", key, self._ev(target.value), value)
             return
+        if type(target) is cst.Attribute and target.attr.value == "grad_req":
+            # ``p.grad_req = "add"``: MXNet then adds into the gradient buffers (SL202)
+            self._mutation(node, "grad-req", key, self._ev(target.value), value)
+            return
         if key.endswith(".grad") and type(node.value) is cst.Name and node.value.value == "None":
             env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
             self._mutation(node, "grad-none", key, self._lookup(target), None)

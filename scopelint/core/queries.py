@@ -215,6 +215,37 @@ def sets_grad_req_add(call) -> bool:
     return call.method == "setattr" and len(node.args) == 2 and (_string(node.args[0].value), _string(node.args[1].value)) == ("grad_req", "add")
 
 
+def grad_req_add(facts: Facts) -> bool:
+    """Somewhere MXNet is told to add into the gradient buffers: ``grad_req="add"``,
+    ``params.setattr("grad_req", "add")``, ``p.grad_req = "add"`` (gluon-cv's form)."""
+    return any(sets_grad_req_add(c) for c in facts.calls) or any(
+        m.kind == "grad-req" and _string(m.node.value) == "add" for m in facts.mutations
+    )
+
+
+def loops_around(facts: Facts, fact) -> tuple:
+    """The loops a fact runs in: its own and, for a function called in loops (a
+    training step ``train_step(...)`` called once per batch), those of its call sites,
+    through up to three calls; outermost first."""
+    loops = tuple(fact.loops)
+    func, depth, seen = fact.func, 0, set()
+    frontier = [func] if func is not None else []
+    while frontier and depth < 3:
+        depth += 1
+        nxt = []
+        for f in frontier:
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            for c in facts.calls:
+                if c.target is f:
+                    loops = tuple(l for l in c.loops if l not in loops) + loops
+                    if c.func is not None:
+                        nxt.append(c.func)
+        frontier = nxt
+    return loops
+
+
 def _string(expr) -> Optional[str]:
     return expr.evaluated_value if type(expr) is cst.SimpleString else None
 

@@ -164,8 +164,8 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     loss = F.LOSS_NAME.search
     lines = set()
     for node in found[ast.Attribute]:
-        if node.attr in scope_names or (node.attr in ("grad", "data") and type(node.ctx) is ast.Store):  # p.grad = None
-            lines.add(node.lineno)  # (and ``p.data = e``: SL209)
+        if node.attr in scope_names or (node.attr in ("grad", "data", "grad_req") and type(node.ctx) is ast.Store):  # p.grad = None
+            lines.add(node.lineno)  # (and ``p.data = e``: SL209; ``p.grad_req = "add"``: SL202)
     for node in found[ast.Subscript]:  # ``p.data[i] = e`` (SL209)
         if type(node.ctx) is ast.Store and type(node.value) is ast.Attribute and node.value.attr == "data":
             lines.add(node.lineno)
