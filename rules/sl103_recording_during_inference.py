@@ -26,7 +26,8 @@ class RecordingDuringInference(Rule):
         In MXNet `autograd.record()` also sets `train_mode=True`, so Dropout and
         BatchNorm behave as in training and the predictions themselves change.
         PyTorch-Lightning's `validation_step`/`test_step`/`predict_step` already run
-        without grad and are not flagged.
+        without grad and are not flagged. At module level (scripts, notebook cells) a
+        forward pass after `model.eval()` whose result no backward uses is reported.
     """
     bad = """
         import torch

@@ -26,7 +26,11 @@ class MissingZeroGrad(Rule):
         training diverges or silently degrades. Deliberate gradient accumulation
         (`if (i + 1) % k == 0: opt.step(); opt.zero_grad()`) zeroes in the loop and
         is not flagged. MXNet overwrites gradients unless `grad_req='add'`, so there
-        only `grad_req='add'` without any `zero_grad()` is flagged.
+        only `grad_req='add'` (as an argument, `setattr` or `p.grad_req = 'add'`)
+        without any `zero_grad()` is flagged. The innermost loop that repeats the
+        backward and the step must zero (a training step in a helper counts in the loop
+        that calls it), and each stepping optimizer must be zeroed: a GAN loop that
+        zeroes `opt_G` but never `opt_D` is flagged at `opt_D.step()`.
     """
     bad = """
         import torch
@@ -90,9 +94,9 @@ class MissingZeroGrad(Rule):
         shared = [z for z in zeroing if set(around[id(z)]) & set(b_loops)]
         if not shared or not all(isinstance(z, CallFact) and z.method == "zero_grad" and _is_optimizer(z) for z in shared):
             return
-        zeroed = {roles.optimizer_name(z) for z in shared}
+        zeroed = {_last(roles.optimizer_name(z)) for z in shared}
         for s in steps:
-            name = roles.optimizer_name(s)
+            name = _last(roles.optimizer_name(s))
             if not name or name in zeroed or id(s) in reported or not (set(step_loops[id(s)]) & set(b_loops)):
                 continue
             if s.func is not b.func or s.seq < b.seq:
@@ -101,6 +105,11 @@ class MissingZeroGrad(Rule):
             fix = zero_grad_before_backward(ctx, b.node, s, fw)
             others = ", ".join(f"`{n}`" for n in sorted(zeroed))
             yield Report(s.node, f"`{name}` steps in a loop that zeroes only {others}: `{name}`'s gradients accumulate across steps", fix)
+
+
+def _last(name: str) -> str:
+    """``self.opt_d`` and ``opt_d`` spell one optimizer (``scaler.step(self.opt)``)."""
+    return name.rsplit(".", 1)[-1]
 
 
 def _is_optimizer(call) -> bool:

@@ -1,6 +1,6 @@
 from scopelint.core.flow import carried_tag
 from scopelint.core.frameworks import MXNET
-from scopelint.core.queries import backwards_in_loop, graph_path, recorded
+from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, graph_path, recorded
 from scopelint.core.roles import is_model_call
 from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
@@ -59,6 +59,9 @@ class HiddenStateNotDetached(Rule):
             # A loop that backpropagates each iteration, and so must cut what it carries.
             training = [loop for loop in call.loops if backwards_in_loop(facts, loop)]
             carried = [i for i, arg in enumerate(call.args) if any(self._carries_graph(arg, loop, facts) for loop in training)]
+            forward = forward_of(facts, call) if carried else None
+            if forward is not None:  # (a model that detaches the state it is handed)
+                carried = [i for i in carried if not detaches_param(forward, _param_key(call.node.args, i))]
             if carried:
                 expr = call.node.args[carried[0]].value
                 single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
@@ -80,6 +83,12 @@ class HiddenStateNotDetached(Rule):
                 if producer is not None and is_model_call(producer) and any(recorded(w, fw) for fw in facts.frameworks):
                     return True
         return False
+
+
+def _param_key(args, i):
+    """The parameter argument ``i`` sets: its keyword, else its position."""
+    arg = args[i]
+    return arg.keyword.value if arg.keyword is not None else sum(1 for a in args[:i] if a.keyword is None and not a.star)
 
 
 RULE = HiddenStateNotDetached

@@ -21,7 +21,12 @@ class EvalTrainModeMismatch(Rule):
         updates BatchNorm statistics with validation data. The opposite mistake is
         worse: an evaluation helper that calls `model.eval()` and never
         `model.train()` again makes every later epoch train without dropout and with
-        frozen BatchNorm statistics.
+        frozen BatchNorm statistics. Evaluation is recognised by what the code does:
+        an inference-named function, or a `no_grad` loop over held-out data
+        (`val_loader`, `test_dataloader`, ...), in a function or at module level. A
+        forward pass that is backpropagated and stepped while the model is in eval
+        mode on every path to it is reported too. A name rebound to a new model
+        (`model = make_model()` each fold) starts in train mode again.
     """
     bad = """
         import torch

@@ -57,11 +57,27 @@ class ParamUpdateOutsideNoGrad(Rule):
             known_on = sw.on or (sw.probably_on and id(m.func) in trains)
             if not known_on:
                 continue
+            if m.kind == "rebind" and not _from_gradient(facts, m.value):
+                continue  # (``acc = acc + loss`` on a seed made with requires_grad=True: no parameter)
             fix = wrap_in_no_grad(ctx, m.func, m.node, "Update the parameter under `torch.no_grad()`")
             if m.kind == "rebind":
                 yield Report(m.node, f"`{m.key}` is rebound from itself while recording: it becomes a non-leaf and its next `.grad` is None", fix)
             else:
                 yield Report(m.node, "in-place update of a parameter that requires grad while recording: raises at run time", fix)
+
+
+def _from_gradient(facts, value) -> bool:
+    """The new value is computed from a gradient (``w - lr * w.grad``, from
+    ``torch.autograd.grad(...)``): an update of a parameter, the optimizer's rule."""
+    for v in value.ancestors() if value is not None else ():
+        node = v.node
+        if type(node) is cst.Attribute and node.attr.value == "grad":
+            return True
+        if type(node) is cst.Call:
+            call = facts.call_of(node)
+            if call is not None and call.qname in ("torch.autograd.grad", "torch.autograd.functional.vjp"):
+                return True
+    return False
 
 
 # --- the fix ----------------------------------------------------------------------------

@@ -267,9 +267,41 @@ def lint_source(source: str, filename: str, settings: Settings = Settings(), not
     except (ValueError, RecursionError) as exc:
         return LintResult([syntax_finding(filename, f"invalid notebook: {exc}")])
     result = _lint_code(nb.source, filename, settings)
+    result = _without_broken_cells(nb, result, filename, settings)
     nb_module.map_findings(nb, result.findings)  # cell numbers from 1; fix edits mapped too
     result.notebook = nb
     return result
+
+
+def _without_broken_cells(nb, result: LintResult, filename: str, settings: Settings, most: int = 8) -> LintResult:
+    """A syntax error in one cell must not hide the other cells' findings: lint again
+    with each cell that holds one blanked (its lines kept, so rows still map), and report
+    its syntax error with what the rest of the notebook shows."""
+    from scopelint import notebook as nb_module
+
+    broken: dict = {}  # cell -> its syntax finding
+    current = result
+    while len(broken) < most:
+        syntax = [f for f in current.findings if f.code == SYNTAX_ERROR]
+        if not syntax:
+            break
+        cell, _ = nb_module.locate(nb, syntax[0].start[0])
+        if cell is None or cell in broken or len({c for c, _ in nb.line_map}) <= len(broken) + 1:
+            return result if not broken else _joined(broken, current)
+        broken[cell] = syntax[0]
+        lines = nb.source.split("\n")
+        for i, (c, _) in enumerate(nb.line_map):
+            if c in broken and i < len(lines):
+                lines[i] = ""
+        current = _lint_code("\n".join(lines), filename, settings)
+    if not broken:
+        return result
+    return _joined(broken, current)
+
+
+def _joined(broken: dict, rest: LintResult) -> LintResult:
+    rest.findings = list(broken.values()) + [f for f in rest.findings if f.code != SYNTAX_ERROR]
+    return rest
 
 
 def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:

@@ -100,8 +100,11 @@ def python_lines(src: str) -> Optional[List[str]]:
         lines[first] = ""
     out: List[str] = []
     previous = ""  # last line with code, comments stripped (roughly)
+    open_ = _Open()
     for line in lines:
-        if _MAGIC.match(line):
+        continued = open_.inside()  # (a line inside brackets, a string or after "\\")
+        open_.feed(line)
+        if not continued and _MAGIC.match(line):
             indent = line[: len(line) - len(line.lstrip())]
             # A block opened on the previous line needs a statement: keep it parseable.
             out.append(indent + "pass" if previous.endswith(":") and indent else "")
@@ -111,6 +114,51 @@ def python_lines(src: str) -> Optional[List[str]]:
         if code:
             previous = code
     return out
+
+
+class _Open:
+    """What a line leaves open for the next: bracket depth, a triple-quoted string, a
+    backslash continuation (a rough scanner: enough to tell a continuation line that
+    starts with ``%``, ``!`` or ``?`` from a magic)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.quote: Optional[str] = None  # the open triple quote
+        self.backslash = False
+
+    def inside(self) -> bool:
+        return self.depth > 0 or self.quote is not None or self.backslash
+
+    def feed(self, line: str) -> None:
+        i, n = 0, len(line)
+        self.backslash = False
+        while i < n:
+            if self.quote is not None:
+                end = line.find(self.quote, i)
+                while end > 0 and line[end - 1] == "\\" and not line[:end].endswith("\\\\"):
+                    end = line.find(self.quote, end + 1)
+                if end < 0:
+                    return
+                i, self.quote = end + 3, None
+                continue
+            c = line[i]
+            if c == "#":
+                break
+            if c in "\"'":
+                if line.startswith(c * 3, i):
+                    self.quote, i = c * 3, i + 3
+                    continue
+                j = i + 1
+                while j < n and line[j] != c:
+                    j += 2 if line[j] == "\\" else 1
+                i = j + 1
+                continue
+            if c in "([{":
+                self.depth += 1
+            elif c in ")]}":
+                self.depth = max(0, self.depth - 1)
+            i += 1
+        self.backslash = line.rstrip("\r\n").endswith("\\") and self.quote is None
 
 
 def join(cells: Sequence[Tuple[int, str]]) -> Tuple[str, List[Tuple[int, int]]]:

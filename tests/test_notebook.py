@@ -286,3 +286,32 @@ def test_cli_fix_rewrites_notebook(monkeypatch, tmp_path, capsys):
     assert code == 0, out + err
     assert changed_cells(text, new) == [2]
     assert "no_grad():" in new
+
+
+def test_continuation_lines_starting_like_a_magic_are_python():
+    """A line inside brackets, a triple-quoted string or after a backslash is part of the
+    statement above it, not an IPython magic (a valid notebook once reported SL000)."""
+    cells = [
+        "import torch\nmodel = torch.nn.Linear(3, 1)\nx = torch.ones(2, 3)\n",
+        "total = model(\n    x\n    %  2\n)\nhelp_text = '''\n!not a shell escape\n'''\nvalue = 1 + \\\n    2\n",
+        "with torch.no_grad():\n    y = model(x)\ny.sum().backward()\n",
+    ]
+    found, errors, _ = lint_nb(make_nb(cells))
+    assert not errors
+    assert [(f.code, f.cell, f.start[0]) for f in found] == [("SL101", 3, 3)]
+    lines = notebook.python_lines(cells[1])
+    assert lines[2] == "    %  2" and lines[5] == "!not a shell escape"
+
+
+def test_a_syntax_error_in_one_cell_does_not_hide_the_other_cells():
+    cells = [
+        "import torch\nmodel = torch.nn.Linear(3, 1)\nx = torch.ones(2, 3)\n",
+        "def broken(:\n    pass\n",
+        "with torch.no_grad():\n    y = model(x)\ny.sum().backward()\n",
+        "for i in range(2)\n    print(i)\n",
+        "with torch.no_grad():\n    z = model(x)\nz.mean().backward()\n",
+    ]
+    findings, errors, _ = lint_nb(make_nb(cells))
+    assert not errors
+    found = sorted((f.code, f.cell, f.start[0]) for f in findings)
+    assert found == [("SL000", 2, 1), ("SL000", 4, 1), ("SL101", 3, 3), ("SL101", 5, 3)]

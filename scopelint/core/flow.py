@@ -287,6 +287,18 @@ def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     return None
 
 
+# ``nn.Module`` methods that return the module itself.
+_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type", "train", "eval", "requires_grad_", "share_memory"})
+
+
+def _module_chain_base(expr: cst.BaseExpression) -> Optional[str]:
+    """``model.to(device).cuda()`` -> ``model``: the module a chain of calls that
+    return the module itself starts from."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _RETURNS_MODULE:
+        expr = expr.func.value
+    return dotted(expr) if type(expr) is not cst.Call else None
+
+
 def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst.Arg]:
     """The argument at positional ``index`` or named ``keyword``."""
     positional = [a for a in call.args if a.keyword is None and not a.star]
@@ -706,6 +718,12 @@ class Analyzer:
         """The loop variable: parameters of a model, or leaves of a list of leaves, stay leaves."""
         it = stmt.iter
         if type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value in ("parameters", "named_parameters"):
+            target = stmt.target
+            if it.func.attr.value == "named_parameters" and type(target) in (cst.Tuple, cst.List) and len(target.elements) == 2:
+                # ``for name, p in m.named_parameters()``: a string and a parameter
+                name = opaque_value(target.elements[0].value, CONST)
+                param = leaf_value(target.elements[1].value, F.TORCH, frozenset({"param"}))
+                return Value(target, dict(param.rec), (name, param), False, True, frozenset())
             return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
@@ -1057,6 +1075,8 @@ class Analyzer:
 
         # effects on names and buffers
         recv_key = dotted(func.value) if type(func) is cst.Attribute else None
+        if recv_key is None and method in ("eval", "train") and type(func) is cst.Attribute:
+            recv_key = _module_chain_base(func.value)  # ``model.to(device).train()``
         if qname is None and method is not None:
             if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
                 env.grads = ("zeroed", call, bool(env.grads and env.grads[0] == "computed"))

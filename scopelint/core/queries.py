@@ -246,6 +246,47 @@ def loops_around(facts: Facts, fact) -> tuple:
     return loops
 
 
+def forward_of(facts: Facts, call) -> Optional[FunctionInfo]:
+    """The function a model call runs: a local function it names, or the ``forward``
+    (``hybrid_forward``) of the class of the file whose instance it calls."""
+    if call.target is not None:
+        return call.target
+    value = call.callee_value
+    classes = {t[9:] for t in getattr(value, "tags", ()) if t.startswith("instance:")}
+    if len(classes) != 1 or call.method not in (None, "forward", "hybrid_forward"):
+        return None
+    (name,) = classes
+    found = [f for f in facts.functions if f.cls is not None and f.parent is None and f.cls.name.value == name
+             and f.name in ("forward", "hybrid_forward")]
+    return found[0] if len(found) == 1 else None
+
+
+def detaches_param(func: FunctionInfo, index) -> bool:
+    """The function cuts the graph of its ``index``-th argument itself (``h =
+    h.detach()``, ``h.detach_()``, ``h = tuple(s.detach() for s in h)``): a model that
+    detaches the state it is handed (``self`` not counted)."""
+    params = func.param_names
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if isinstance(index, str):  # (passed by keyword)
+        if index not in params:
+            return False
+        name = index
+    elif index >= len(params):
+        return False
+    else:
+        name = params[index]
+    for n in walk(func.node.body):
+        t = type(n)
+        if t is cst.Assign and any(type(tg.target) is cst.Name and tg.target.value == name for tg in n.targets):
+            if any(type(c) is cst.Call and type(c.func) is cst.Attribute and c.func.attr.value in ("detach", "detach_")
+                   for c in walk(n.value)):
+                return True
+        elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "detach_" and dotted(n.func.value) == name:
+            return True
+    return False
+
+
 def _string(expr) -> Optional[str]:
     return expr.evaluated_value if type(expr) is cst.SimpleString else None
 
