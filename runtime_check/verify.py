@@ -231,6 +231,9 @@ def evidence(a, b, lines: List[int], fixed_lines: List[int], fix_message: str = 
     verdict, detail = compare(a, b, fix_message)
     if verdict == INCONCLUSIVE:
         return verdict, detail
+    broken = sorted({e for run in (a, b) for e in ((run.trace or {}).get("isolation_errors") or [])})
+    if broken:
+        detail += f" [sandbox incomplete: {'; '.join(broken[:3])}]"
     missed = [who for run, watch, who in ((a, lines, "as written"), (b, fixed_lines, "with the fix")) if not _reached(run, watch)]
     if missed:
         return INCONCLUSIVE, f"the flagged line never ran ({' and '.join(missed)}; the program ended before it)"
