@@ -772,6 +772,9 @@ def watch_lines(T, program, lines):
             return local
         return None
 
+    import threading
+
+    threading.settrace(calls)  # the flagged line may run in a thread the program starts
     sys.settrace(calls)
 
 
@@ -860,6 +863,8 @@ def main():
             sys.stderr.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:])
     finally:
         sys.settrace(None)
+        if "threading" in sys.modules:
+            sys.modules["threading"].settrace(None)
         os._exit = real_exit
     try:
         sys.stdout.flush()
