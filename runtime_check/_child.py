@@ -1,8 +1,11 @@
 """Bootstrap run in a fresh interpreter for one variant of a program.
 
-    python _child.py CONFIG.json
+    python _child.py < CONFIG-PIPE
 
-Sets resource limits and seeds, patches the frameworks so that it can *record* (never
+Reads its config from stdin (a pipe from the harness) and closes it; takes the trace
+pipe's descriptor and the run's token out of it, moves the descriptor to a random
+number (close-on-exec), drops to the unprivileged user the harness names (as root),
+sets resource limits and seeds, patches the frameworks so that it can *record* (never
 change) what the program does, runs the program with runpy, and writes a JSON trace:
 backward/grad calls with the gradients they produced, parameters after optimizer
 steps, forward outputs of modules/blocks, the exception or exit, graphs still alive
@@ -141,10 +144,13 @@ class Trace:
             self.data["seconds"] = round(time.time() - self.started, 3)
         except Exception:
             pass
-        tmp = self.cfg["trace"] + ".tmp"
-        with open(tmp, "w") as fh:
-            json.dump(self.data, fh)
-        os.replace(tmp, self.cfg["trace"])
+        payload = json.dumps(self.data).encode("utf-8")
+        frame = b"SCOPELINT-TRACE %s %d\n" % (self._token.encode(), len(payload)) + payload
+        view = memoryview(frame)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+        os.close(self._fd)
 
 
 def _num(x):
@@ -612,6 +618,13 @@ def install_mxnet(T, map_gpu):
 
 # --- running ----------------------------------------------------------------------
 def set_limits(cfg):
+    for name, key in (("RLIMIT_FSIZE", "file_bytes"), ("RLIMIT_NPROC", "nproc")):
+        value = cfg.get(key)
+        if value and hasattr(resource, name):
+            try:
+                resource.setrlimit(getattr(resource, name), (value, value))
+            except (ValueError, OSError):
+                pass
     mem = cfg.get("memory_bytes")
     if mem:
         try:
@@ -672,10 +685,119 @@ def describe(exc):
     return name, message[:300], kind
 
 
+def take_channel(cfg):
+    """(trace fd, token): the fd moved to a random number, close-on-exec, and both
+    taken out of the config; stdin (the config pipe) replaced by /dev/null."""
+    import fcntl
+    import random
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    fd = cfg.pop("trace_fd")
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, random.SystemRandom().randrange(100, 900))
+    os.close(fd)
+    return moved, cfg.pop("token")
+
+
+def lock_down(cfg):
+    """Root in its own mount namespace (the harness's ``unshare --mount``), where no
+    unprivileged user can run Python: every mount but the sandbox (and /proc, /sys,
+    /dev) becomes read-only, /dev/shm a private tmpfs, and every capability is dropped
+    so that nothing can be mounted writable again. Returns what failed, if anything."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 32, 4096, 16384
+    box = cfg["sandbox"]
+    failed = []
+    if libc.mount(box.encode(), box.encode(), None, MS_BIND | MS_REC, None) != 0:
+        return [f"bind {box}: errno {ctypes.get_errno()}"]
+    libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, b"size=256m")
+    with open("/proc/self/mountinfo") as fh:
+        points = [line.split()[4].encode().decode("unicode_escape") for line in fh]
+    for mp in sorted(set(points)):
+        if mp == box or mp.startswith(box + "/") or mp in ("/proc", "/sys", "/dev", "/dev/shm") or mp.startswith(("/proc/", "/sys/", "/dev/")):
+            continue
+        if libc.mount(None, mp.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, None) != 0:
+            if libc.mount(None, mp.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None) != 0:
+                failed.append(f"{mp}: errno {ctypes.get_errno()}")
+    PR_CAPBSET_DROP = 24
+    for cap in range(64):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    SYS_capset = {"x86_64": 126, "aarch64": 91}.get(os.uname().machine)
+    if SYS_capset is None or libc.syscall(SYS_capset, ctypes.byref(Header(0x20080522, 0)), (Data * 2)()) != 0:
+        failed.append("capabilities kept")
+    return failed
+
+
+def drop_privileges(cfg):
+    """As root with a user to run as (the harness's ``nobody``): become it for good."""
+    uid, gid = cfg.get("uid"), cfg.get("gid")
+    if uid is None or os.geteuid() != 0:
+        return
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+
+
+def watch_lines(T, program, lines):
+    """Record which of ``lines`` of the program run (``trace["reached"]``); tracing
+    stops once all have run. Only the program's own frames get a line tracer."""
+    want = set(lines)
+    reached = T.data["reached"] = []
+    if not want:
+        return
+
+    def local(frame, event, arg):
+        if not want:
+            return None
+        if event == "line" and frame.f_lineno in want:
+            want.discard(frame.f_lineno)
+            reached.append(frame.f_lineno)
+            if not want:
+                sys.settrace(None)
+                return None
+        return local
+
+    def calls(frame, event, arg):
+        if want and frame.f_code.co_filename == program:
+            return local
+        return None
+
+    import threading
+
+    threading.settrace(calls)  # the flagged line may run in a thread the program starts
+    sys.settrace(calls)
+
+
 def main():
-    with open(sys.argv[1]) as fh:
-        cfg = json.load(fh)
+    cfg = json.loads(sys.stdin.buffer.read())
+    fd, token = take_channel(cfg)
+    try:
+        os.setsid()  # a group of its own: kill(0, ...) / killpg(getpgrp()) reach no launcher
+    except OSError:
+        pass
+    set_limits(cfg)
+    locked = None
+    if cfg.get("lockdown"):
+        try:
+            locked = lock_down(cfg)
+        except Exception as exc:
+            locked = [f"{type(exc).__name__}: {exc}"]
+    drop_privileges(cfg)
     T = Trace(cfg)
+    T._fd, T._token = fd, token
+    del fd, token
+    if locked:
+        T.data["isolation_errors"] = locked[:10]
     T.started = time.time()
     program = cfg["program"]
     directory = os.path.dirname(program)
@@ -693,7 +815,6 @@ def main():
         finally:
             real_exit(code)
 
-    set_limits(cfg)
     frameworks = cfg.get("frameworks", [])
     scans = []
     for fw in frameworks:
@@ -717,6 +838,7 @@ def main():
     import runpy
 
     try:
+        watch_lines(T, program, cfg.get("watch") or [])
         namespace = runpy.run_path(program, run_name="__main__")
     except SystemExit as exc:
         code = exc.code
@@ -740,6 +862,9 @@ def main():
         else:
             sys.stderr.write("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:])
     finally:
+        sys.settrace(None)
+        if "threading" in sys.modules:
+            sys.modules["threading"].settrace(None)
         os._exit = real_exit
     try:
         sys.stdout.flush()

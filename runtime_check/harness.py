@@ -1,10 +1,27 @@
-"""Run one variant of a program in a fresh, limited subprocess and collect its trace."""
+"""Run one variant of a program in a fresh, limited, isolated subprocess and collect its trace.
+
+Isolation (see README, "What the verifier isolates"): each variant runs in a private
+copy of the program's folder (its cwd and ``__file__`` point there; HOME and TMPDIR
+are private too) with a scrubbed environment, file-size/process-count/memory/CPU
+limits, and -- where ``unshare`` works (Linux) -- in its own network and PID
+namespaces, so it has no network and every process it starts dies with it; as root
+it runs as ``nobody`` (the child drops privileges before any framework is imported).
+
+The trace travels over an inherited pipe: the config (with the pipe's number and a
+per-run token) comes on the child's stdin, which the child reads and closes before the
+program starts; no file holds either. A trace that is not exactly one frame carrying
+the token is rejected (``RunResult.tampered``).
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import secrets
+import stat
+import threading
 import shutil
 import signal
 import subprocess
@@ -13,11 +30,25 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 CHILD = str(Path(__file__).resolve().with_name("_child.py"))
 DEFAULT_MEMORY_MB = 4096  # RLIMIT_AS: torch+mxnet map ~1.5 GB of address space at rest
 STDOUT_LIMIT = 1 << 20
+TRACE_LIMIT = 64 << 20  # bytes read from the trace pipe at most
+DEFAULT_FILE_MB = 1024  # RLIMIT_FSIZE: the largest file a variant may write
+DEFAULT_NPROC = 256  # RLIMIT_NPROC (counts the unprivileged user's processes and threads)
+COPY_LIMIT = 64 << 20  # bytes of the program's folder copied into the sandbox at most
+COPY_FILE_LIMIT = 16 << 20  # larger files are not copied
+COPY_MAX_FILES = 2000
+COPY_MAX_ENTRIES = 20000  # names looked at, at most (a program in / or ~ copies little)
+COPY_DEPTH = 3  # folders below the program's, at most
+COPY_SKIP = {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints"}
+TRACE_MAGIC = b"SCOPELINT-TRACE"
+# What the scrubbed environment keeps of the verifier's (names, then prefixes).
+ENV_KEEP = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+            "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "SYSTEMROOT", "_SCOPELINT_FORCE_ONEDNN_ERROR"}
+ENV_KEEP_PREFIXES = ("LC_", "NVIDIA_", "MXNET_", "KMP_", "ONEDNN_", "DNNL_")
 FRAMEWORK_IMPORT = re.compile(r"^\s*(?:import|from)\s+(torch|mxnet)\b", re.MULTILINE)
 
 
@@ -45,6 +76,86 @@ class RunResult:
     memory_bytes: int = 0
     notes: List[str] = field(default_factory=list)
     onednn: bool = True  # oneDNN left on (False: the fallback run, oneDNN off)
+    tampered: Optional[str] = None  # why the trace channel's content is not the child's trace
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What this machine lets the harness do; ``warning`` is None when all of it works."""
+
+    namespaces: List[str]  # the ``unshare`` command line prefix, or [] where not available
+    uid: Optional[int]  # run as this user (root only), else as the verifier's
+    gid: Optional[int]
+    warning: Optional[str]
+
+
+@functools.lru_cache(maxsize=None)
+def isolation() -> Isolation:
+    """Probe once: network/PID namespaces (``unshare``) and, as root, user ``nobody``."""
+    weak = []
+    prefix: List[str] = []
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if sys.platform.startswith("linux") and shutil.which("unshare") and os.environ.get("SCOPELINT_VERIFY_NO_NAMESPACES") != "1":
+        cmd = ["unshare"] + ([] if root else ["--user", "--map-root-user"]) + ["--net", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private"]
+        try:
+            ok = subprocess.run(cmd + ["true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        prefix = cmd if ok else []
+    if not prefix:
+        weak.append("no network or PID namespace here (unshare unavailable): the program can reach the network and a process it detaches may outlive the run")
+    uid = gid = None
+    if root:
+        uid, gid = _unprivileged_user()
+        if uid is None:
+            if not prefix:
+                weak.append("runs as root (user nobody cannot run Python here): it can write files outside its private copy")
+            # else: root in a mount namespace where every other mount is read-only, without capabilities
+    elif sys.platform.startswith("linux") or sys.platform == "darwin":
+        weak.append("runs as your user: it can write your files by absolute path")
+    else:
+        weak.append(f"no sandbox on {sys.platform}: only a private folder, a scrubbed environment and a timeout")
+    return Isolation(prefix, uid, gid, ("weaker isolation: " + "; ".join(weak)) if weak else None)
+
+
+def _unprivileged_user():
+    if os.environ.get("SCOPELINT_VERIFY_AS_ROOT") == "1":
+        return None, None
+    try:
+        import pwd
+
+        pw = pwd.getpwnam("nobody")
+    except (ImportError, KeyError):
+        return None, None
+    found = [m for m in ("torch", "mxnet") if _find_spec(m)]
+    probe = (
+        "import os,sys,importlib.util as u;os.setgroups([]);os.setgid(%d);os.setuid(%d);"
+        "open(%r).close();open(u.find_spec('pkgutil').origin).close();"
+        "sys.exit(0 if all(u.find_spec(m) for m in %r) else 3)" % (pw.pw_gid, pw.pw_uid, CHILD, found)
+    )
+    try:
+        ok = subprocess.run([sys.executable, "-I", "-c", probe], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return (pw.pw_uid, pw.pw_gid) if ok else (None, None)
+
+
+def _find_spec(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def file_limit_bytes() -> int:
+    try:
+        mb = int(os.environ.get("SCOPELINT_VERIFY_FILE_MB", DEFAULT_FILE_MB))
+    except ValueError:
+        mb = DEFAULT_FILE_MB
+    return max(mb, 1) << 20
 
 
 def onednn_failure(run: RunResult) -> Optional[str]:
@@ -56,8 +167,14 @@ def onednn_failure(run: RunResult) -> Optional[str]:
     return f"{exc.get('type')}: {exc.get('message')}"
 
 
-def child_env(device: str, onednn: bool = True) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONBREAKPOINT")}
+def child_env(device: str, onednn: bool = True, home: Optional[str] = None) -> dict:
+    """A scrubbed environment: what Python and the frameworks need, no secrets."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)}
+    env.setdefault("PATH", os.defpath)
+    env.setdefault("LANG", "C.UTF-8")
+    if home is not None:
+        env.update(HOME=home, USERPROFILE=home, TMPDIR=os.path.join(home, "tmp"), TEMP=os.path.join(home, "tmp"),
+                   TMP=os.path.join(home, "tmp"), XDG_CACHE_HOME=os.path.join(home, ".cache"), MPLCONFIGDIR=os.path.join(home, ".mpl"))
     env.update(
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
@@ -79,81 +196,235 @@ def child_env(device: str, onednn: bool = True) -> dict:
 
 def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
+    folder: Optional[str] = None, watch: Sequence[int] = (),
 ) -> RunResult:
-    """Run ``source`` (saved as ``filename`` in a temp dir) under the instrumentation;
-    ``onednn=False`` runs it with the frameworks' oneDNN backend off."""
+    """Run ``source`` (saved as ``filename`` in a private copy of ``folder``, or of
+    nothing) under the instrumentation; ``onednn=False`` runs it with the frameworks'
+    oneDNN backend off; the trace says which of the ``watch`` lines ran."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
-        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn)
+        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        _remove(tmp)
 
 
-def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int, onednn: bool) -> RunResult:
-    workdir = os.path.join(tmp, "work")
-    os.mkdir(workdir)
+def _remove(path: str) -> None:
+    def writable(func, p, exc):  # the program may have made its files read-only
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+            func(p)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=writable)
+
+
+def copy_folder(src: str, dst: str) -> None:
+    """Copy the program's folder (bounded: no VCS/venv/cache folders, no links, no big
+    files) so that the program finds its data files next to it."""
+    budget, files, seen = COPY_LIMIT, 0, 0
+    src = os.path.abspath(src)
+    for here, dirs, names in os.walk(src):
+        rel = os.path.relpath(here, src)
+        depth = 0 if rel == "." else rel.count(os.sep) + 1
+        dirs[:] = sorted(d for d in dirs if d not in COPY_SKIP and not d.startswith(".") and depth < COPY_DEPTH
+                         and not os.path.islink(os.path.join(here, d)))
+        seen += len(names) + len(dirs)
+        if seen > COPY_MAX_ENTRIES or files >= COPY_MAX_FILES or budget <= 0:
+            break
+        target = os.path.join(dst, rel)
+        os.makedirs(target, exist_ok=True)
+        for name in sorted(names):
+            path = os.path.join(here, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_size > COPY_FILE_LIMIT or st.st_size > budget or files >= COPY_MAX_FILES:
+                continue
+            try:
+                shutil.copyfile(path, os.path.join(target, name))
+            except OSError:
+                continue
+            budget -= st.st_size
+            files += 1
+
+
+def _chown_tree(path: str, uid: int, gid: int) -> None:
+    for here, dirs, names in os.walk(path):
+        os.chown(here, uid, gid)
+        for name in names:
+            os.chown(os.path.join(here, name), uid, gid, follow_symlinks=False)
+
+
+def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int,
+            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = ()) -> RunResult:
+    iso = isolation()
+    os.chmod(tmp, 0o711)  # the sandbox's user may pass through, not list (stdout, stderr stay private)
+    box = os.path.join(tmp, "box")
+    workdir, home = os.path.join(box, "work"), os.path.join(box, "home")
+    os.makedirs(workdir)
+    os.makedirs(os.path.join(home, "tmp"))
+    if folder and os.path.isdir(folder):
+        copy_folder(folder, workdir)
     program = os.path.join(workdir, os.path.basename(filename) or "program.py")
     if not program.endswith(".py"):
         program += ".py"
     with open(program, "w", encoding="utf-8") as fh:
         fh.write(source)
-    trace_path = os.path.join(tmp, "trace.json")
+    if iso.uid is not None:
+        _chown_tree(box, iso.uid, iso.gid)
     memory = memory_limit_bytes()
+    token = secrets.token_hex(16)
+    trace_r, trace_w = os.pipe()
     cfg = {
         "program": program,
-        "trace": trace_path,
+        "trace_fd": trace_w,
+        "token": token,
         "frameworks": frameworks,
         "device": device,
         "seed": seed,
         "memory_bytes": memory,
+        "file_bytes": file_limit_bytes(),
+        "nproc": DEFAULT_NPROC if iso.uid is not None else None,
+        "uid": iso.uid,
+        "sandbox": box,
+        "lockdown": bool(iso.namespaces) and iso.uid is None and (os.geteuid() == 0 or "--user" in iso.namespaces),
+        "gid": iso.gid,
         "cpu_seconds": int(timeout * 2) + 10,
         "mentions_cuda": bool(re.search(r"cuda|gpu", source)),
         "onednn": onednn,
+        "watch": sorted(set(watch)),
     }
-    cfg_path = os.path.join(tmp, "config.json")
-    with open(cfg_path, "w") as fh:
-        json.dump(cfg, fh)
+    cfg_r, cfg_w = os.pipe()
     out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
     result = RunResult("ran", timeout=timeout, memory_bytes=memory, onednn=onednn)
+    chunks: List[bytes] = []
     start = time.monotonic()
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, CHILD, cfg_path],
-                cwd=workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                env=child_env(device, onednn),
-                start_new_session=True,
-            )
-        except OSError as exc:
-            result.status = "failed-to-start"
-            result.notes.append(str(exc))
-            return result
-        try:
-            result.returncode = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            result.status = "timeout"
-        finally:
-            _kill_group(proc)
-            if result.returncode is None:
+    proc = None
+    try:
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            os.chmod(out_path, 0o600)
+            os.chmod(err_path, 0o600)
+            try:
+                proc = subprocess.Popen(
+                    iso.namespaces + [sys.executable, CHILD],
+                    cwd=workdir,
+                    stdin=cfg_r,
+                    stdout=out,
+                    stderr=err,
+                    pass_fds=(trace_w,),
+                    env=child_env(device, onednn, home),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                result.status = "failed-to-start"
+                result.notes.append(str(exc))
+                return result
+            finally:
+                os.close(cfg_r)
+                os.close(trace_w)
+                trace_w = -1
+            reader = threading.Thread(target=_drain, args=(trace_r, chunks), daemon=True)
+            reader.start()
+            try:
+                with os.fdopen(cfg_w, "w") as fh:
+                    cfg_w = -1
+                    json.dump(cfg, fh)
+            except OSError:
+                pass  # the child died before reading it: no trace
+            try:
+                result.returncode = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                result.status = "timeout"
+            finally:
+                _kill_tree(proc)
+                if result.returncode is None:
+                    try:
+                        proc.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        pass
+            reader.join(timeout=5)  # EOF once every holder of the write end is gone
+    finally:
+        for fd in (cfg_w, trace_w):
+            if fd >= 0:
                 try:
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
+                    os.close(fd)
+                except OSError:
                     pass
     result.seconds = time.monotonic() - start
     result.stdout = _read(out_path, STDOUT_LIMIT, head=True)
     result.stderr_tail = _read(err_path, 4000, head=False)
-    if os.path.exists(trace_path):
-        try:
-            with open(trace_path) as fh:
-                result.trace = json.load(fh)
-        except (OSError, ValueError) as exc:
-            result.notes.append(f"unreadable trace: {exc}")
+    data = b"".join(chunks)
+    if data:
+        result.trace, result.tampered = parse_trace(data, token)
+        if result.tampered:
+            result.notes.append(result.tampered)
     if result.status == "ran" and result.trace is None:
         result.status = "crashed"
+    if iso.namespaces and result.returncode is not None and result.returncode > 128 and result.trace is None:
+        result.returncode = -(result.returncode - 128)  # unshare reports its child's signal as 128+N
     return result
+
+
+def _drain(fd: int, chunks: List[bytes]) -> None:
+    total = 0
+    try:
+        while True:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            total += len(data)
+            if total <= TRACE_LIMIT:
+                chunks.append(data)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def parse_trace(data: bytes, token: str):
+    """(trace, None), or (None, why) when the channel holds anything but exactly one
+    frame ``SCOPELINT-TRACE <token> <length>\\n<json>`` from the child."""
+    head, sep, rest = data.partition(b"\n")
+    parts = head.split(b" ")
+    if not sep or len(parts) != 3 or parts[0] != TRACE_MAGIC or not secrets.compare_digest(parts[1], token.encode()):
+        return None, "the trace channel held something other than the verifier's trace (written by the program?)"
+    try:
+        n = int(parts[2])
+    except ValueError:
+        return None, "the trace channel's frame is malformed"
+    if len(rest) != n:
+        return None, "the trace channel held more or less than one trace (written by the program?)"
+    try:
+        return json.loads(rest.decode("utf-8")), None
+    except ValueError as exc:
+        return None, f"unreadable trace: {exc}"
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Kill the variant and everything it started: in a PID namespace, killing its
+    init (the child of ``unshare``) makes the kernel kill every process in it; then the
+    session's process group, then the launcher."""
+    for pid in _children(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _kill_group(proc)
+    try:
+        proc.kill()
+    except OSError:
+        pass
+
+
+def _children(pid: int) -> List[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(x) for x in fh.read().split()]
+    except (OSError, ValueError):
+        return []
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -3,8 +3,10 @@ finding's counterfactual fix, in parallel subprocesses, and attach the verdicts.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
+import os
 import sys
 import threading
 import time
@@ -31,6 +33,7 @@ class _Program:
     findings: List[Finding]
     frameworks: List[str] = field(default_factory=list)
     skip: Optional[str] = None  # why nothing of this file can run
+    folder: Optional[str] = None  # copied (privately) for each variant
 
 
 @dataclass
@@ -40,6 +43,38 @@ class _Job:
     filename: str
     frameworks: List[str]
     device: str
+    folder: Optional[str] = None
+    watch: set = field(default_factory=set)  # lines whose running the trace reports
+
+
+def _lines(f: Finding) -> List[int]:
+    return list(range(f.start[0], max(f.start[0], f.end[0]) + 1))
+
+
+def _mapped_lines(source: str, fixed: str, lines: List[int]) -> List[int]:
+    """The lines of ``fixed`` that stand where ``lines`` of ``source`` stood (the
+    fix's replacement for them, or the line after what it removed)."""
+    sm = difflib.SequenceMatcher(None, source.splitlines(), fixed.splitlines(), autojunk=False)
+    out = set()
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        for line in lines:
+            if not (i1 < line <= i2):
+                continue
+            if tag == "equal":
+                out.add(j1 + line - i1)
+            elif j2 > j1:
+                out.update(range(j1 + 1, j2 + 1))
+            else:
+                out.add(j1 + 1)
+    return sorted(out)
+
+
+def _reached(run, lines) -> bool:
+    """Whether the run reports any of ``lines`` as run (True when it reports nothing)."""
+    t = run.trace or {}
+    if "reached" not in t or not lines:
+        return True
+    return bool(set(t["reached"]) & set(lines))
 
 
 def _digest(text: str) -> str:
@@ -67,6 +102,8 @@ def _program_of(result) -> _Program:
         prog.skip = "no program text to run (stdin)"
         return prog
     prog.source = source
+    if result.path is not None:
+        prog.folder = os.path.dirname(os.path.abspath(str(result.path)))
     prog.frameworks = harness.frameworks_of(source)
     missing = [fw for fw in prog.frameworks if importlib.util.find_spec(fw) is None]
     if missing:
@@ -137,6 +174,7 @@ def verify(
 
     jobs_by_key: Dict[Tuple[str, str, str], _Job] = {}
     plan: List[Tuple[Finding, str, Optional[Tuple], Optional[Tuple], Optional[str]]] = []
+    watched: Dict[int, Tuple[List[int], List[int]]] = {}  # per finding: lines as written, with the fix
     for index, prog in enumerate(programs):
         file_key = f"{index}:{prog.display}"
         for f in prog.findings:
@@ -150,12 +188,16 @@ def verify(
                     continue
                 orig_key = (file_key, dev, "original")
                 fixed_key = (file_key, dev, _digest(fixed))
-                for key, text in ((orig_key, prog.source), (fixed_key, fixed)):
+                lines = _lines(f)
+                watched[id(f)] = (lines, _mapped_lines(prog.source, fixed, lines))
+                for key, text, watch in ((orig_key, prog.source, watched[id(f)][0]), (fixed_key, fixed, watched[id(f)][1])):
                     if key not in jobs_by_key:
-                        jobs_by_key[key] = _Job(key, text, prog.display, prog.frameworks, dev)
+                        jobs_by_key[key] = _Job(key, text, prog.display, prog.frameworks, dev, prog.folder)
+                    jobs_by_key[key].watch.update(watch)
                 plan.append((f, dev, orig_key, fixed_key, None))
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
+    weaker = harness.isolation().warning if runner is harness.run_variant else None
 
     per_finding: Dict[int, List[Tuple[str, str, str, float]]] = {}
     for f, dev, orig_key, fixed_key, why in plan:
@@ -163,8 +205,10 @@ def verify(
             verdict, detail, seconds = INCONCLUSIVE, why, 0.0
         else:
             a, b = runs[orig_key], runs[fixed_key]
-            verdict, detail = compare(a, b, f.fix.message if f.fix else "")
+            verdict, detail = evidence(a, b, *watched[id(f)], f.fix.message if f.fix else "")
             seconds = a.seconds + b.seconds
+            if weaker:
+                detail += f" [{weaker}]"
             if orig_key[:2] in fallback:
                 detail += f" [{fallback[orig_key[:2]]}]"
         per_finding.setdefault(id(f), []).append((dev, verdict, detail, seconds))
@@ -175,6 +219,25 @@ def verify(
                 continue
             f.runtime = _combine(outcomes)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
+
+
+def evidence(a, b, lines: List[int], fixed_lines: List[int], fix_message: str = "") -> Tuple[str, str]:
+    """The oracle's verdict, standing only on evidence the program could not forge:
+    a tampered trace channel, or a flagged line that never ran in either variant,
+    makes it inconclusive."""
+    for run, who in ((a, "program as written"), (b, "fixed program")):
+        if getattr(run, "tampered", None):
+            return INCONCLUSIVE, f"no trustworthy trace from the {who}: {run.tampered}"
+    verdict, detail = compare(a, b, fix_message)
+    if verdict == INCONCLUSIVE:
+        return verdict, detail
+    broken = sorted({e for run in (a, b) for e in ((run.trace or {}).get("isolation_errors") or [])})
+    if broken:
+        detail += f" [sandbox incomplete: {'; '.join(broken[:3])}]"
+    missed = [who for run, watch, who in ((a, lines, "as written"), (b, fixed_lines, "with the fix")) if not _reached(run, watch)]
+    if missed:
+        return INCONCLUSIVE, f"the flagged line never ran ({' and '.join(missed)}; the program ended before it)"
+    return verdict, detail
 
 
 def _combine(outcomes: List[Tuple[str, str, str, float]]) -> dict:
@@ -213,8 +276,12 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
         submitted[job.key[:2]] = submitted.get(job.key[:2], 0) + 1
         pending.add(pool.submit(one, job, onednn))
 
+    isolated = runner is harness.run_variant
+
     def one(job: _Job, onednn: bool):
         extra = {} if onednn else {"onednn": False}
+        if isolated:
+            extra.update(folder=job.folder, watch=sorted(job.watch))
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result
