@@ -22,6 +22,18 @@ def relint_all(ls) -> None:
         ls.schedule(uri, lint_notebook, 0)
 
 
+def reload_settings(ls) -> None:
+    """``pyproject.toml`` changed: read the settings again and lint every open document."""
+    ls.settings_changed()
+    relint_all(ls)
+
+
+def clear(ls, uri: str) -> None:
+    """Forget a document's diagnostics, and clear them in the editor if any were shown."""
+    if ls.by_uri.pop(uri, None) is not None:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
 def register(server) -> None:
     """Register every handler on ``server`` (a ``scopelint.lsp.server.Server``)."""
 
@@ -59,8 +71,7 @@ def register(server) -> None:
     def did_save(params):
         uri = params.text_document.uri
         if server.path_of(uri).endswith("pyproject.toml"):
-            server.settings_changed()
-            relint_all(server)
+            reload_settings(server)
             return
         server.schedule(uri, lint_document, 0)
 
@@ -69,14 +80,12 @@ def register(server) -> None:
         uri = params.text_document.uri
         server.cancel_pending(uri)
         server.linted.pop(uri, None)
-        if server.by_uri.pop(uri, None) is not None:
-            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        clear(server, uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params):
         if any(c.uri.endswith("pyproject.toml") for c in params.changes):
-            server.settings_changed()
-            relint_all(server)
+            reload_settings(server)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def nb_did_open(params):
@@ -97,8 +106,7 @@ def register(server) -> None:
         old = server.linted.pop(uri, None)
         uris = {c.uri for c in params.cell_text_documents} | ({i.uri for i in old.items} if old else set())
         for cell_uri in uris:
-            if server.by_uri.pop(cell_uri, None) is not None:
-                server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+            clear(server, cell_uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
