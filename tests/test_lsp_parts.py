@@ -10,7 +10,7 @@ import pytest
 
 from scopelint.engine import Settings
 from scopelint.finding import syntax_finding
-from scopelint.lsp.documents import SettingsCache, overlaps
+from scopelint.lsp.documents import Limits, SettingsCache, overlaps
 from scopelint.lsp.text import DocText, add_noqa, minimal_change, noqa_in
 
 SL107 = "import torch\n\nmodel = torch.nn.Linear(3, 1)\nwith torch.no_grad:\n    out = model(torch.ones(2, 3))\n"
@@ -69,6 +69,7 @@ class FakeServer:
             get_notebook_document=lambda **kw: None,
         )
         self.linted, self.by_uri, self.pending, self.published, self.errors = {}, {}, {}, [], []
+        self.limits = Limits()
 
     def path_of(self, uri):
         return "/nowhere/" + uri.rsplit("/", 1)[-1]
@@ -88,6 +89,13 @@ class FakeServer:
 
     def schedule(self, key, fn, delay):
         fn(self, key)
+
+    def busy(self, key):
+        return False
+
+    def submit(self, key, job, done, too_slow=None):  # the real server: on its lint worker
+        fn, args = job
+        done(fn(*args))
 
 
 def test_lint_document_publishes_diagnostics_with_lsp_ranges():

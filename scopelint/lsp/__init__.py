@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from typing import List, Optional
 
 MISSING_PYGLS = (
@@ -38,6 +39,16 @@ def create_server():
     return ls
 
 
+def _load_rules() -> None:
+    try:
+        from scopelint.rules import ALL_RULES
+
+        for code in list(ALL_RULES):
+            ALL_RULES.get(code)
+    except Exception:  # pragma: no cover - a broken rule shows on first use instead
+        logging.getLogger("scopelint.lsp").debug("cannot preload the rules", exc_info=True)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of ``scopelint lsp``: serve over stdin/stdout until the client exits."""
     try:
@@ -49,11 +60,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     logging.basicConfig(level=os.environ.get("SCOPELINT_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr,
                         format="scopelint-lsp %(levelname)s %(name)s: %(message)s")
     server = create_server()
+    # The rules (and LibCST, ~1 s) load on first use; the lints run in a child process,
+    # so the first hover would pay for it here: load them while the client initializes.
+    threading.Thread(target=_load_rules, name="scopelint-lsp-preload", daemon=True).start()
     # stdout is the protocol channel: anything else printing there would corrupt it.
-    stdout = sys.stdout.buffer
+    # pygls closes the stream it writes when the client exits: it gets its own handle on
+    # the same file, so that the interpreter's stdout stays open (and flushes at exit).
+    try:
+        channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    except (OSError, ValueError, AttributeError):  # no file behind stdout
+        channel = sys.stdout.buffer
     sys.stdout = sys.stderr
-    server.start_io(sys.stdin.buffer, stdout)
-    return 0
+    try:
+        server.start_io(sys.stdin.buffer, channel)
+    finally:
+        server.stop_linting()
+    return server.exit_status
 
 
 if __name__ == "__main__":  # pragma: no cover

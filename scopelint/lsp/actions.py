@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+import asyncio
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
 
@@ -12,29 +13,47 @@ from scopelint.engine import lint_source
 from scopelint.finding import SYNTAX_ERROR
 from scopelint.fix import apply_edits
 from scopelint.lsp.diagnostics import SOURCE, lint_document, lintable, lsp_range
-from scopelint.lsp.documents import Item, overlaps
+from scopelint.lsp.documents import TOO_LARGE, Item, overlaps
 from scopelint.lsp.notebooks import lint_cells, lint_notebook, notebook_cells, notebook_of_cell
 from scopelint.lsp.text import DocText, minimal_change, noqa_in
 from scopelint.rules import ALL_RULES
 
 FIX_ALL_KIND = "source.fixAll.scopelint"
 FIX_ROUNDS = 8
+FRESH_WAIT_S = 60.0  # at most, for a code action on a document whose lint is on its way
 
 
-def fresh_items(ls, uri: str) -> List[Item]:
-    """The items shown on ``uri``, re-linting first if the document moved on."""
+def fresh_items(ls, uri: str) -> Tuple[List[Item], bool]:
+    """The items shown on ``uri``, and whether they are of the document's current state.
+    When they are not, a lint is asked for (unless one is on its way): the answer never
+    waits for it, and the client asks again once the new diagnostics are published."""
     key = notebook_of_cell(ls, uri)
     if key is not None:
-        nb = ls.workspace.get_notebook_document(notebook_uri=key)
-        if key not in ls.linted or ls.linted[key].version != nb.version:
-            ls.schedule(key, lint_notebook, 0)
-        return ls.by_uri.get(uri, [])
-    doc = ls.workspace.text_documents.get(uri)
-    if doc is None:
-        return []
-    if uri not in ls.linted or ls.linted[uri].version != doc.version:
-        ls.schedule(uri, lint_document, 0)
-    return ls.by_uri.get(uri, [])
+        doc, fn = ls.workspace.get_notebook_document(notebook_uri=key), lint_notebook
+    else:
+        key, doc, fn = uri, ls.workspace.text_documents.get(uri), lint_document
+        if doc is None:
+            return [], False
+
+    def fresh() -> bool:
+        return key in ls.linted and ls.linted[key].version == doc.version
+
+    if not fresh() and not ls.busy(key):
+        ls.schedule(key, fn, 0)
+    return ls.by_uri.get(uri, []), fresh()
+
+
+async def until_fresh(ls, uri: str, timeout: float = FRESH_WAIT_S, poll: float = 0.02) -> None:
+    """Wait (yielding to the message loop) until the lint of ``uri``'s current state is
+    shown, nothing is on its way, or ``timeout`` seconds passed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    key = notebook_of_cell(ls, uri) or uri
+    while True:
+        _items, fresh = fresh_items(ls, uri)
+        if fresh or not ls.busy(key) or loop.time() > deadline:
+            return
+        await asyncio.sleep(poll)
 
 
 # -- edits ------------------------------------------------------------------------------
@@ -169,7 +188,9 @@ def code_actions(ls, params: types.CodeActionParams) -> Optional[List[types.Code
     def wanted(kind: str) -> bool:
         return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
 
-    items = fresh_items(ls, uri)
+    items, fresh = fresh_items(ls, uri)
+    if not fresh:  # edits made from an older state of the text would break it
+        items = []
     actions: List[types.CodeAction] = []
     if wanted(types.CodeActionKind.QuickFix):
         req = ((params.range.start.line, params.range.start.character), (params.range.end.line, params.range.end.character))
@@ -224,23 +245,28 @@ def code_actions(ls, params: types.CodeActionParams) -> Optional[List[types.Code
 def hover(ls, params: types.HoverParams) -> Optional[types.Hover]:
     uri = params.text_document.uri
     pos = (params.position.line, params.position.character)
-    hits = [i for i in fresh_items(ls, uri) if i.range[0] <= pos <= i.range[1]]
+    hits = [i for i in fresh_items(ls, uri)[0] if i.range[0] <= pos <= i.range[1]]
     if not hits:
         return None
     codes = list(dict.fromkeys(i.finding.code for i in hits))
+    messages = {i.finding.code: i.finding.message for i in hits}
     rng = hits[0].range
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(codes)),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(codes, messages)),
         range=lsp_range(*rng),
     )
 
 
-def hover_markdown(codes: Sequence[str]) -> str:
+def hover_markdown(codes: Sequence[str], messages: Optional[Dict[str, str]] = None) -> str:
     parts = []
     for code in codes:
         rule = ALL_RULES.get(code)
         if rule is None:
-            parts.append(f"**{code}**: the file cannot be parsed, so it was not checked.")
+            message = (messages or {}).get(code, "")
+            if message.startswith(TOO_LARGE):
+                parts.append(f"**{code}**: {message}; the document was not checked.")
+            else:
+                parts.append(f"**{code}**: the file cannot be parsed, so it was not checked.")
             continue
         fix = {"safe": "Fix available.", "unsafe": "Fix available (unsafe)."}.get(rule.fixable or "", "")
         parts.append(

@@ -37,8 +37,17 @@ def clear(ls, uri: str) -> None:
 def register(server) -> None:
     """Register every handler on ``server`` (a ``scopelint.lsp.server.Server``)."""
 
+    @server.feature(types.INITIALIZE)
+    def initialize(params):
+        for complaint in server.limits.update(params.initialization_options):
+            log.warning("%s", complaint)
+            server.show_once(f"scopelint: {complaint}; using the default")
+
     @server.feature(types.INITIALIZED)
     def initialized(params):
+        warm_up = getattr(server.worker.runner, "warm_up", None)
+        if warm_up is not None:
+            warm_up()  # the lint process imports the engine while the client gets ready
         caps = server.client_capabilities
         watch = caps.workspace and caps.workspace.did_change_watched_files
         if watch and watch.dynamic_registration:
@@ -114,7 +123,10 @@ def register(server) -> None:
             code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=False
         ),
     )
-    def code_action(params):
+    async def code_action(params):
+        # Edits must be made from the text's current state: a request that comes while
+        # that state is still being linted waits for the lint (the loop serves others).
+        await actions.until_fresh(server, params.text_document.uri)
         return actions.code_actions(server, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -123,6 +135,11 @@ def register(server) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params):
-        for handle in server.pending.values():
-            handle.cancel()
-        server.pending.clear()
+        server.stop_linting()
+
+    @server.feature(types.EXIT)
+    def exit_(params):
+        # The exit status (LSP: 0 after shutdown, 1 without); pygls's own ``sys.exit``
+        # with it does not reach ``scopelint lsp``'s caller.
+        server.exit_status = 0 if server.protocol._shutdown else 1
+        server.stop_linting()
