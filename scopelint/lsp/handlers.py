@@ -120,14 +120,18 @@ def register(server) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=False
+            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=True
         ),
     )
     async def code_action(params):
         # Edits must be made from the text's current state: a request that comes while
         # that state is still being linted waits for the lint (the loop serves others).
         await actions.until_fresh(server, params.text_document.uri)
-        return actions.code_actions(server, params)
+        return await actions.code_actions_off_loop(server, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(params):
+        return await actions.resolve_code_action(server, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params):

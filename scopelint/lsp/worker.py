@@ -72,6 +72,7 @@ class ProcessRunner:
     def __init__(self):
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._lock = threading.Lock()
+        self._one_at_a_time = threading.Lock()  # a job's budget never counts another's time
 
     def start(self) -> concurrent.futures.ProcessPoolExecutor:
         with self._lock:
@@ -84,17 +85,18 @@ class ProcessRunner:
 
     def __call__(self, job: Job, budget_s: float = 0):
         fn, args = job
-        pool = self.start()
-        try:
-            pool.submit(ready).result()  # the child is up: its start is not the lint's time
-            future = pool.submit(fn, *args)
-            return future.result(timeout=budget_s or None)
-        except concurrent.futures.TimeoutError:
-            self.close()
-            raise TooSlow(budget_s) from None
-        except BrokenProcessPool:
-            self.close()
-            raise
+        with self._one_at_a_time:
+            pool = self.start()
+            try:
+                pool.submit(ready).result()  # the child is up: its start is not the lint's time
+                future = pool.submit(fn, *args)
+                return future.result(timeout=budget_s or None)
+            except concurrent.futures.TimeoutError:
+                self.close()
+                raise TooSlow(budget_s) from None
+            except BrokenProcessPool:
+                self.close()
+                raise
 
     def warm_up(self) -> None:
         """Start the child now (it imports the engine: about a second), not at the first lint."""
