@@ -46,7 +46,8 @@ class Client:
         threading.Thread(target=self._read, daemon=True).start()
         self._stderr_reader = threading.Thread(target=lambda: self._stderr.append(self.proc.stderr.read()), daemon=True)
         self._stderr_reader.start()
-        self.call("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+        capabilities = {"textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}}  # as VS Code
+        self.call("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": capabilities,
                                  "initializationOptions": init_options})
         self.notify("initialized", {})
 
@@ -176,22 +177,34 @@ def test_requests_are_answered_while_a_long_lint_runs_and_the_newest_version_win
         "range": {"start": {"line": 3, "character": 5}, "end": {"line": 3, "character": 18}},
         "context": {"diagnostics": [], "only": ["quickfix"]},
     })
+    general_id, sent_general = c.request("textDocument/codeAction", {  # as at each move of the cursor
+        "textDocument": {"uri": small},
+        "range": {"start": {"line": 3, "character": 5}, "end": {"line": 3, "character": 5}},
+        "context": {"diagnostics": []},
+    })
     got_small, answer = c.response(hover_small)
     assert "SL107" in answer["result"]["contents"]["value"]
     got_big, answer = c.response(hover_big)
     assert answer["result"] is None  # not linted yet: nothing to show, and no waiting for it
     got_action, answer = c.response(action_id)
     assert any(a["title"].startswith("SL107") for a in answer["result"])
+    got_general, answer = c.response(general_id)
+    (fix_all,) = [a for a in answer["result"] if a["kind"] == "source.fixAll.scopelint"]
+    assert "edit" not in fix_all  # computed when chosen (codeAction/resolve), not at each request
     linted_at, message = c.wait_published(big_uri)
     assert message["params"]["version"] == 1 and len(message["params"]["diagnostics"]) == 400
     lint_s = linted_at - lint_started
     latencies = {"hover": got_small - sent_small, "hover (document being linted)": got_big - sent_big,
-                 "codeAction": got_action - sent_action}
+                 "codeAction": got_action - sent_action, "codeAction (with fix-all)": got_general - sent_general}
     print(f"\nlint of {text.count(chr(10))} lines: {lint_s:.2f} s; answers while it ran: "
           + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in latencies.items()))
-    assert max(got_small, got_big, got_action) < linted_at  # all answered before the lint ended
+    assert max(got_small, got_big, got_action, got_general) < linted_at  # all answered before the lint ended
     for name, seconds in latencies.items():
         assert seconds < 1.0 and seconds < lint_s / 3, (name, seconds, lint_s)
+
+    resolved = c.call("codeAction/resolve", fix_all)["result"]
+    (edit,) = resolved["edit"]["changes"][small]
+    assert edit["newText"] == "()"
 
     # Rapid changes while a lint runs: the older versions' lints are moot, and only the
     # newest version's diagnostics are published.
