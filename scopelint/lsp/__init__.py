@@ -69,6 +69,15 @@ def _preload(server) -> None:
         conv.structure({"textDocument": doc, "range": {"start": pos, "end": pos}, "context": {"diagnostics": []}},
                        types.CodeActionParams)
         conv.structure({"title": "t", "kind": "quickfix"}, types.CodeAction)
+        # pygls (de)serializes whole messages: their own hooks are built on first use too.
+        action = types.CodeAction(title="t", kind="quickfix", diagnostics=[diag], edit=edit)
+        conv.unstructure(types.CodeActionResponse(id=1, result=[action]))
+        conv.unstructure(types.HoverResponse(id=1, result=None))
+        params = {"textDocument": doc, "range": {"start": pos, "end": pos}, "context": {"diagnostics": []}}
+        conv.structure({"jsonrpc": "2.0", "id": 1, "method": "textDocument/codeAction", "params": params},
+                       types.CodeActionRequest)
+        conv.structure({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
+                        "params": {"textDocument": doc, "position": pos}}, types.HoverRequest)
     except Exception:  # pragma: no cover - only the first requests are slower
         log.debug("cannot preload the protocol's converters", exc_info=True)
 
