@@ -10,7 +10,7 @@ import pytest
 
 from scopelint.engine import Settings
 from scopelint.finding import syntax_finding
-from scopelint.lsp.documents import SettingsCache, overlaps
+from scopelint.lsp.documents import Limits, SettingsCache, overlaps
 from scopelint.lsp.text import DocText, add_noqa, minimal_change, noqa_in
 
 SL107 = "import torch\n\nmodel = torch.nn.Linear(3, 1)\nwith torch.no_grad:\n    out = model(torch.ones(2, 3))\n"
@@ -69,6 +69,7 @@ class FakeServer:
             get_notebook_document=lambda **kw: None,
         )
         self.linted, self.by_uri, self.pending, self.published, self.errors = {}, {}, {}, [], []
+        self.limits = Limits()
 
     def path_of(self, uri):
         return "/nowhere/" + uri.rsplit("/", 1)[-1]
@@ -88,6 +89,13 @@ class FakeServer:
 
     def schedule(self, key, fn, delay):
         fn(self, key)
+
+    def busy(self, key):
+        return False
+
+    def submit(self, key, job, done, too_slow=None):  # the real server: on its lint worker
+        fn, args = job
+        done(fn(*args))
 
 
 def test_lint_document_publishes_diagnostics_with_lsp_ranges():
@@ -123,3 +131,53 @@ def test_code_actions_and_hover_on_their_own():
     hover = actions.hover(ls, types.HoverParams(types.TextDocumentIdentifier("file:///w/a.py"), types.Position(3, 8)))
     assert hover.contents.value.startswith("**SL107** `grad-context-not-called`")
     assert actions.hover(ls, types.HoverParams(types.TextDocumentIdentifier("file:///w/a.py"), types.Position(0, 0))) is None
+
+
+# -- the lint worker and the limits (pure) ------------------------------------------------------
+def test_worker_keeps_only_the_newest_job_per_document():
+    import threading
+
+    from scopelint.lsp.worker import Worker
+
+    started, release, delivered = threading.Event(), threading.Event(), []
+    all_done = threading.Event()
+
+    def slow(name):
+        started.set()
+        release.wait(30)
+        return name
+
+    def deliver(result, error):
+        delivered.append((result, error))
+        if len(delivered) in (2, 3):
+            all_done.set()
+
+    w = Worker()
+    w.submit("a.py", (slow, ("v1",)), 0, deliver)
+    assert started.wait(30)  # v1 runs: it cannot be stopped
+    w.submit("a.py", (str, ("v2",)), 0, deliver)
+    w.submit("a.py", (str, ("v3",)), 0, deliver)  # replaces v2, which never runs
+    assert w.queued("a.py")
+    release.set()
+    assert all_done.wait(30)
+    assert delivered == [("v1", None), ("v3", None)]
+    all_done.clear()
+    w.submit("b.py", (int, ("x",)), 0, deliver)  # a failing job: delivered with its error
+    assert all_done.wait(30)
+    assert delivered[2][0] is None and isinstance(delivered[2][1], ValueError)
+    w.stop(timeout=5)
+
+
+def test_limits():
+    limits = Limits()
+    assert limits.exceeded("x = 1\n" * 100) is None
+    assert limits.update({"scopelint": {"maxLines": 10, "maxSeconds": 2.5}}) == []
+    assert (limits.max_lines, limits.max_seconds) == (10, 2.5)
+    assert limits.exceeded("x\n" * 20) == "scopelint: document too large to analyse (21 lines > limit 10)"
+    assert limits.update({"maxLines": -1, "maxChars": True, "maxSeconds": "soon"}) == [
+        "initializationOptions.maxLines must be a whole number >= 0, not -1",
+        "initializationOptions.maxChars must be a whole number >= 0, not True",
+        "initializationOptions.maxSeconds must be a number >= 0, not 'soon'",
+    ]
+    assert limits.max_lines == 10  # kept
+    assert limits.update(None) == [] and limits.update({"maxLines": 0}) == [] and limits.exceeded("x\n" * 99999) is None

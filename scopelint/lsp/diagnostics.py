@@ -4,13 +4,13 @@ LSP form of a finding (range, severity, code)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from lsprotocol import types
 
 from scopelint import notebook
-from scopelint.engine import lint_source
-from scopelint.finding import Finding
+from scopelint.engine import Settings, lint_source
+from scopelint.finding import Finding, syntax_finding
 from scopelint.lsp.documents import Item, Linted, is_notebook_path, is_python_document
 from scopelint.lsp.text import DocText
 from scopelint.rules import ALL_RULES
@@ -62,16 +62,19 @@ def lintable(ls, uri: str) -> Optional[str]:
     return None
 
 
-def lint_document(ls, uri: str) -> None:
-    ls.pending.pop(uri, None)
-    kind = lintable(ls, uri)
-    if kind is None:
-        return
-    doc = ls.workspace.get_text_document(uri)
-    text = doc.source
-    path = ls.path_of(uri)
-    settings = ls.settings_for(path)
-    dt = DocText(text, ls.encoding())
+def too_large_item(uri: str, path: str, message: str) -> Item:
+    """The one diagnostic of a document too large to analyse (on its first line)."""
+    f = syntax_finding(path, message)
+    f.severity = "warning"
+    item = Item(f, uri, ((0, 0), (0, 0)))
+    item.diagnostic = make_diagnostic(f, item.range)
+    return item
+
+
+def lint_text(text: str, path: str, settings: Settings, encoding: str, uri: str, kind: str) -> Tuple[List[Item], List[str]]:
+    """Lint a text document: (its items, with their diagnostics; the engine's errors).
+    Pure (no server): this runs on the lint worker."""
+    dt = DocText(text, encoding)
     items: List[Item] = []
     if kind == "ipynb":
         result = lint_source(text, path, settings, notebook=True)
@@ -97,8 +100,45 @@ def lint_document(ls, uri: str) -> None:
         for f in result.findings:
             rng = finding_range(dt, f, dt.offset(*f.start), dt.offset(*f.end))
             items.append(Item(f, uri, rng))
-    ls.log_errors(result.errors)
     for item in items:
         item.diagnostic = make_diagnostic(item.finding, item.range)
-    ls.linted[uri] = Linted(doc.version, items)
-    ls.publish(uri, items, doc.version)
+    return items, list(result.errors)
+
+
+def lint_document(ls, uri: str) -> None:
+    """Lint a text document on the worker and publish the result, if it is still the
+    document's state when the lint ends (``Server.submit``)."""
+    ls.pending.pop(uri, None)
+    kind = lintable(ls, uri)
+    if kind is None:
+        return
+    doc = ls.workspace.get_text_document(uri)
+    text, version, path = doc.source, doc.version, ls.path_of(uri)
+    too_large = ls.limits.exceeded(text)
+    if too_large is not None:
+        show_too_large(ls, uri, path, version, too_large)
+        return
+    settings, encoding = ls.settings_for(path), ls.encoding()
+
+    def still_current() -> bool:  # not closed, not changed since
+        current = ls.workspace.text_documents.get(uri)
+        return current is not None and current.version == version
+
+    def done(result) -> None:
+        items, errors = result
+        if still_current():
+            ls.log_errors(errors)
+            ls.linted[uri] = Linted(version, items)
+            ls.publish(uri, items, version)
+
+    def too_slow(reason: str) -> None:
+        if still_current():
+            show_too_large(ls, uri, path, version, reason)
+
+    ls.submit(uri, (lint_text, (text, path, settings, encoding, uri, kind)), done, too_slow)
+
+
+def show_too_large(ls, uri: str, path: str, version, reason: str) -> None:
+    items = [too_large_item(uri, path, reason)]
+    ls.linted[uri] = Linted(version, items)
+    ls.publish(uri, items, version)

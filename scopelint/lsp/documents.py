@@ -2,7 +2,8 @@
 
 ``Item``: one finding shown on a document (or a synced notebook's cell) with its LSP
 range; ``Linted``: the items of one lint and the version it saw; ``SettingsCache``: the
-``pyproject.toml`` settings per document, re-read when one changes.
+``pyproject.toml`` settings per document, re-read when one changes; ``Limits``: the
+largest document the server analyses.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from scopelint.engine import Settings
 from scopelint.finding import Finding
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+TOO_LARGE = "scopelint: document too large to analyse"  # the start of every Limits message
 
 
 def is_notebook_path(path: str, language_id: Optional[str] = None) -> bool:
@@ -62,6 +64,50 @@ class SettingsCache:
             self.invalidate()
         self._seen[directory] = fp
         return self.resolver.settings_for(Path(os.path.abspath(path)))
+
+
+@dataclass
+class Limits:
+    """The largest document the server analyses. A lint costs about a millisecond a
+    line (a few seconds for a few thousand lines of many small functions, more for some
+    shapes): beyond these the server shows one diagnostic instead of analysing, so that a
+    generated or minified file cannot keep the worker busy for minutes or use gigabytes.
+    A lint that runs longer than ``max_seconds`` is stopped, with the same diagnostic.
+    Set through ``initializationOptions`` (``{"maxLines": N, "maxChars": N,
+    "maxSeconds": N}``, also under a ``"scopelint"`` key); 0 turns a limit off."""
+
+    max_lines: int = 20_000
+    max_chars: int = 2_000_000
+    max_seconds: float = 60.0
+
+    def update(self, options) -> List[str]:
+        """Take the limits from ``initializationOptions``; returns complaints."""
+        if isinstance(options, dict) and isinstance(options.get("scopelint"), dict):
+            options = options["scopelint"]
+        if not isinstance(options, dict):
+            return []
+        bad = []
+        for key, attr in (("maxLines", "max_lines"), ("maxChars", "max_chars"), ("maxSeconds", "max_seconds")):
+            if key not in options:
+                continue
+            value = options[key]
+            kinds = (int, float) if key == "maxSeconds" else int
+            if isinstance(value, bool) or not isinstance(value, kinds) or value < 0:
+                what = "a number" if key == "maxSeconds" else "a whole number"
+                bad.append(f"initializationOptions.{key} must be {what} >= 0, not {value!r}")
+                continue
+            setattr(self, attr, value)
+        return bad
+
+    def exceeded(self, text: str) -> Optional[str]:
+        """The reason ``text`` is too large to analyse, or None."""
+        chars = len(text)
+        if self.max_chars and chars > self.max_chars:
+            return f"{TOO_LARGE} ({chars} characters > limit {self.max_chars})"
+        lines = text.count("\n") + 1
+        if self.max_lines and lines > self.max_lines:
+            return f"{TOO_LARGE} ({lines} lines > limit {self.max_lines})"
+        return None
 
 
 @dataclass

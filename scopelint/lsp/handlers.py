@@ -22,11 +22,32 @@ def relint_all(ls) -> None:
         ls.schedule(uri, lint_notebook, 0)
 
 
+def reload_settings(ls) -> None:
+    """``pyproject.toml`` changed: read the settings again and lint every open document."""
+    ls.settings_changed()
+    relint_all(ls)
+
+
+def clear(ls, uri: str) -> None:
+    """Forget a document's diagnostics, and clear them in the editor if any were shown."""
+    if ls.by_uri.pop(uri, None) is not None:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
 def register(server) -> None:
     """Register every handler on ``server`` (a ``scopelint.lsp.server.Server``)."""
 
+    @server.feature(types.INITIALIZE)
+    def initialize(params):
+        for complaint in server.limits.update(params.initialization_options):
+            log.warning("%s", complaint)
+            server.show_once(f"scopelint: {complaint}; using the default")
+
     @server.feature(types.INITIALIZED)
     def initialized(params):
+        warm_up = getattr(server.worker.runner, "warm_up", None)
+        if warm_up is not None:
+            warm_up()  # the lint process imports the engine while the client gets ready
         caps = server.client_capabilities
         watch = caps.workspace and caps.workspace.did_change_watched_files
         if watch and watch.dynamic_registration:
@@ -59,8 +80,7 @@ def register(server) -> None:
     def did_save(params):
         uri = params.text_document.uri
         if server.path_of(uri).endswith("pyproject.toml"):
-            server.settings_changed()
-            relint_all(server)
+            reload_settings(server)
             return
         server.schedule(uri, lint_document, 0)
 
@@ -69,14 +89,12 @@ def register(server) -> None:
         uri = params.text_document.uri
         server.cancel_pending(uri)
         server.linted.pop(uri, None)
-        if server.by_uri.pop(uri, None) is not None:
-            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        clear(server, uri)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params):
         if any(c.uri.endswith("pyproject.toml") for c in params.changes):
-            server.settings_changed()
-            relint_all(server)
+            reload_settings(server)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def nb_did_open(params):
@@ -97,17 +115,23 @@ def register(server) -> None:
         old = server.linted.pop(uri, None)
         uris = {c.uri for c in params.cell_text_documents} | ({i.uri for i in old.items} if old else set())
         for cell_uri in uris:
-            if server.by_uri.pop(cell_uri, None) is not None:
-                server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+            clear(server, cell_uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=False
+            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND], resolve_provider=True
         ),
     )
-    def code_action(params):
-        return actions.code_actions(server, params)
+    async def code_action(params):
+        # Edits must be made from the text's current state: a request that comes while
+        # that state is still being linted waits for the lint (the loop serves others).
+        await actions.until_fresh(server, params.text_document.uri)
+        return await actions.code_actions_off_loop(server, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(params):
+        return await actions.resolve_code_action(server, params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params):
@@ -115,6 +139,11 @@ def register(server) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params):
-        for handle in server.pending.values():
-            handle.cancel()
-        server.pending.clear()
+        server.stop_linting()
+
+    @server.feature(types.EXIT)
+    def exit_(params):
+        # The exit status (LSP: 0 after shutdown, 1 without); pygls's own ``sys.exit``
+        # with it does not reach ``scopelint lsp``'s caller.
+        server.exit_status = 0 if server.protocol._shutdown else 1
+        server.stop_linting()
