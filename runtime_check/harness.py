@@ -79,17 +79,19 @@ def child_env(device: str, onednn: bool = True) -> dict:
 
 def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
+    realign: Optional[List] = None,
 ) -> RunResult:
     """Run ``source`` (saved as ``filename`` in a temp dir) under the instrumentation;
-    ``onednn=False`` runs it with the frameworks' oneDNN backend off."""
+    ``onednn=False`` runs it with the frameworks' oneDNN backend off; ``realign``: line
+    spans around which the child realigns the random streams (``_child.realign_rng``)."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
-        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn)
+        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, realign)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int, onednn: bool) -> RunResult:
+def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int, onednn: bool, realign=None) -> RunResult:
     workdir = os.path.join(tmp, "work")
     os.mkdir(workdir)
     program = os.path.join(workdir, os.path.basename(filename) or "program.py")
@@ -109,6 +111,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "cpu_seconds": int(timeout * 2) + 10,
         "mentions_cuda": bool(re.search(r"cuda|gpu", source)),
         "onednn": onednn,
+        "realign": [list(r) for r in realign or []],
     }
     cfg_path = os.path.join(tmp, "config.json")
     with open(cfg_path, "w") as fh:

@@ -3,6 +3,8 @@ finding's counterfactual fix, in parallel subprocesses, and attach the verdicts.
 
 from __future__ import annotations
 
+import ast
+import difflib
 import hashlib
 import importlib.util
 import sys
@@ -40,6 +42,9 @@ class _Job:
     filename: str
     frameworks: List[str]
     device: str
+    realign: List[Tuple[int, int]] = field(default_factory=list)  # line spans: random streams realigned around them
+    line_map: Optional[Dict[int, int]] = None  # a fixed variant's line -> the program's line
+
 
 
 def _digest(text: str) -> str:
@@ -74,6 +79,67 @@ def _program_of(result) -> _Program:
     elif not prog.frameworks:
         prog.skip = "the program imports neither torch nor mxnet"
     return prog
+
+
+def _opcodes(source: str, fixed: str):
+    return difflib.SequenceMatcher(None, source.splitlines(), fixed.splitlines(), autojunk=False).get_opcodes()
+
+
+def _line_map(opcodes) -> Dict[int, int]:
+    """A fixed variant's unchanged lines -> the same lines of the program (1-based)."""
+    out: Dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            for k in range(i2 - i1):
+                out[j1 + k + 1] = i1 + k + 1
+    return out
+
+
+def _statement_span(tree: Optional[ast.AST], row: int, end_row: int) -> Tuple[int, int]:
+    """The lines of the innermost statement holding rows ``row..end_row``."""
+    best = (row, end_row)
+    if tree is None:
+        return best
+    size = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= row and (node.end_lineno or node.lineno) >= end_row:
+            n = (node.end_lineno or node.lineno) - node.lineno
+            if size is None or n < size:
+                size, best = n, (node.lineno, node.end_lineno or node.lineno)
+    return best
+
+
+def _region(tree, finding: Finding, opcodes) -> Tuple[int, int]:
+    """The flagged statement's lines in the program, grown over the lines the fix
+    changes next to it (an eval() inserted before, a train() after; not an import added
+    at the top)."""
+    lo, hi = _statement_span(tree, finding.start[0], max(finding.start[0], finding.end[0]))
+    grown = True
+    while grown:
+        grown = False
+        for tag, i1, i2, j1, j2 in opcodes:
+            if tag in ("equal", "insert"):  # (lines inserted next to it join its image, not it)
+                continue
+            a, b = i1 + 1, i2
+            if a <= hi + 1 and b >= lo - 1 and (a < lo or b > hi):
+                lo, hi, grown = min(lo, max(a, 1)), max(hi, b), True
+    return lo, hi
+
+
+def _image(region: Tuple[int, int], opcodes) -> Optional[Tuple[int, int]]:
+    """The lines of the fixed variant that the program's ``region`` became."""
+    lo, hi = region
+    rows = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            a, b = max(lo, i1 + 1), min(hi, i2)
+            if a <= b:
+                rows += [j1 + (a - i1), j1 + (b - i1)]
+        elif j2 > j1:
+            a, b = (i1 + 1, i2) if i2 > i1 else (i1, i1 + 1)
+            if a <= hi and b >= lo:
+                rows += [j1 + 1, j2]
+    return (min(rows), max(rows)) if rows else None
 
 
 def _counterfactual(source: str, finding: Finding) -> Tuple[Optional[str], Optional[str]]:
@@ -139,8 +205,18 @@ def verify(
     plan: List[Tuple[Finding, str, Optional[Tuple], Optional[Tuple], Optional[str]]] = []
     for index, prog in enumerate(programs):
         file_key = f"{index}:{prog.display}"
+        fixes = {id(f): (None, prog.skip) if prog.skip else _counterfactual(prog.source, f) for f in prog.findings}
+        # The random streams are realigned around every flagged statement (and what its
+        # fix made of it), in the program as written (shared by all its findings) and,
+        # at the same places, in each fixed variant.
+        try:
+            tree = ast.parse(prog.source) if prog.source is not None else None
+        except SyntaxError:
+            tree = None
+        ops = {key: _opcodes(prog.source, fx) for key, (fx, why) in fixes.items() if fx is not None}
+        regions = sorted({_region(tree, f, ops[id(f)]) for f in prog.findings if id(f) in ops})
         for f in prog.findings:
-            fixed, why = (None, prog.skip) if prog.skip else _counterfactual(prog.source, f)
+            fixed, why = fixes[id(f)]
             for dev in devices:
                 if why is None and dev == "cuda" and not cuda:
                     plan.append((f, dev, None, None, "no CUDA device"))
@@ -150,9 +226,11 @@ def verify(
                     continue
                 orig_key = (file_key, dev, "original")
                 fixed_key = (file_key, dev, _digest(fixed))
-                for key, text in ((orig_key, prog.source), (fixed_key, fixed)):
-                    if key not in jobs_by_key:
-                        jobs_by_key[key] = _Job(key, text, prog.display, prog.frameworks, dev)
+                if orig_key not in jobs_by_key:
+                    jobs_by_key[orig_key] = _Job(orig_key, prog.source, prog.display, prog.frameworks, dev, regions)
+                if fixed_key not in jobs_by_key:
+                    images = sorted({im for im in (_image(r, ops[id(f)]) for r in regions) if im is not None})
+                    jobs_by_key[fixed_key] = _Job(fixed_key, fixed, prog.display, prog.frameworks, dev, images, _line_map(ops[id(f)]))
                 plan.append((f, dev, orig_key, fixed_key, None))
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
@@ -163,7 +241,7 @@ def verify(
             verdict, detail, seconds = INCONCLUSIVE, why, 0.0
         else:
             a, b = runs[orig_key], runs[fixed_key]
-            verdict, detail = compare(a, b, f.fix.message if f.fix else "")
+            verdict, detail = compare(a, b, f.fix.message if f.fix else "", jobs_by_key[fixed_key].line_map)
             seconds = a.seconds + b.seconds
             if orig_key[:2] in fallback:
                 detail += f" [{fallback[orig_key[:2]]}]"
@@ -175,6 +253,7 @@ def verify(
                 continue
             f.runtime = _combine(outcomes)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
+            f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
 
 
 def _combine(outcomes: List[Tuple[str, str, str, float]]) -> dict:
@@ -215,6 +294,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
 
     def one(job: _Job, onednn: bool):
         extra = {} if onednn else {"onednn": False}
+        if job.realign:
+            extra["realign"] = job.realign
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result
