@@ -791,3 +791,52 @@ def test_the_first_difference_in_program_order_decides():
     out_b[0]["seq"], bw_b[0]["seq"], out_a[0]["seq"], bw_a[0]["seq"] = 1, 0, 1, 0
     v, d = oracle.compare(_ok(outputs=out_a, backward=bw_a, counts=counts), _ok(outputs=out_b, backward=bw_b, counts=counts))
     assert v == oracle.CONFIRMED_GRADS and "line 9" in d and "`w`: max |Δ| 2" in d, d
+
+
+# --- check --fix --unsafe-fixes --verify: verified autofix -------------------------------------
+@pytest.mark.frameworks
+def test_fix_verify_applies_only_confirmed_unsafe_fixes(tmp_path, capsys, monkeypatch):
+    _needs({"torch", "mxnet"})
+    import ast as _ast
+    import shutil
+
+    from scopelint.cli import main
+    from scopelint.runtime_check import cli as rcli
+
+    picked = [FIXTURES / "SL204" / "bad_rnn_tbptt_hidden.py", FIXTURES / "SL102" / "bad_mxnet_backward_in_pause.py",
+              FIXTURES / "SL207" / "bad_torch_no_grad_without_eval.py"]
+    for p in picked:
+        shutil.copy(p, tmp_path / p.name)
+    before = {p.name: (tmp_path / p.name).read_text() for p in picked}
+    seen = []
+    real_init = rcli.VerifiedFixes.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        seen.append(self)
+
+    monkeypatch.setattr(rcli.VerifiedFixes, "__init__", init)
+    args = ["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--jobs", "2", "--verify-timeout", str(TIMEOUT), str(tmp_path)]
+    main(args)
+    out = capsys.readouterr().out
+    after = {name: (tmp_path / name).read_text() for name in before}
+    [vf] = seen
+    confirmed = {Path(f).name for f, code, row, verdict in vf.verdicts if verdict.startswith("confirmed:")}
+    unconfirmed = {Path(f).name for f, code, row, verdict in vf.verdicts if not verdict.startswith("confirmed:")}
+    changed = {name for name in before if after[name] != before[name]}
+    assert changed and changed <= confirmed, (changed, vf.verdicts)
+    assert "bad_mxnet_backward_in_pause.py" in unconfirmed - confirmed and "bad_mxnet_backward_in_pause.py" not in changed
+    assert "fix not applied: the verifier did not confirm the finding (refuted)" in out, out
+    for text in after.values():
+        _ast.parse(text)
+    main(args)  # a second run changes nothing
+    capsys.readouterr()
+    assert {name: (tmp_path / name).read_text() for name in before} == after
+
+
+def test_gpu_check_says_when_there_is_no_gpu():
+    if harness.cuda_present():
+        pytest.skip("a GPU is here: benchmarks/gpu_check.sh is the check")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "gpu_check.py")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no CUDA device" in proc.stderr, proc.stderr
