@@ -231,7 +231,7 @@ def _first_difference(a: dict, b: dict, line_map: Dict[int, int]) -> Optional[Tu
         for i, (ea, eb) in enumerate(zip(ea_all, eb_all), start=1):
             text = _event_difference(ea, eb, key)
             if text is not None:
-                hit = (ea.get("seq", math.inf), f"{label} #{i}{_at(ea)}: {text}", [ea], [eb])
+                hit = (ea.get("seq", math.inf), f"{label} #{i}{_at(ea)}: {text}", [ea], [eb], False)
                 break
         if hit is None and na != nb:
             i = min(len(ea_all), len(eb_all))
@@ -241,17 +241,17 @@ def _first_difference(a: dict, b: dict, line_map: Dict[int, int]) -> Optional[Tu
                 row = line_map.get(eb_all[i].get("line"))
                 where = f" (line {row})" if row else ""
             seq = extra.get("seq", math.inf) if extra else math.inf
-            hit = (seq, f"{na} {label}s as written vs {nb} with the fix; the first unmatched one is #{i + 1}{where}", ea_all, eb_all)
+            hit = (seq, f"{na} {label}s as written vs {nb} with the fix; the first unmatched one is #{i + 1}{where}", ea_all, eb_all, True)
         if hit is not None:
-            found.append((hit[0], rank, verdict, kind, hit[1], hit[2], hit[3]))
+            found.append((hit[0], rank, verdict, kind) + hit[1:])
     if not found:
         return None
-    _, _, verdict, kind, text, ea, eb = min(found, key=lambda h: h[:2])
+    _, _, verdict, kind, text, ea, eb, counted = min(found, key=lambda h: h[:2])
     if kind == "outputs":
         return verdict, f"outputs differ at {text}{_training_note(ea, eb) or _training_note(a['outputs'], b['outputs'])}"
     if kind == "steps":
         return verdict, f"parameters differ after {text}"
-    if text.split(": ", 1)[-1][:1].isdigit():
+    if counted:
         return verdict, text
     return verdict, f"gradients differ at {text}"
 
