@@ -1,8 +1,10 @@
+import libcst as cst
+
 from scopelint.core.flow import carried_tag
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, graph_path, recorded
 from scopelint.core.roles import is_model_call
-from scopelint.fixkit import detach_expression
+from scopelint.fixkit import code_of, detach_expression, detached, detached_state, localized, module_fix, quiet, statement_of
 from scopelint.rule import Report, Rule
 
 
@@ -66,7 +68,7 @@ class HiddenStateNotDetached(Rule):
                 expr = call.node.args[carried[0]].value
                 single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
                 each = True if facts.frameworks == {MXNET} else (False if single else "either")
-                fix = detach_expression(expr, "Detach the state carried from the previous iteration", each=each)
+                fix = _detach_fix(ctx, call.node, expr, each)
                 yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached", fix)
 
     @staticmethod
@@ -89,6 +91,70 @@ def _param_key(args, i):
     """The parameter argument ``i`` sets: its keyword, else its position."""
     arg = args[i]
     return arg.keyword.value if arg.keyword is not None else sum(1 for a in args[:i] if a.keyword is None and not a.star)
+
+
+MESSAGE = "Detach the state carried from the previous iteration"
+
+
+def _detach_fix(ctx, call: cst.Call, expr: cst.BaseExpression, each):
+    """Where the forward rebinds the state it was given (``out, h = rnn(x, h)``), detach
+    it right after: ``h = h.detach()`` (an LSTM's ``(h, c)`` each, MXNet's list of states
+    each). A forward's state is never None, so this holds for a state that starts as
+    None (``rnn(x, None)`` makes zeros), and the first iteration still reaches a learned
+    initial state. Otherwise the state is detached where it is passed, None kept."""
+    after = _detach_after(ctx, call, expr, each)
+    if after is not None:
+        return after
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        return localized(expr, _guarded(expr, _detached_form(expr, each)), MESSAGE)
+    return detach_expression(expr, MESSAGE, each=each)
+
+
+def _detached_form(expr, each):
+    if each == "either":
+        return detached_state(expr)
+    if each is True:
+        item = cst.Name("s")
+        return cst.ListComp(elt=detached(item), for_in=cst.CompFor(target=item, iter=expr))
+    return detached(expr)
+
+
+def _guarded(expr, form):
+    """``(None if expr is None else form)``."""
+    test = cst.Comparison(left=expr, comparisons=[cst.ComparisonTarget(operator=cst.Is(), comparator=cst.Name("None"))])
+    return cst.IfExp(test=test, body=cst.Name("None"), orelse=form, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+@quiet
+def _detach_after(ctx, call: cst.Call, expr: cst.BaseExpression, each):
+    names = (cst.Name, cst.Attribute)
+    pair = isinstance(expr, cst.Tuple) and expr.elements and all(isinstance(el.value, names) for el in expr.elements)
+    if not isinstance(expr, names) and not pair:
+        return None
+    module = ctx.facts.module
+    stmt = statement_of(module, call)
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    assign = stmt.body[0]
+    if not isinstance(assign, cst.Assign) or assign.value is not call:
+        return None
+    name = code_of(expr)
+    targets = []
+    for t in assign.targets:
+        node = t.target
+        targets += [el.value for el in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
+    if not any(code_of(t) == name for t in targets):
+        return None
+    if pair:  # out, (h, c) = lstm(x, (h, c)): h, c = h.detach(), c.detach()
+        bare = expr.with_changes(lpar=[], rpar=[])
+        value = bare.with_changes(elements=[el.with_changes(value=detached(el.value)) for el in bare.elements])
+        line = cst.SimpleStatementLine([cst.Assign(targets=[cst.AssignTarget(target=bare)], value=value)])
+        return module_fix(module, {id(stmt): cst.FlattenSentinel([stmt, line])}, MESSAGE)
+    form = _detached_form(expr, each)
+    if each == "either" and isinstance(form, cst.IfExp):
+        form = form.with_changes(lpar=[], rpar=[])
+    line = cst.SimpleStatementLine([cst.Assign(targets=[cst.AssignTarget(target=expr)], value=form)])
+    return module_fix(module, {id(stmt): cst.FlattenSentinel([stmt, line])}, MESSAGE)
 
 
 RULE = HiddenStateNotDetached

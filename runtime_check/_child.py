@@ -42,6 +42,8 @@ import traceback
 MAX_EVENTS = 200  # per kind; beyond that only counted
 MAX_TENSORS = 64  # tensors summarised per event
 MAX_GRAPH_NODES = 20000
+HEAD_VALUES = 128  # leading values kept per summarised tensor (for max |difference|)
+MAX_VALUES = 400000  # per trace; beyond, summaries keep only sums
 
 # oneDNN's own error texts (dnnl::error: "could not create a primitive descriptor for
 # ...", "could not execute a primitive"), its diagnostic hint, or the library named.
@@ -109,6 +111,8 @@ class Trace:
         }
         self.depth = 0  # inside an instrumented call: nested ones are not recorded again
         self.written = False
+        self.seq = 0  # every event's place in program order, across kinds
+        self.values_left = MAX_VALUES
 
     def note_error(self, where, exc):
         errs = self.data["instrumentation_errors"]
@@ -117,8 +121,58 @@ class Trace:
 
     def add(self, kind, counter, event):
         self.data["counts"][counter] += 1
+        event["seq"] = self.seq
+        self.seq += 1
         if len(self.data[kind]) < MAX_EVENTS:
             self.data[kind].append(event)
+
+    def take_values(self, numel):
+        """How many leading values of a tensor to keep (within the trace's budget)."""
+        n = min(numel, HEAD_VALUES, self.values_left)
+        self.values_left -= n
+        return n
+
+    def program_frame(self):
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_code.co_filename == self.program:
+                return f
+            f = f.f_back
+        return None
+
+    def names(self, wanted, kinds, members):
+        """Names the program gives the objects whose ids are in ``wanted``: variables of
+        the running program frame (locals, then globals, then ``self``'s attributes)
+        bound to them, or ``var.param`` for parameters of a module/block so bound
+        (``members(obj)`` yields (name, param) pairs; ``kinds`` are the tensor types)."""
+        found = {}
+        f = self.program_frame()
+        if f is None or not wanted:
+            return found
+        scopes = [f.f_locals]
+        if f.f_globals is not f.f_locals:
+            scopes.append(f.f_globals)
+        me = f.f_locals.get("self")
+        if me is not None and isinstance(getattr(me, "__dict__", None), dict):
+            scopes.append({f"self.{k}": v for k, v in vars(me).items()})
+        for scope in scopes:
+            for var, obj in list(scope.items()):
+                if var.startswith("__") or len(found) == len(wanted):
+                    continue
+                try:
+                    if isinstance(obj, kinds):
+                        if id(obj) in wanted:
+                            found.setdefault(id(obj), var)
+                        continue
+                    pairs = members(obj)
+                    if pairs is None:
+                        continue
+                    for n, p in pairs:
+                        if id(p) in wanted:
+                            found.setdefault(id(p), f"{var}.{n}")
+                except Exception:
+                    continue
+        return found
 
     def map_device(self, what):
         if what not in self.data["device_map"]:
@@ -187,7 +241,11 @@ def install_torch(T, map_cuda):
                 if d.numel() == 0:
                     return {"shape": shape, "sum": 0.0, "abs": 0.0}
                 d = d.to(torch.float64)
-                return {"shape": shape, "sum": _num(d.sum().item()), "abs": _num(d.abs().sum().item())}
+                out = {"shape": shape, "sum": _num(d.sum().item()), "abs": _num(d.abs().sum().item())}
+                head = T.take_values(d.numel())
+                if head:
+                    out["head"] = [_num(v) for v in d.reshape(-1)[:head].cpu().tolist()]
+                return out
         except Exception as exc:
             T.note_error("summary", exc)
             return {"shape": list(getattr(t, "shape", []))}
@@ -240,6 +298,37 @@ def install_torch(T, map_cuda):
                 pass
         return found + order
 
+    def members(obj):
+        if isinstance(obj, torch.nn.Module):
+            return obj.named_parameters()
+        return None
+
+    def tensor_names(tensors):
+        """A stable name per tensor, to match gradients across variants: the program's
+        variable (``x``) or ``model.0.weight`` for a parameter of a module it binds; else
+        the parameter's name in a module called at the top level (``weight of Linear``);
+        else its place among the unnamed ones."""
+        try:
+            wanted = {id(t) for t in tensors}
+            found = T.names(wanted, (torch.Tensor,), members)
+            for m in list(roots):
+                if len(found) == len(wanted):
+                    break
+                for n, p in m.named_parameters():
+                    if id(p) in wanted:
+                        found.setdefault(id(p), f"{n} of {type(m).__name__}")
+        except Exception as exc:
+            T.note_error("names", exc)
+            found = {}
+        out, k = [], 0
+        for t in tensors:
+            name = found.get(id(t))
+            if name is None:
+                k += 1
+                name = f"leaf {k}"
+            out.append(name)
+        return out
+
     def as_list(x):
         if isinstance(x, torch.Tensor):
             return [x]
@@ -262,7 +351,8 @@ def install_torch(T, map_cuda):
         finally:
             T.depth -= 1
         try:
-            T.add("backward", "backward", {"api": api, "line": line, "grads": [summary(t.grad) for t in targets[:MAX_TENSORS]]})
+            targets = targets[:MAX_TENSORS]
+            T.add("backward", "backward", {"api": api, "line": line, "grads": [summary(t.grad) for t in targets], "names": tensor_names(targets)})
         except Exception as exc:
             T.note_error("backward", exc)
         return result
@@ -303,7 +393,8 @@ def install_torch(T, map_cuda):
     def step_hook(optimizer, args, kwargs):
         try:
             params = [p for g in optimizer.param_groups for p in g["params"]]
-            T.add("steps", "steps", {"api": type(optimizer).__name__ + ".step", "line": T.program_line(), "params": [summary(p) for p in params[:MAX_TENSORS]]})
+            params = params[:MAX_TENSORS]
+            T.add("steps", "steps", {"api": type(optimizer).__name__ + ".step", "line": T.program_line(), "params": [summary(p) for p in params], "names": tensor_names(params)})
         except Exception as exc:
             T.note_error("step", exc)
 
@@ -315,8 +406,13 @@ def install_torch(T, map_cuda):
         T.note_error("optimizer hook", exc)
 
     state = {"depth": 0}
+    import weakref
+
+    roots = weakref.WeakSet()  # modules called at the top level
 
     def pre_hook(module, args):
+        if state["depth"] == 0 and len(roots) < 64:
+            roots.add(module)
         state["depth"] += 1
 
     def post_hook(module, args, output):
@@ -329,7 +425,7 @@ def install_torch(T, map_cuda):
             T.data["counts"]["outputs_recorded"] += int(recorded)
             T.add("outputs", "outputs", {
                 "what": type(module).__name__, "line": T.program_line(), "recorded": recorded,
-                "values": [summary(t) for t in tensors],
+                "training": bool(module.training), "values": [summary(t) for t in tensors],
             })
         except Exception as exc:
             T.note_error("forward hook", exc)
@@ -464,27 +560,41 @@ def install_mxnet(T, map_gpu):
             import numpy as np
 
             v = a.asnumpy().astype(np.float64)
-            return {"shape": list(v.shape), "sum": _num(v.sum()), "abs": _num(np.abs(v).sum())}
+            out = {"shape": list(v.shape), "sum": _num(v.sum()), "abs": _num(np.abs(v).sum())}
+            head = T.take_values(v.size)
+            if head:
+                out["head"] = [_num(x) for x in v.reshape(-1)[:head].tolist()]
+            return out
         except Exception as exc:
             T.note_error("summary", exc)
             return {"shape": list(getattr(a, "shape", []))}
 
     def grads():
-        out = []
-        for a in tracked[:MAX_TENSORS]:
+        """(summaries, names): the arrays given attach_grad (named by the program's
+        variables, else by attach order), then the parameters (by their names)."""
+        out, names = [], []
+        arrays = tracked[:MAX_TENSORS]
+        try:
+            found = T.names({id(a) for a in arrays}, (NDArray,), lambda obj: None)
+        except Exception:
+            found = {}
+        for k, a in enumerate(arrays, start=1):
             try:
                 out.append(summary(a.grad))
             except Exception:
                 out.append(None)
+            names.append(found.get(id(a), f"array {k}"))
         for p in params:
             if len(out) >= MAX_TENSORS:
                 break
             try:
                 if p.grad_req != "null" and p._data is not None:
                     out.append(summary(p.grad()))
+                    names.append(p.name)
             except Exception:
                 out.append(None)
-        return out
+                names.append(getattr(p, "name", "parameter"))
+        return out, names
 
     orig_attach = NDArray.attach_grad
 
@@ -516,7 +626,8 @@ def install_mxnet(T, map_gpu):
         finally:
             T.depth -= 1
         try:
-            T.add("backward", "backward", {"api": api, "line": line, "grads": grads()})
+            values, names = grads()
+            T.add("backward", "backward", {"api": api, "line": line, "grads": values, "names": names})
         except Exception as exc:
             T.note_error("backward", exc)
         return result
@@ -559,7 +670,7 @@ def install_mxnet(T, map_gpu):
         result = orig_step(self, *args, **kwargs)
         try:
             ps = list(getattr(self, "_params", []))[:MAX_TENSORS]
-            T.add("steps", "steps", {"api": "Trainer.step", "line": T.program_line(), "params": [summary(p.data()) for p in ps]})
+            T.add("steps", "steps", {"api": "Trainer.step", "line": T.program_line(), "params": [summary(p.data()) for p in ps], "names": [p.name for p in ps]})
         except Exception as exc:
             T.note_error("step", exc)
         return result
@@ -614,6 +725,97 @@ def install_mxnet(T, map_gpu):
         if hasattr(mx, "device") and hasattr(mx.device, "gpu"):
             mx.device.gpu = gpu
     return None
+
+
+# --- random streams realigned around the flagged statements ---------------------------
+def rng_state(frameworks, device):
+    """What ``restore_rng`` needs to put every random stream back where it is now."""
+    import random
+
+    saved = {"random": random.getstate()}
+    try:
+        import numpy
+
+        saved["numpy"] = numpy.random.get_state()
+    except Exception:
+        pass
+    if "torch" in frameworks:
+        import torch
+
+        saved["torch"] = torch.get_rng_state()
+        try:
+            if torch.cuda.is_initialized():
+                saved["cuda"] = torch.cuda.get_rng_state_all()
+        except Exception:
+            pass
+    return saved
+
+
+def restore_rng(saved, frameworks, seed):
+    import random
+
+    random.setstate(saved["random"])
+    if "numpy" in saved:
+        import numpy
+
+        numpy.random.set_state(saved["numpy"])
+    if "torch" in saved:
+        import torch
+
+        torch.set_rng_state(saved["torch"])
+        if "cuda" in saved:
+            torch.cuda.set_rng_state_all(saved["cuda"])
+    if "mxnet" in frameworks:  # MXNet cannot read its state back: reseed, the same in every variant
+        import mxnet
+
+        mxnet.random.seed(seed)
+
+
+def realign_rng(T, regions, frameworks, seed):
+    """Around each region (a span of program lines: the flagged statement, or what the
+    fix made of it), save every random stream when execution enters it and restore it
+    when execution leaves it (a line outside it in the frame that entered, or that
+    frame's return), so that random numbers the statement draws, more or fewer with
+    the fix (Dropout in training mode, say), do not shift every later draw: later
+    differences are then the fix's effect, not a drift of the random streams.
+    ``T.data["realigned"]`` counts the restores."""
+    spans = [(int(lo), int(hi)) for lo, hi in regions]
+    program = T.program
+    state = {"frame": None, "saved": None, "n": 0}
+    T.data["realigned"] = 0
+
+    def inside(line):
+        return any(lo <= line <= hi for lo, hi in spans)
+
+    def leave():
+        state["frame"] = None
+        state["n"] += 1
+        T.data["realigned"] += 1
+        try:
+            restore_rng(state["saved"], frameworks, seed + state["n"])
+        except Exception as exc:
+            T.note_error("realign", exc)
+
+    def local(frame, event, arg):
+        try:
+            if event == "line":
+                if state["frame"] is None:
+                    if inside(frame.f_lineno):
+                        state["frame"], state["saved"] = frame, rng_state(frameworks, T.cfg.get("device"))
+                elif state["frame"] is frame and not inside(frame.f_lineno):
+                    leave()
+                    if inside(frame.f_lineno):  # (an adjacent region)
+                        state["frame"], state["saved"] = frame, rng_state(frameworks, T.cfg.get("device"))
+            elif event == "return" and state["frame"] is frame:
+                leave()
+        except Exception as exc:
+            T.note_error("realign", exc)
+        return local
+
+    def calls(frame, event, arg):
+        return local if frame.f_code.co_filename == program else None
+
+    sys.settrace(calls)
 
 
 # --- running ----------------------------------------------------------------------
@@ -763,7 +965,6 @@ def watch_lines(T, program, lines):
             want.discard(frame.f_lineno)
             reached.append(frame.f_lineno)
             if not want:
-                sys.settrace(None)
                 return None
         return local
 
@@ -775,7 +976,30 @@ def watch_lines(T, program, lines):
     import threading
 
     threading.settrace(calls)  # the flagged line may run in a thread the program starts
-    sys.settrace(calls)
+    sys.settrace(_chained(sys.gettrace(), calls))  # (with ``realign_rng``'s tracer, if set)
+
+
+def _chained(first, second):
+    """One global trace function that runs two (``sys.settrace`` holds only one)."""
+    if first is None:
+        return second
+
+    def calls(frame, event, arg):
+        return _both(first(frame, event, arg), second(frame, event, arg))
+
+    return calls
+
+
+def _both(a, b):
+    """A local trace function running the local tracers ``a`` and ``b`` (either None)."""
+    if a is None or b is None:
+        return a if b is None else b
+
+    def local(frame, event, arg):
+        na, nb = a(frame, event, arg), b(frame, event, arg)
+        return local if (na is a and nb is b) else _both(na, nb)
+
+    return local
 
 
 def main():
@@ -832,6 +1056,8 @@ def main():
         seed_all(cfg.get("seed", 0), T.data["frameworks"])
     except Exception as exc:
         T.note_error("seed", exc)
+    if cfg.get("realign"):
+        realign_rng(T, cfg["realign"], T.data["frameworks"], cfg.get("seed", 0))
     T.data["rss_start_kb"] = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     os._exit = os_exit
     namespace = None

@@ -57,6 +57,79 @@ def run(args, results: List) -> None:
         annotate_text(results, concise=args.output_format == "concise")
 
 
+def _key(text: str, f) -> tuple:
+    """What a finding is across the re-lints of fix rounds: its rule, the flagged line's
+    text and its fix (positions move as earlier fixes land)."""
+    lines = text.splitlines()
+    row = f.start[0]
+    line = lines[row - 1].strip() if 0 < row <= len(lines) else ""
+    return (f.code, line, f.fix.message if f.fix else None)
+
+
+class VerifiedFixes:
+    """``check --fix --unsafe-fixes --verify``: an unsafe fix is applied only where the
+    verifier confirmed the finding (``confirmed:*``: the fixed program then ran to the
+    end without an error); a refuted or inconclusive finding keeps its code, and the
+    output says why. Safe fixes apply as usual.
+
+    ``verify_first`` runs the verifier on the findings as checked; ``apply`` wraps the
+    fixer's ``apply`` so that every round (each re-lints the text) applies only those
+    unsafe fixes; ``explain`` gives the findings that remain their verdict and why their
+    fix was withheld."""
+
+    def __init__(self, args, results: List):
+        self.args = args
+        self.confirmed = set()
+        self.withheld = {}  # key -> (runtime, why)
+        self.verdicts = []  # (file, code, row, verdict) of every unsafe fix, as first checked
+        self.verify_first(results)
+
+    def verify_first(self, results: List) -> None:
+        from scopelint.runtime_check.verify import verify
+
+        verify(results, self.args.device, self.args.verify_timeout, max(1, self.args.jobs), progress=sys.stderr)
+        for res in results:
+            text = res.source or ""
+            for f in res.findings:
+                if f.fix is None or f.fix.applicability == "safe":
+                    continue
+                rt = f.runtime or {}
+                key = _key(text, f)
+                self.verdicts.append((res.filename, f.code, f.start[0], rt.get("verdict")))
+                if str(rt.get("verdict", "")).startswith("confirmed:"):
+                    self.confirmed.add(key)
+                else:
+                    why = f"fix not applied: the verifier did not confirm the finding ({rt.get('verdict', 'not verified')})"
+                    self.withheld[key] = (dict(rt) if rt else None, why)
+
+    def apply(self, inner):
+        def apply(text, findings, unsafe):
+            chosen = [f for f in findings if f.fix is None or f.fix.applicability == "safe" or _key(text, f) in self.confirmed]
+            return inner(text, chosen, unsafe)
+
+        return apply
+
+    def explain(self, results: List) -> None:
+        for res in results:
+            text = res.source or ""
+            for f in res.findings:
+                if f.fix is None or f.fix.applicability == "safe":
+                    continue
+                runtime, why = self.withheld.get(_key(text, f), (None, "fix not applied: not verified (it appeared after other fixes)"))
+                if f.runtime is None and runtime is not None:
+                    f.runtime = runtime
+                f.extra["fix_withheld"] = why
+        if getattr(self.args, "output_format", "text") in ("text", "concise"):
+            annotate_text(results, concise=self.args.output_format == "concise")
+            if self.args.output_format == "text":
+                for res in results:
+                    for f in res.findings:
+                        if "fix_withheld" in f.extra:
+                            gutter = " " * len(str(f.start[0]))
+                            line = f"{gutter} = {f.extra['fix_withheld']}"
+                            f.help = f"{f.help}\n{line}" if f.help else line.split("= ", 1)[1]
+
+
 def runtime_line(f) -> str:
     rt = f.runtime or {}
     return f"{rt.get('verdict')} on {rt.get('device')}: {rt.get('detail')}"

@@ -196,14 +196,16 @@ def child_env(device: str, onednn: bool = True, home: Optional[str] = None) -> d
 
 def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
-    folder: Optional[str] = None, watch: Sequence[int] = (),
+    folder: Optional[str] = None, watch: Sequence[int] = (), realign: Optional[List] = None,
 ) -> RunResult:
     """Run ``source`` (saved as ``filename`` in a private copy of ``folder``, or of
     nothing) under the instrumentation; ``onednn=False`` runs it with the frameworks'
-    oneDNN backend off; the trace says which of the ``watch`` lines ran."""
+    oneDNN backend off; the trace says which of the ``watch`` lines ran; ``realign``:
+    line spans around which the child realigns the random streams
+    (``_child.realign_rng``)."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
-        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch))
+        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign)
     finally:
         _remove(tmp)
 
@@ -259,7 +261,7 @@ def _chown_tree(path: str, uid: int, gid: int) -> None:
 
 
 def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int,
-            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = ()) -> RunResult:
+            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None) -> RunResult:
     iso = isolation()
     os.chmod(tmp, 0o711)  # the sandbox's user may pass through, not list (stdout, stderr stay private)
     box = os.path.join(tmp, "box")
@@ -296,6 +298,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "mentions_cuda": bool(re.search(r"cuda|gpu", source)),
         "onednn": onednn,
         "watch": sorted(set(watch)),
+        "realign": [list(r) for r in realign or []],
     }
     cfg_r, cfg_w = os.pipe()
     out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import signal
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from scopelint.runtime_check.harness import RunResult
 
@@ -165,9 +165,10 @@ def _exception(run: RunResult) -> Optional[dict]:
 
 
 # --- the verdict ---------------------------------------------------------------------------
-def compare(original: RunResult, fixed: RunResult, fix_message: str = "") -> Tuple[str, str]:
-    """(verdict, detail) for one finding."""
-    verdict, detail = _compare(original, fixed, fix_message)
+def compare(original: RunResult, fixed: RunResult, fix_message: str = "", line_map: Optional[Dict[int, int]] = None) -> Tuple[str, str]:
+    """(verdict, detail) for one finding; ``line_map`` takes the fixed variant's lines
+    to the program's (for evidence seen only with the fix)."""
+    verdict, detail = _compare(original, fixed, fix_message, line_map or {})
     mapped = []
     for run in (original, fixed):
         for m in (run.trace or {}).get("device_map") or []:
@@ -178,7 +179,7 @@ def compare(original: RunResult, fixed: RunResult, fix_message: str = "") -> Tup
     return verdict, detail
 
 
-def _compare(original: RunResult, fixed: RunResult, fix_message: str) -> Tuple[str, str]:
+def _compare(original: RunResult, fixed: RunResult, fix_message: str, line_map: Dict[int, int]) -> Tuple[str, str]:
     for run, who in ((original, "program as written"), (fixed, "fixed program")):
         t = run.trace or {}
         if t.get("no_cuda"):
@@ -207,29 +208,131 @@ def _compare(original: RunResult, fixed: RunResult, fix_message: str) -> Tuple[s
         return INCONCLUSIVE, f"both variants fail: {_exception_text(ea)} as written; {_exception_text(eb)}{with_fix}"
     if eb is not None:
         return INCONCLUSIVE, f"the fix breaks the program: {_exception_text(eb)}"
-    return _compare_traces(original, fixed)
+    return _compare_traces(original, fixed, line_map)
 
 
-def _compare_traces(original: RunResult, fixed: RunResult) -> Tuple[str, str]:
+# What the traces hold, in the order a tie (events without a place in program order) is broken.
+_KINDS = (
+    ("backward", "backward call", "grads", CONFIRMED_GRADS),
+    ("grad", "autograd.grad call", "grads", CONFIRMED_GRADS),
+    ("steps", "optimizer step", "params", CONFIRMED_GRADS),
+    ("outputs", "forward pass", "values", CONFIRMED_OUTPUTS),
+)
+
+
+def _first_difference(a: dict, b: dict, line_map: Dict[int, int]) -> Optional[Tuple[str, str]]:
+    """(verdict, detail) of the first difference in program order (the events' ``seq``)
+    between the two traces, over gradients, parameters after steps and forward outputs."""
+    found = []
+    for rank, (kind, label, key, verdict) in enumerate(_KINDS):
+        ea_all, eb_all = a.get(kind) or [], b.get(kind) or []
+        na, nb = a["counts"][kind], b["counts"][kind]
+        hit = None
+        for i, (ea, eb) in enumerate(zip(ea_all, eb_all), start=1):
+            text = _event_difference(ea, eb, key)
+            if text is not None:
+                hit = (ea.get("seq", math.inf), f"{label} #{i}{_at(ea)}: {text}", [ea], [eb], False)
+                break
+        if hit is None and na != nb:
+            i = min(len(ea_all), len(eb_all))
+            extra = ea_all[i] if i < len(ea_all) else None
+            where = _at(extra) if extra else ""
+            if extra is None and i < len(eb_all):
+                row = line_map.get(eb_all[i].get("line"))
+                where = f" (line {row})" if row else ""
+            seq = extra.get("seq", math.inf) if extra else math.inf
+            hit = (seq, f"{na} {label}s as written vs {nb} with the fix; the first unmatched one is #{i + 1}{where}", ea_all, eb_all, True)
+        if hit is not None:
+            found.append((hit[0], rank, verdict, kind) + hit[1:])
+    if not found:
+        return None
+    _, _, verdict, kind, text, ea, eb, counted = min(found, key=lambda h: h[:2])
+    if kind == "outputs":
+        return verdict, f"outputs differ at {text}{_training_note(ea, eb) or _training_note(a['outputs'], b['outputs'])}"
+    if kind == "steps":
+        return verdict, f"parameters differ after {text}"
+    if counted:
+        return verdict, text
+    return verdict, f"gradients differ at {text}"
+
+
+def _event_difference(ea: dict, eb: dict, key: str) -> Optional[str]:
+    """How two events' tensors differ, matched by name where the trace names them
+    (a parameter's name in its module, the program's variable), else by position:
+    the tensor that differs most, by how much, and how many differ."""
+    va, vb = ea.get(key) or [], eb.get(key) or []
+    names_a, names_b = ea.get("names"), eb.get("names")
+    if names_a and names_b and len(names_a) == len(va) and len(names_b) == len(vb):
+        da, db = dict(zip(names_a, va)), dict(zip(names_b, vb))
+        only_a = [n for n in names_a if n not in db]
+        only_b = [n for n in names_b if n not in da]
+        if only_a or only_b:
+            parts = []
+            if only_a:
+                parts.append(f"{', '.join(map(_q, only_a[:3]))} only as written")
+            if only_b:
+                parts.append(f"{', '.join(map(_q, only_b[:3]))} only with the fix")
+            return "; ".join(parts)
+        pairs = [(n, da[n], db[n]) for n in names_a]
+    else:
+        if len(va) != len(vb):
+            return f"{len(va)} tensors vs {len(vb)} with the fix"
+        pairs = [(f"tensor {j}", sa, sb) for j, (sa, sb) in enumerate(zip(va, vb))]
+    differing = [(n, sa, sb) for n, sa, sb in pairs if not _same_summary(sa, sb)]
+    if not differing:
+        return None
+    worst = max(differing, key=lambda d: _max_delta(d[1], d[2])[0])
+    how = f"{len(differing)} of {len(pairs)} differ; most: " if len(pairs) > 1 else ""
+    return f"{how}{_tensor_difference(*worst)}"
+
+
+def _q(name: str) -> str:
+    return f"`{name}`"
+
+
+def _max_delta(sa: Optional[dict], sb: Optional[dict]) -> Tuple[float, bool]:
+    """(largest |difference| over the values both summaries keep, whether that covers
+    every value); (inf, True) where one is missing or the shapes differ."""
+    if sa is None or sb is None or sa.get("shape") != sb.get("shape"):
+        return math.inf, True
+    ha, hb = sa.get("head"), sb.get("head")
+    if not ha or not hb or len(ha) != len(hb):
+        return -1.0, False
+    worst = 0.0
+    for x, y in zip(ha, hb):
+        if isinstance(x, str) or isinstance(y, str):
+            if x != y:
+                return math.inf, True
+            continue
+        worst = max(worst, abs(x - y))
+    numel = math.prod(sa.get("shape") or [1])
+    return worst, len(ha) >= numel
+
+
+def _tensor_difference(name: str, sa: Optional[dict], sb: Optional[dict]) -> str:
+    if sa is None or sb is None:
+        return f"{_q(name)}: {_fmt_summary(sa)} as written vs {_fmt_summary(sb)} with the fix"
+    if sa.get("shape") != sb.get("shape"):
+        return f"{_q(name)}: shape {_fmt_summary(sa)} as written vs {_fmt_summary(sb)} with the fix"
+    delta, whole = _max_delta(sa, sb)
+    sums = f"{_fmt_summary(sa)} as written vs {_fmt_summary(sb)} with the fix"
+    if delta == math.inf:
+        return f"{_q(name)}: non-finite values differ ({sums})"
+    if delta < 0:
+        return f"{_q(name)}: {sums}"
+    if delta <= ATOL and not whole:
+        return f"{_q(name)}: {sums} (its first {len(sa['head'])} values agree)"
+    bound = "" if whole else f" (over its first {len(sa['head'])} values)"
+    return f"{_q(name)}: max |Δ| {delta:.3g}{bound}; {sums}"
+
+
+def _compare_traces(original: RunResult, fixed: RunResult, line_map: Dict[int, int]) -> Tuple[str, str]:
     a, b = original.trace, fixed.trace
     ca, cb = a["counts"], b["counts"]
     notes = ""
-
-    # gradients: backward calls, grad() results, parameters after optimizer steps
-    for kind, label, key in (("backward", "backward call", "grads"), ("grad", "autograd.grad call", "grads"), ("steps", "optimizer step", "params")):
-        if ca[kind] != cb[kind]:
-            return CONFIRMED_GRADS, f"{ca[kind]} {label}s as written vs {cb[kind]} with the fix{notes}"
-        diff = _first_value_difference(a[kind], b[kind], key, label)
-        if diff is not None:
-            return CONFIRMED_GRADS, f"gradients differ at {diff}{notes}" if kind != "steps" else f"parameters differ after {diff}{notes}"
-
-    # forward outputs seen at module/block calls
-    if ca["outputs"] != cb["outputs"]:
-        return CONFIRMED_OUTPUTS, f"{ca['outputs']} forward passes as written vs {cb['outputs']} with the fix{notes}"
-    diff = _first_value_difference(a["outputs"], b["outputs"], "values", "forward pass")
-    if diff is not None:
-        training = _training_note(a["outputs"], b["outputs"])
-        return CONFIRMED_OUTPUTS, f"outputs differ at {diff}{training}{notes}"
+    first = _first_difference(a, b, line_map)
+    if first is not None:
+        return first[0], first[1] + notes
 
     printed = stdout_difference(original.stdout, fixed.stdout)
 

@@ -3,6 +3,7 @@ finding's counterfactual fix, in parallel subprocesses, and attach the verdicts.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import hashlib
 import importlib.util
@@ -45,6 +46,8 @@ class _Job:
     device: str
     folder: Optional[str] = None
     watch: set = field(default_factory=set)  # lines whose running the trace reports
+    realign: List[Tuple[int, int]] = field(default_factory=list)  # line spans: random streams realigned around them
+    line_map: Optional[Dict[int, int]] = None  # a fixed variant's line -> the program's line
 
 
 def _lines(f: Finding) -> List[int]:
@@ -113,6 +116,67 @@ def _program_of(result) -> _Program:
     return prog
 
 
+def _opcodes(source: str, fixed: str):
+    return difflib.SequenceMatcher(None, source.splitlines(), fixed.splitlines(), autojunk=False).get_opcodes()
+
+
+def _line_map(opcodes) -> Dict[int, int]:
+    """A fixed variant's unchanged lines -> the same lines of the program (1-based)."""
+    out: Dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            for k in range(i2 - i1):
+                out[j1 + k + 1] = i1 + k + 1
+    return out
+
+
+def _statement_span(tree: Optional[ast.AST], row: int, end_row: int) -> Tuple[int, int]:
+    """The lines of the innermost statement holding rows ``row..end_row``."""
+    best = (row, end_row)
+    if tree is None:
+        return best
+    size = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= row and (node.end_lineno or node.lineno) >= end_row:
+            n = (node.end_lineno or node.lineno) - node.lineno
+            if size is None or n < size:
+                size, best = n, (node.lineno, node.end_lineno or node.lineno)
+    return best
+
+
+def _region(tree, finding: Finding, opcodes) -> Tuple[int, int]:
+    """The flagged statement's lines in the program, grown over the lines the fix
+    changes next to it (an eval() inserted before, a train() after; not an import added
+    at the top)."""
+    lo, hi = _statement_span(tree, finding.start[0], max(finding.start[0], finding.end[0]))
+    grown = True
+    while grown:
+        grown = False
+        for tag, i1, i2, j1, j2 in opcodes:
+            if tag in ("equal", "insert"):  # (lines inserted next to it join its image, not it)
+                continue
+            a, b = i1 + 1, i2
+            if a <= hi + 1 and b >= lo - 1 and (a < lo or b > hi):
+                lo, hi, grown = min(lo, max(a, 1)), max(hi, b), True
+    return lo, hi
+
+
+def _image(region: Tuple[int, int], opcodes) -> Optional[Tuple[int, int]]:
+    """The lines of the fixed variant that the program's ``region`` became."""
+    lo, hi = region
+    rows = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            a, b = max(lo, i1 + 1), min(hi, i2)
+            if a <= b:
+                rows += [j1 + (a - i1), j1 + (b - i1)]
+        elif j2 > j1:
+            a, b = (i1 + 1, i2) if i2 > i1 else (i1, i1 + 1)
+            if a <= hi and b >= lo:
+                rows += [j1 + 1, j2]
+    return (min(rows), max(rows)) if rows else None
+
+
 def _counterfactual(source: str, finding: Finding) -> Tuple[Optional[str], Optional[str]]:
     """(fixed source, None) or (None, why not)."""
     if finding.fix is None:
@@ -177,8 +241,18 @@ def verify(
     watched: Dict[int, Tuple[List[int], List[int]]] = {}  # per finding: lines as written, with the fix
     for index, prog in enumerate(programs):
         file_key = f"{index}:{prog.display}"
+        fixes = {id(f): (None, prog.skip) if prog.skip else _counterfactual(prog.source, f) for f in prog.findings}
+        # The random streams are realigned around every flagged statement (and what its
+        # fix made of it), in the program as written (shared by all its findings) and,
+        # at the same places, in each fixed variant.
+        try:
+            tree = ast.parse(prog.source) if prog.source is not None else None
+        except SyntaxError:
+            tree = None
+        ops = {key: _opcodes(prog.source, fx) for key, (fx, why) in fixes.items() if fx is not None}
+        regions = sorted({_region(tree, f, ops[id(f)]) for f in prog.findings if id(f) in ops})
         for f in prog.findings:
-            fixed, why = (None, prog.skip) if prog.skip else _counterfactual(prog.source, f)
+            fixed, why = fixes[id(f)]
             for dev in devices:
                 if why is None and dev == "cuda" and not cuda:
                     plan.append((f, dev, None, None, "no CUDA device"))
@@ -190,10 +264,14 @@ def verify(
                 fixed_key = (file_key, dev, _digest(fixed))
                 lines = _lines(f)
                 watched[id(f)] = (lines, _mapped_lines(prog.source, fixed, lines))
-                for key, text, watch in ((orig_key, prog.source, watched[id(f)][0]), (fixed_key, fixed, watched[id(f)][1])):
-                    if key not in jobs_by_key:
-                        jobs_by_key[key] = _Job(key, text, prog.display, prog.frameworks, dev, prog.folder)
-                    jobs_by_key[key].watch.update(watch)
+                if orig_key not in jobs_by_key:
+                    jobs_by_key[orig_key] = _Job(orig_key, prog.source, prog.display, prog.frameworks, dev, prog.folder, realign=regions)
+                if fixed_key not in jobs_by_key:
+                    images = sorted({im for im in (_image(r, ops[id(f)]) for r in regions) if im is not None})
+                    jobs_by_key[fixed_key] = _Job(fixed_key, fixed, prog.display, prog.frameworks, dev, prog.folder,
+                                                  realign=images, line_map=_line_map(ops[id(f)]))
+                jobs_by_key[orig_key].watch.update(watched[id(f)][0])
+                jobs_by_key[fixed_key].watch.update(watched[id(f)][1])
                 plan.append((f, dev, orig_key, fixed_key, None))
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
@@ -205,7 +283,7 @@ def verify(
             verdict, detail, seconds = INCONCLUSIVE, why, 0.0
         else:
             a, b = runs[orig_key], runs[fixed_key]
-            verdict, detail = evidence(a, b, *watched[id(f)], f.fix.message if f.fix else "")
+            verdict, detail = evidence(a, b, *watched[id(f)], f.fix.message if f.fix else "", jobs_by_key[fixed_key].line_map)
             seconds = a.seconds + b.seconds
             if weaker:
                 detail += f" [{weaker}]"
@@ -219,16 +297,17 @@ def verify(
                 continue
             f.runtime = _combine(outcomes)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
+            f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
 
 
-def evidence(a, b, lines: List[int], fixed_lines: List[int], fix_message: str = "") -> Tuple[str, str]:
+def evidence(a, b, lines: List[int], fixed_lines: List[int], fix_message: str = "", line_map=None) -> Tuple[str, str]:
     """The oracle's verdict, standing only on evidence the program could not forge:
     a tampered trace channel, or a flagged line that never ran in either variant,
     makes it inconclusive."""
     for run, who in ((a, "program as written"), (b, "fixed program")):
         if getattr(run, "tampered", None):
             return INCONCLUSIVE, f"no trustworthy trace from the {who}: {run.tampered}"
-    verdict, detail = compare(a, b, fix_message)
+    verdict, detail = compare(a, b, fix_message, line_map)
     if verdict == INCONCLUSIVE:
         return verdict, detail
     broken = sorted({e for run in (a, b) for e in ((run.trace or {}).get("isolation_errors") or [])})
@@ -282,6 +361,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
         extra = {} if onednn else {"onednn": False}
         if isolated:
             extra.update(folder=job.folder, watch=sorted(job.watch))
+        if job.realign:
+            extra["realign"] = job.realign
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result

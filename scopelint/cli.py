@@ -318,10 +318,17 @@ def _check(args, resolver: Resolver, paths: List[str], report) -> int:
     if args.add_noqa:
         return _add_noqa(results, args)
     fixed = 0
+    verified = None
+    if fixing and args.unsafe_fixes and getattr(args, "verify", False):  # verified unsafe fixes only
+        from scopelint.runtime_check.cli import VerifiedFixes
+
+        verified = VerifiedFixes(args, results)
     if fixing:
-        fixed = _apply_fixes(results, args, resolver, report.stream if args.diff else None)
+        fixed = _apply_fixes(results, args, resolver, report.stream if args.diff else None, verified)
     stdin_result = results[0] if "-" in (args.paths or []) else None
-    if getattr(args, "verify", False) and not args.fix_only:  # runtime verdicts: scopelint.runtime_check
+    if verified is not None:
+        verified.explain(results)
+    elif getattr(args, "verify", False) and not args.fix_only:  # runtime verdicts: scopelint.runtime_check
         from scopelint.runtime_check.cli import run as run_verifier
 
         run_verifier(args, results)
@@ -426,8 +433,9 @@ def _add_noqa(results: List[FileResult], args) -> int:
     return EXIT_OK
 
 
-def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=None) -> int:
-    """Apply fixes in rounds until nothing changes; rewrite findings to what remains."""
+def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=None, verified=None) -> int:
+    """Apply fixes in rounds until nothing changes; rewrite findings to what remains
+    (``verified``: only the unsafe fixes the runtime verifier confirmed)."""
     from scopelint.notebook import apply_edits as notebook_apply_edits
 
     total = 0
@@ -436,6 +444,8 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=N
             continue
         # Notebooks: edits are cell-relative; only the fixed cells' JSON strings change.
         apply = notebook_apply_edits if res.filename.lower().endswith(".ipynb") else apply_edits
+        if verified is not None:
+            apply = verified.apply(apply)
         original = res.source
         settings = resolver.settings_for(Path(res.path) if res.path else Path(args.stdin_filename or Path.cwd() / "stdin.py"))
         text, current, applied = fix_until_stable(res, settings, args.unsafe_fixes, apply, MAX_FIX_ROUNDS)

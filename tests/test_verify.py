@@ -7,6 +7,7 @@ with a `# verdict: ...` header line. They run the programs, so they need torch/m
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -316,7 +317,7 @@ def _fake_runner(calls, refuses):
     """A runner that records (variant, onednn) and answers as oneDNN would when
     ``refuses(variant, onednn)``; otherwise the original raises and the fixes run."""
 
-    def runner(text, filename, fws, device, timeout, onednn=True):
+    def runner(text, filename, fws, device, timeout, onednn=True, **kw):
         variant = "original" if text == TWO_FINDINGS else "fixed"
         calls.append((variant, onednn))
         if refuses(variant, onednn):
@@ -353,7 +354,7 @@ def test_onednn_refusing_a_fixed_variant_reruns_the_original_too(tmp_path):
     # With oneDNN on the original runs to completion and a fix is refused; with it off
     # the original raises. A verdict that compared the oneDNN-on original with a
     # oneDNN-off fix would not be confirmed:error.
-    def runner(text, filename, fws, device, timeout, onednn=True):
+    def runner(text, filename, fws, device, timeout, onednn=True, **kw):
         calls.append(("original" if text == TWO_FINDINGS else "fixed", onednn))
         if text == TWO_FINDINGS and onednn:
             return harness.RunResult("ran", trace=_trace())
@@ -701,3 +702,141 @@ def test_cli_check_verify_json_and_verify_text(tmp_path, capsys):
     assert "= verified: confirmed:error on cpu: raises RuntimeError" in out
     rc = main(["check", str(prog)])  # no --verify: nothing runs
     assert "verified" not in capsys.readouterr().out
+
+
+# --- evidence located: random streams realigned, gradients matched by name ---------------------
+SL207_LOOP = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.5), nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(4)]
+val_loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(2)]
+
+for epoch in range(3):
+    for x, y in train_loader:
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        total = 0.0
+        for x, y in val_loader:
+            total += nn.functional.mse_loss(model(x), y).item()
+    print(f"epoch {epoch}: val {total / len(val_loader):.4f}")
+"""
+
+
+@pytest.mark.frameworks
+def test_rng_drift_is_not_read_as_a_later_gradient_difference(tmp_path):
+    # The evaluation (Dropout active, no eval()) draws random numbers the fixed program
+    # does not: unrealigned, every later dropout mask differs and the first backward of
+    # epoch 1 "differs". Realigned around the flagged statement, the evidence is the
+    # evaluation's own outputs, at its line.
+    _needs({"torch"})
+    res = _result(_write(tmp_path, "loop.py", SL207_LOOP))
+    [f] = [f for f in res.findings if f.code == "SL207"]
+    assert f.start[0] == 19
+    verify([res], "cpu", TIMEOUT, jobs=2)
+    assert f.runtime["verdict"] == oracle.CONFIRMED_OUTPUTS, f.runtime
+    assert "(line 19)" in f.runtime["detail"] and "max |Δ|" in f.runtime["detail"], f.runtime
+    assert "backward" not in f.runtime["detail"] and "step" not in f.runtime["detail"]
+
+
+def test_realign_regions_follow_the_fix():
+    from scopelint.runtime_check import verify as v
+
+    source = SL207_LOOP
+    res = lint_source(source, "loop.py")
+    [f] = [f for f in res.findings if f.code == "SL207"]
+    fixed, why = v._counterfactual(source, f)
+    assert why is None
+    ops = v._opcodes(source, fixed)
+    region = v._region(ast.parse(source), f, ops)
+    assert region == (19, 19)  # the flagged statement (the eval()/train() put around its loop add no line to it)
+    image = v._image(region, ops)
+    lines = fixed.splitlines()
+    assert lines[image[0] - 1].strip().startswith("total +=") and lines[image[1] - 1].strip() == "model.train()"
+    assert v._line_map(ops)[image[0]] == 19
+    # a fix that rewrites the statement's neighbours grows the region over them; lines
+    # inserted next to it belong to its image
+    ops = v._opcodes("a\nb\nc\nd\n", "a\nB\nc\nx\ny\nd\n")
+    assert v._image((3, 3), ops) == (3, 5) and v._image((2, 2), ops) == (2, 2)
+
+
+def test_gradients_are_matched_by_name_not_position():
+    g = lambda s: {"shape": [2], "sum": s, "abs": abs(s), "head": [s / 2, s / 2]}  # noqa: E731
+    counts = {"backward": 1, "grad": 0, "steps": 0, "outputs": 0, "outputs_recorded": 0}
+    a = [{"api": "Tensor.backward", "line": 7, "seq": 0, "grads": [g(1.0), g(2.0)], "names": ["model.0.weight", "model.0.bias"]}]
+    b = [{"api": "Tensor.backward", "line": 7, "seq": 0, "grads": [g(2.0), g(1.0)], "names": ["model.0.bias", "model.0.weight"]}]
+    v, d = oracle.compare(_ok(backward=a, counts=counts), _ok(backward=b, counts=counts))
+    assert v == oracle.REFUTED, d  # the same gradients, seen in another graph order
+    b[0]["grads"][1] = g(1.62)
+    v, d = oracle.compare(_ok(backward=a, counts=counts), _ok(backward=b, counts=counts))
+    assert v == oracle.CONFIRMED_GRADS and d.startswith("gradients differ at backward call #1 (line 7): ")
+    assert "`model.0.weight`: max |Δ| 0.31" in d and "1 of 2 differ" in d, d
+
+
+def test_the_first_difference_in_program_order_decides():
+    s = lambda x: {"shape": [1], "sum": x, "abs": abs(x), "head": [x]}  # noqa: E731
+    counts = {"backward": 1, "grad": 0, "steps": 0, "outputs": 1, "outputs_recorded": 0}
+    out_a = [{"what": "Linear", "line": 5, "seq": 0, "recorded": False, "values": [s(1.0)]}]
+    out_b = [{"what": "Linear", "line": 5, "seq": 0, "recorded": False, "values": [s(2.0)]}]
+    bw_a = [{"api": "Tensor.backward", "line": 9, "seq": 1, "grads": [s(1.0)], "names": ["w"]}]
+    bw_b = [{"api": "Tensor.backward", "line": 9, "seq": 1, "grads": [s(3.0)], "names": ["w"]}]
+    v, d = oracle.compare(_ok(outputs=out_a, backward=bw_a, counts=counts), _ok(outputs=out_b, backward=bw_b, counts=counts))
+    assert v == oracle.CONFIRMED_OUTPUTS and "line 5" in d, d
+    out_b[0]["seq"], bw_b[0]["seq"], out_a[0]["seq"], bw_a[0]["seq"] = 1, 0, 1, 0
+    v, d = oracle.compare(_ok(outputs=out_a, backward=bw_a, counts=counts), _ok(outputs=out_b, backward=bw_b, counts=counts))
+    assert v == oracle.CONFIRMED_GRADS and "line 9" in d and "`w`: max |Δ| 2" in d, d
+
+
+# --- check --fix --unsafe-fixes --verify: verified autofix -------------------------------------
+@pytest.mark.frameworks
+def test_fix_verify_applies_only_confirmed_unsafe_fixes(tmp_path, capsys, monkeypatch):
+    _needs({"torch", "mxnet"})
+    import ast as _ast
+    import shutil
+
+    from scopelint.cli import main
+    from scopelint.runtime_check import cli as rcli
+
+    picked = [FIXTURES / "SL204" / "bad_rnn_tbptt_hidden.py", FIXTURES / "SL102" / "bad_mxnet_backward_in_pause.py",
+              FIXTURES / "SL207" / "bad_torch_no_grad_without_eval.py"]
+    for p in picked:
+        shutil.copy(p, tmp_path / p.name)
+    before = {p.name: (tmp_path / p.name).read_text() for p in picked}
+    seen = []
+    real_init = rcli.VerifiedFixes.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        seen.append(self)
+
+    monkeypatch.setattr(rcli.VerifiedFixes, "__init__", init)
+    args = ["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--jobs", "2", "--verify-timeout", str(TIMEOUT), str(tmp_path)]
+    main(args)
+    out = capsys.readouterr().out
+    after = {name: (tmp_path / name).read_text() for name in before}
+    [vf] = seen
+    confirmed = {Path(f).name for f, code, row, verdict in vf.verdicts if verdict.startswith("confirmed:")}
+    unconfirmed = {Path(f).name for f, code, row, verdict in vf.verdicts if not verdict.startswith("confirmed:")}
+    changed = {name for name in before if after[name] != before[name]}
+    assert changed and changed <= confirmed, (changed, vf.verdicts)
+    assert "bad_mxnet_backward_in_pause.py" in unconfirmed - confirmed and "bad_mxnet_backward_in_pause.py" not in changed
+    assert "fix not applied: the verifier did not confirm the finding (refuted)" in out, out
+    for text in after.values():
+        _ast.parse(text)
+    main(args)  # a second run changes nothing
+    capsys.readouterr()
+    assert {name: (tmp_path / name).read_text() for name in before} == after
+
+
+def test_gpu_check_says_when_there_is_no_gpu():
+    if harness.cuda_present():
+        pytest.skip("a GPU is here: benchmarks/gpu_check.sh is the check")
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "gpu_check.py")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "no CUDA device" in proc.stderr, proc.stderr

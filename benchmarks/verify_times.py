@@ -1,0 +1,50 @@
+"""Median verification time per finding over a few bad fixtures.
+
+    python benchmarks/verify_times.py [FIXTURE ...]
+
+Runs ``scopelint verify`` (cpu, one job) on each fixture and prints, per finding, its
+verdict and the seconds its runs took (``verify_seconds``: the original and the fixed
+variant), then the median."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = [
+    "SL101/bad_torch_loss_in_no_grad.py", "SL103/bad_torch_evaluate_method.py", "SL201/bad_accelerator_total_loss.py",
+    "SL202/bad_accelerator_backward.py", "SL203/bad_accelerator_zero_grad.py", "SL204/bad_rnn_tbptt_hidden.py",
+    "SL204/bad_lstm_tuple_state.py", "SL206/bad_torch_numpy_custom_loss.py", "SL207/bad_torch_no_grad_without_eval.py",
+    "SL207/bad_torch_inline_eval_in_epoch.py", "SL209/bad_torch_trainer_data_attr.py",
+]
+
+
+def main(argv) -> int:
+    from scopelint.engine import lint_source
+    from scopelint.runner import FileResult
+    from scopelint.runtime_check.verify import verify
+
+    paths = [Path(a) for a in argv] or [p for p in (ROOT / "fixtures" / s for s in SAMPLE) if p.exists()]
+    seconds = []
+    for path in paths:
+        source = path.read_text(encoding="utf-8")
+        lint = lint_source(source, str(path))
+        res = FileResult(str(path), str(path), lint.findings, source=source)
+        start = time.monotonic()
+        verify([res], "cpu", 180.0, jobs=1)
+        wall = time.monotonic() - start
+        for f in res.findings:
+            s = f.extra.get("verify_seconds", 0.0)
+            seconds.append(s)
+            print(f"{path.parent.name}/{path.name}:{f.start[0]} {f.code} {f.runtime['verdict']:26} {s:6.2f}s  ({(f.runtime['detail'] or '')[:110]})")
+        print(f"  file wall {wall:.2f}s")
+    if seconds:
+        print(f"median verification time per finding: {statistics.median(seconds):.2f}s over {len(seconds)} findings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
