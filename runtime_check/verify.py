@@ -361,8 +361,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
         extra = {} if onednn else {"onednn": False}
         if isolated:
             extra.update(folder=job.folder, watch=sorted(job.watch))
-        if job.realign:
-            extra["realign"] = job.realign
+            if job.realign:
+                extra["realign"] = job.realign
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result
