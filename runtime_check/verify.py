@@ -57,7 +57,14 @@ def _lines(f: Finding) -> List[int]:
 def _mapped_lines(source: str, fixed: str, lines: List[int]) -> List[int]:
     """The lines of ``fixed`` that stand where ``lines`` of ``source`` stood (the
     fix's replacement for them, or the line after what it removed)."""
-    sm = difflib.SequenceMatcher(None, source.splitlines(), fixed.splitlines(), autojunk=False)
+    before, after = source.splitlines(), fixed.splitlines()
+    sm = difflib.SequenceMatcher(None, before, after, autojunk=False)
+
+    def code_from(j: int) -> int:  # the first line from ``j`` that holds code (a line event)
+        while j <= len(after) and (not after[j - 1].strip() or after[j - 1].lstrip().startswith("#")):
+            j += 1
+        return j
+
     out = set()
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         for line in lines:
@@ -68,7 +75,11 @@ def _mapped_lines(source: str, fixed: str, lines: List[int]) -> List[int]:
             elif j2 > j1:
                 out.update(range(j1 + 1, j2 + 1))
             else:
-                out.add(j1 + 1)
+                out.add(code_from(j1 + 1))
+    # A statement the fix moved (SL210 moves a step after the other backward) is still
+    # the flagged statement where it now stands.
+    texts = {before[line - 1].strip() for line in lines if 0 < line <= len(before) and before[line - 1].strip()}
+    out.update(j for j, text in enumerate(after, start=1) if text.strip() in texts)
     return sorted(out)
 
 

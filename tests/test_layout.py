@@ -127,9 +127,9 @@ def test_data_flows_down_cli_runner_engine_core():
 
 
 def test_the_language_server_parts_import_downwards():
-    """server <- diagnostics <- notebooks <- actions <- handlers; documents and text are
+    """worker <- server <- diagnostics <- notebooks <- actions <- handlers; documents and text are
     pure (no pygls), and the package itself imports pygls only to start the server."""
-    order = ["text", "documents", "server", "diagnostics", "notebooks", "actions", "handlers"]
+    order = ["text", "documents", "worker", "server", "diagnostics", "notebooks", "actions", "handlers"]
     for i, part in enumerate(order):
         deps = {m.rsplit(".", 1)[1] for m in GRAPH[f"scopelint.lsp.{part}"] if m.startswith("scopelint.lsp.")}
         assert deps <= set(order[:i]), (part, deps)

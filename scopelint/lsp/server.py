@@ -87,7 +87,7 @@ class Server(LanguageServer):
         self.shown_errors: Set[str] = set()
         self.limits = Limits()
         self.exit_status = 0  # LSP: ``exit`` without ``shutdown`` first is 1
-        self.worker = Worker(ProcessRunner())
+        self.worker = Worker(ProcessRunner(preload=("scopelint.lsp.diagnostics", "scopelint.lsp.notebooks")))
         # Per key, a counter bumped by every schedule and cancel: a lint's result is
         # published only if no newer state of its document was asked for meanwhile.
         self.generation: Dict[str, int] = {}

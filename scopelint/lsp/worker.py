@@ -45,11 +45,15 @@ def inline(job: Job, budget_s: float = 0):
     return fn(*args)
 
 
-def ready() -> int:
+def ready(preload=()) -> int:
     """Run first in a new child: what every lint needs is imported (the engine, every rule,
     LibCST, lsprotocol: a second or two), so that no lint's time budget pays for it."""
-    from scopelint.lsp import diagnostics, notebooks  # noqa: F401  (the jobs' modules)
+    import importlib
+
     from scopelint.rules import ALL_RULES
+
+    for name in preload:  # (the modules of the jobs, which the user of the runner knows)
+        importlib.import_module(name)
 
     for code in list(ALL_RULES):
         ALL_RULES.get(code)
@@ -69,7 +73,8 @@ class ProcessRunner:
     """Runs jobs in one child process (started when first needed, and again after it
     died or was stopped)."""
 
-    def __init__(self):
+    def __init__(self, preload=()):
+        self.preload = tuple(preload)  # modules the child imports before its first job
         self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
         self._lock = threading.Lock()
         self._one_at_a_time = threading.Lock()  # a job's budget never counts another's time
@@ -88,7 +93,7 @@ class ProcessRunner:
         with self._one_at_a_time:
             pool = self.start()
             try:
-                pool.submit(ready).result()  # the child is up: its start is not the lint's time
+                pool.submit(ready, self.preload).result()  # the child is up: its start is not the lint's time
                 future = pool.submit(fn, *args)
                 return future.result(timeout=budget_s or None)
             except concurrent.futures.TimeoutError:
@@ -101,7 +106,7 @@ class ProcessRunner:
     def warm_up(self) -> None:
         """Start the child now (it imports the engine: about a second), not at the first lint."""
         try:
-            self.start().submit(ready)
+            self.start().submit(ready, self.preload)
         except Exception:  # pragma: no cover - it will be tried again on the first lint
             log.debug("cannot start the lint process", exc_info=True)
 
