@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backward_functions, names_escaping_block
+from scopelint.core.queries import backpropagated_nodes, backward_functions, names_escaping_block
 from scopelint.core.roles import is_model_call, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
@@ -90,7 +90,7 @@ class RecordingDuringInference(Rule):
             if call.callee not in call.in_eval or not is_model_call(call):
                 continue
             if backpropagated is None:
-                backpropagated = {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+                backpropagated = backpropagated_nodes(facts)
             if id(call.node) in backpropagated:
                 continue  # (trained in eval mode: SL207's question)
             reported.add(call.callee)

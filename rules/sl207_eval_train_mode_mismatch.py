@@ -1,7 +1,7 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import backwards_in_loop, recording
+from scopelint.core.queries import backpropagated_nodes, backwards_in_loop, recording
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, statement_call, statement_of
 from scopelint.rule import Report, Rule
@@ -85,7 +85,7 @@ class EvalTrainModeMismatch(Rule):
             if call.callee in reported or not recording(call.state, TORCH) or not is_model_call(call):
                 continue
             if backpropagated is None:
-                backpropagated = {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+                backpropagated = backpropagated_nodes(facts)
             if id(call.node) not in backpropagated:
                 continue
             reported.add(call.callee)

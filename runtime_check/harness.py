@@ -56,12 +56,17 @@ def frameworks_of(source: str) -> List[str]:
     return sorted(set(FRAMEWORK_IMPORT.findall(source)))
 
 
-def memory_limit_bytes() -> int:
+def _megabytes(variable: str, default: int, floor: int) -> int:
+    """``$variable`` in MB (``default`` when unset or not a number), at least ``floor``, in bytes."""
     try:
-        mb = int(os.environ.get("SCOPELINT_VERIFY_MEMORY_MB", DEFAULT_MEMORY_MB))
+        mb = int(os.environ.get(variable, default))
     except ValueError:
-        mb = DEFAULT_MEMORY_MB
-    return max(mb, 512) << 20
+        mb = default
+    return max(mb, floor) << 20
+
+
+def memory_limit_bytes() -> int:
+    return _megabytes("SCOPELINT_VERIFY_MEMORY_MB", DEFAULT_MEMORY_MB, 512)
 
 
 @dataclass
@@ -151,11 +156,7 @@ def _find_spec(name: str) -> bool:
 
 
 def file_limit_bytes() -> int:
-    try:
-        mb = int(os.environ.get("SCOPELINT_VERIFY_FILE_MB", DEFAULT_FILE_MB))
-    except ValueError:
-        mb = DEFAULT_FILE_MB
-    return max(mb, 1) << 20
+    return _megabytes("SCOPELINT_VERIFY_FILE_MB", DEFAULT_FILE_MB, 1)
 
 
 def onednn_failure(run: RunResult) -> Optional[str]:

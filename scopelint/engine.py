@@ -279,16 +279,15 @@ def _without_broken_cells(nb, result: LintResult, filename: str, settings: Setti
     its syntax error with what the rest of the notebook shows."""
     from scopelint import notebook as nb_module
 
+    cells = {c for c, _ in nb.line_map}
     broken: dict = {}  # cell -> its syntax finding
     current = result
-    while len(broken) < most:
-        syntax = [f for f in current.findings if f.code == SYNTAX_ERROR]
-        if not syntax:
+    while len(broken) < min(most, len(cells) - 1):  # (one cell left: nothing else to show)
+        syntax = next((f for f in current.findings if f.code == SYNTAX_ERROR), None)
+        cell = nb_module.locate(nb, syntax.start[0])[0] if syntax is not None else None
+        if cell is None or cell in broken:
             break
-        cell, _ = nb_module.locate(nb, syntax[0].start[0])
-        if cell is None or cell in broken or len({c for c, _ in nb.line_map}) <= len(broken) + 1:
-            return result if not broken else _joined(broken, current)
-        broken[cell] = syntax[0]
+        broken[cell] = syntax
         lines = nb.source.split("\n")
         for i, (c, _) in enumerate(nb.line_map):
             if c in broken and i < len(lines):
@@ -296,12 +295,8 @@ def _without_broken_cells(nb, result: LintResult, filename: str, settings: Setti
         current = _lint_code("\n".join(lines), filename, settings)
     if not broken:
         return result
-    return _joined(broken, current)
-
-
-def _joined(broken: dict, rest: LintResult) -> LintResult:
-    rest.findings = list(broken.values()) + [f for f in rest.findings if f.code != SYNTAX_ERROR]
-    return rest
+    current.findings = list(broken.values()) + current.findings  # (a syntax error left in ``current`` stays)
+    return current
 
 
 def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:

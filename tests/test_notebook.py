@@ -315,3 +315,6 @@ def test_a_syntax_error_in_one_cell_does_not_hide_the_other_cells():
     assert not errors
     found = sorted((f.code, f.cell, f.start[0]) for f in findings)
     assert found == [("SL000", 2, 1), ("SL000", 4, 1), ("SL101", 3, 3), ("SL101", 5, 3)]
+    # Every code cell broken: each still reports its own syntax error.
+    findings, _, _ = lint_nb(make_nb(["import torch\nx = (\n", "def f(:\n    pass\n"]))
+    assert sorted((f.code, f.cell) for f in findings) == [("SL000", 1), ("SL000", 2)]

@@ -198,6 +198,12 @@ def backpropagated(facts: Facts, value: Value) -> bool:
     return any(value in set(v for bv in b.values for v in bv.ancestors()) for b in facts.backwards)
 
 
+def backpropagated_nodes(facts: Facts) -> set:
+    """The ids of the expressions whose values some backward call's value was computed
+    from (``id(call.node) in ...``: the result of that call is backpropagated)."""
+    return {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+
+
 def zeroes_grads(call) -> bool:
     """``opt.zero_grad()``, ``model.zero_grad()``, ``p.grad.zero_()``."""
     if call.qname is not None:
