@@ -58,7 +58,9 @@ class BackwardOnUntrackedValue(Rule):
                     continue
                 if decorates(origin, b.func) and TORCH in b.frameworks:
                     continue  # SL105 reports this call
-                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph", backward_on_untracked(ctx, b, value, origin))
+                related = (origin.where.related(f"turns recording off (`{origin.api}`)"),) if origin.where is not None else ()
+                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph",
+                             backward_on_untracked(ctx, b, value, origin), related)
                 break
 
 

@@ -114,7 +114,10 @@ class EvalTrainModeMismatch(Rule):
                 if id(culprit) not in reported:
                     reported.add(id(culprit))
                     fix = insert_call(ctx, culprit, name, "train", True, f"Put `{name}` back in train mode")
-                    yield Report(culprit, f"`{name}` is left in eval mode here and the training loop's next forward pass runs without `{name}.train()`", fix)
+                    helper = getattr(ctx.facts.call_of(culprit), "external", None)  # a function of another module
+                    where = f"by {helper.spelled}" if helper is not None else "here"
+                    related = (helper.related("calls `eval()` and does not call `train()`"),) if helper is not None else ()
+                    yield Report(culprit, f"`{name}` is left in eval mode {where} and the training loop's next forward pass runs without `{name}.train()`", fix, related)
 
     def _evaluated_in_train_mode(self, ctx):
         """Evaluation code (by name) under no_grad in a file that trains and never calls eval()."""

@@ -18,8 +18,10 @@ from scopelint.rules import ALL_RULES
 
 KNOWN_KEYS = {
     "select", "ignore", "extend-select", "per-file-ignores", "exclude",
-    "extend-exclude", "inference-functions", "severity", "extend",
+    "extend-exclude", "inference-functions", "severity", "extend", "framework",
 }
+# ``framework = "..."``: the framework the project's files that import none are for.
+FRAMEWORK_NAMES = {"torch": "torch", "pytorch": "torch", "mxnet": "mxnet"}
 # Keys whose values add to the extended configuration's (ruff chains them); the
 # others replace it. (``ignore`` and ``extend-select`` start over where ``select`` is set.)
 _CHAINED = ("extend-exclude",)
@@ -73,6 +75,7 @@ class Config:
     extend_exclude: List[str] = field(default_factory=list)
     inference_functions: List[str] = field(default_factory=list)
     severity: Dict[str, str] = field(default_factory=dict)
+    framework: Optional[str] = None  # what files that import no framework are for
 
     @property
     def root(self) -> Path:
@@ -190,6 +193,10 @@ def load_config(path: Path, table: Optional[dict] = None, overrides: Optional[di
         cfg.exclude = _str_list(table["exclude"], "exclude", where)
     cfg.extend_exclude = _str_list(table.get("extend-exclude", []), "extend-exclude", where)
     cfg.inference_functions = _str_list(table.get("inference-functions", []), "inference-functions", where)
+    if "framework" in table:
+        if table["framework"] not in FRAMEWORK_NAMES:
+            raise ConfigError(f"{where}: `framework` must be one of {', '.join(map(repr, FRAMEWORK_NAMES))}, not {table['framework']!r}")
+        cfg.framework = FRAMEWORK_NAMES[table["framework"]]
     sev = table.get("severity", {})
     if not isinstance(sev, dict):
         raise ConfigError(f"{where}: `severity` must be a table of CODE = \"error\" | \"warning\" | \"info\"")
@@ -373,7 +380,7 @@ class Resolver:
         select = tuple(c for c in ALL_RULES if c in selected and c not in ignored)
         inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)
         return Settings(select, inference, tuple(sorted(cfg.severity.items())), ignore_noqa=ov.ignore_noqa,
-                        per_file_ignored=tuple(c for c in ALL_RULES if c in per_file))
+                        per_file_ignored=tuple(c for c in ALL_RULES if c in per_file), framework=cfg.framework)
 
     def excluded_with_parents(self, path: Path) -> bool:
         """``path`` or a folder above it (up to its project root) is excluded."""
@@ -425,6 +432,7 @@ def show_settings(cfg: Config, settings: Settings) -> str:
         ("inference-functions", list(settings.inference_functions)),
         ("severity", dict(settings.severity)),
         ("ignore-noqa", settings.ignore_noqa),
+        ("framework", settings.framework or "(from imports)"),
         ("project-root", str(cfg.root)),
     ]
     return "".join(f"{key} = {toml(value)}\n" for key, value in rows)

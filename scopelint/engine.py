@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
     import libcst as cst
 
     from scopelint import positions
+    from scopelint.core.interfile import Context, Exports
     from scopelint.notebook import Notebook
     from scopelint.rule import Report, Rule
 
@@ -41,9 +42,11 @@ def might_fire(source: str, settings: "Settings") -> bool:
     # The text as written (what LibCST reads) and, when not ASCII, with identifiers as
     # Python reads them (``ｔｏｒｃｈ`` is ``torch``): a reason in either counts.
     texts = (source,) if source.isascii() else (source, unicodedata.normalize("NFKC", source))
+    if settings.project is not None and settings.project.framework is not None:
+        return True  # the project says what the file's code is for
     if not any(slicing.mentions_framework(text) for text in texts):
         return False
-    if not settings.gate:
+    if not settings.gate or settings.project is not None:
         return True
     frameworks = set().union(*(slicing.imported_frameworks(text) for text in texts))
     inference_functions = tuple(settings.inference_functions)
@@ -64,6 +67,10 @@ class Settings:
     lower: bool = True
     ignore_noqa: bool = False  # report findings whatever `# noqa` says (and no SL001)
     per_file_ignored: Tuple[str, ...] = ()  # codes per-file-ignores turn off here (SL001 leaves them alone)
+    framework: Optional[str] = None  # ``[tool.scopelint] framework``: for files that import none
+    # What the other modules of the program tell this one (``scopelint.project`` makes
+    # it; part of the cache key like every setting). With one, the file is analysed whole.
+    project: Optional["Context"] = None
 
 
 @dataclass
@@ -355,7 +362,9 @@ def _lint_trusted(source: str, filename: str, settings: Settings, tree: Optional
 def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
     """``_lint_trusted`` for text that passed its text gate (``might_fire``)."""
     result = LintResult()
-    plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate else None
+    # (A file with a program context is analysed whole: what its calls of other modules'
+    # functions do is not among the gate's anchors.)
+    plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate and settings.project is None else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file
     if plan is not None and settings.lower and plan.body is not None:
@@ -375,6 +384,41 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     if result.needs_whole:
         return _lint_trusted(source, filename, replace(settings, gate=False))
     return result
+
+
+def summarize(source: str, filename: str, program: Optional["Context"] = None) -> "Exports":
+    """What the other modules of a program learn of this one (``core.interfile``): its
+    functions' summaries and its model classes, from an analysis of the whole text (no
+    gate: a summary must see every ``return``). ``filename``: how messages name it.
+    Never raises: what cannot be analysed exports nothing."""
+    from scopelint.core.interfile import Exports
+
+    if skip_file(source) or not (slicing.mentions_framework(source) or (program is not None and (program.framework or program.model_classes))):
+        return Exports()
+    try:
+        return _on_big_stack(_summarize, source, filename, program)
+    except Exception:  # (nothing known is no summary: the callers' analyses stay silent)
+        return Exports()
+
+
+def _summarize(source: str, filename: str, program: Optional["Context"]) -> "Exports":
+    from scopelint.core.flow import Analyzer
+    from scopelint.core.interfile import exports_of
+    from scopelint.core.lower import Unsupported, lower_module
+
+    tree = ast.parse(source)
+    try:
+        module = lower_module(tree.body, source)
+    except Unsupported:
+        module, error = parse(source, filename)
+        if module is None:
+            from scopelint.core.interfile import Exports
+
+            return Exports()
+    analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
+    facts = analyzer.run()
+    lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename)
 
 
 def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optional[bool]:
@@ -423,7 +467,7 @@ def lint_module(
     try:
         # (``parsed`` is ``module.code``, which LibCST would generate again: ~0.3 s for
         # an 11,000-line file)
-        facts = Analyzer(module, whole=whole if whole is not None else slicing.whole_of_source(parsed)).run()
+        facts = Analyzer(module, whole=whole if whole is not None else slicing.whole_of_source(parsed), program=settings.project).run()
     except RecursionError:
         result.findings.append(syntax_finding(filename, "file is too deeply nested to analyse"))
         return result
@@ -578,4 +622,5 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
         end,
         help=rule.help,
         fix=fix,
+        extra={"related": [{"location": w, "message": m} for w, m in report.related]} if report.related else {},
     )

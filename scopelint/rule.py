@@ -44,6 +44,9 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Optional[NodeFix] = None
+    # Places elsewhere in the program the finding rests on: (``path:line``, what is
+    # there), e.g. the helper in another module that turned recording off.
+    related: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass

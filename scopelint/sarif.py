@@ -89,6 +89,22 @@ def _region(start, end) -> dict:
     return region
 
 
+def _related(f: Finding) -> List[dict]:
+    """Places in other files of the program the finding rests on (``path:line``, as the
+    project layer names them, relative to the working folder)."""
+    out = []
+    for i, r in enumerate(f.extra.get("related") or ()):
+        path, _, line = str(r.get("location", "")).rpartition(":")
+        if not path or not line.isdigit():
+            continue
+        out.append({
+            "id": i,
+            "physicalLocation": {"artifactLocation": _artifact(path, path), "region": {"startLine": max(1, int(line))}},
+            "message": {"text": str(r.get("message", ""))},
+        })
+    return out
+
+
 def _result(f: Finding, artifact: dict, index: Dict[str, int]) -> dict:
     message = f.message
     if f.cell is not None:
@@ -107,6 +123,9 @@ def _result(f: Finding, artifact: dict, index: Dict[str, int]) -> dict:
         "message": {"text": message},
         "locations": [location],
     }
+    related = _related(f)
+    if related:
+        result["relatedLocations"] = related
     properties = {"severity": f.severity}
     if f.cell is not None:
         properties["cell"] = f.cell

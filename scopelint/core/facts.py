@@ -81,6 +81,7 @@ class CallFact:
     target: Optional["FunctionInfo"] = None  # the local function it calls
     callee_value: Optional[Value] = None  # what the flow knows of the callee (``model``)
     seq: int = 0  # order of evaluation within a walk
+    external: Optional[object] = None  # the function of another module it calls (``interfile.Summary``)
 
 
 @dataclass(eq=False)

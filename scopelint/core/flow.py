@@ -16,7 +16,8 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import BackwardFact, CallFact, Facts, FunctionInfo, MutationFact, Returns, ScopeFact
-from scopelint.core.names import Names, Scope, dotted
+from scopelint.core.interfile import NO_CONTEXT, Context
+from scopelint.core.names import Imports, Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
 from scopelint.core.syntax import child_blocks, finds, is_subclass, iter_children, statements, walk
 from scopelint.core.state import (
@@ -260,10 +261,9 @@ def _simple_statements(body):
                 todo.extend(block)
 
 
-def _bound_arguments(call: cst.Call, target: FunctionInfo, args: Sequence[Value]) -> Optional[Dict[str, Value]]:
-    """The value a call passes for each parameter it sets (``self``/``cls`` skipped on a
-    method call); None when a ``*args``/``**kwargs`` hides which."""
-    params = target.param_names
+def _bound_arguments(call: cst.Call, params: Sequence[str], args: Sequence[Value]) -> Optional[Dict[str, Value]]:
+    """The value a call passes for each of the callee's ``params`` it sets (``self``/
+    ``cls`` skipped on a method call); None when a ``*args``/``**kwargs`` hides which."""
     if type(call.func) is cst.Attribute and params and params[0] in ("self", "cls"):
         params = params[1:]
     mapping: Dict[str, Value] = {}
@@ -316,14 +316,20 @@ class Analyzer:
     # unit every round; the results are the same, tests compare the two).
     REUSE_WALKS = True
 
-    def __init__(self, module: cst.Module, names: Optional[Names] = None, whole: Optional[Whole] = None):
+    def __init__(self, module: cst.Module, names: Optional[Names] = None, whole: Optional[Whole] = None,
+                 program: Optional[Context] = None):
         """``whole``: facts of the whole file when ``module`` is a slice of it
-        (``slicing.plan``); computed from ``module`` otherwise."""
+        (``slicing.plan``); computed from ``module`` otherwise. ``program``: what the
+        other modules of the program tell this one (``core.interfile``)."""
         self.module = module
+        self.program = program or NO_CONTEXT
         self.whole = whole if whole is not None else whole_of_source(module.code)
-        self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus)
+        imports = Imports(program.package, program.star_names) if program is not None else None
+        self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus, program=imports)
         if self.whole is not None:
             self.names.frameworks.update(self.whole.frameworks)
+        if self.program.framework is not None and not self.names.frameworks:
+            self.names.frameworks.add(self.program.framework)  # the project says which
         self.functions: List[FunctionInfo] = []
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
@@ -365,7 +371,7 @@ class Analyzer:
             elif type(stmt) is cst.ClassDef:
                 cscope = self.names.scope_of(stmt, scope)
                 bases = list(self._class_bases(stmt, scope))
-                if parent is None and any(F.is_model_class(b) or b in self.model_classes for b in bases):
+                if parent is None and any(F.is_model_class(b) or b in self.model_classes or self.program.is_model_class(b) for b in bases):
                     self.model_classes.add(stmt.name.value)
                 if parent is None and cls is None:
                     self.classes[stmt.name.value] = (stmt, tuple(bases))
@@ -520,7 +526,7 @@ class Analyzer:
         return out
 
     def _record_site_args(self, call: cst.Call, target: FunctionInfo, args: Tuple[Value, ...]) -> None:
-        self._site_args[id(target)][id(call)] = _bound_arguments(call, target, args)
+        self._site_args[id(target)][id(call)] = _bound_arguments(call, target.param_names, args)
 
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
         if info.opaque:
@@ -1035,6 +1041,7 @@ class Analyzer:
         state = self.flow.state
         env = self.flow.env
         target = self._local_target(func) or self._instance_method(func, receiver)
+        external = self.program.function(qname) if target is None and not F.framework_of(qname) else None
         loops = tuple(self._loop_nodes)
         callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
         self._seq += 1
@@ -1042,12 +1049,15 @@ class Analyzer:
             call, qname, dotted(func), method, state, self.func, receiver, args, statement,
             env.in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value, self._seq,
         )
+        fact.external = external
         self._calls[id(call)] = fact
         if target is not None:
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
             self._record_site_args(call, target, args)
-            self._apply_summary(call, target)
+            self._leave_in_eval(call, target.param_names, target.cls is not None, target.leaves_eval)
+        elif external is not None:
+            self._leave_in_eval(call, external.params, False, external.leaves_eval)
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
             for candidate in self.methods_by_name.get(func.attr.value, ()):
@@ -1112,6 +1122,8 @@ class Analyzer:
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
         if qname in F.SCOPES:
             tags = tags | {"scope"}
+        if self.program.is_model_class(qname):
+            tags = tags | {"model"}  # a model class of another module of the program
         if type(func) is cst.Name and self.scope.resolve_name(func.value) is None:
             if func.value in self.model_classes:
                 tags = frozenset({"model"})
@@ -1135,7 +1147,12 @@ class Analyzer:
         if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
         if target is not None:  # a local function or method: its summary
-            made = self._returned_by(call, target, args, state, tags)
+            inference = target.decorator is not None and target.decorator[0] == "torch.inference_mode"
+            made = self._returned_by(call, target.param_names, target.returns, inference, args, state, tags)
+            if made is not None:
+                return made
+        if external is not None:  # a function of another module of the program: its summary
+            made = self._returned_by(call, external.params, external.returns(), False, args, state, tags)
             if made is not None:
                 return made
         if receiver is not None:
@@ -1147,16 +1164,16 @@ class Analyzer:
             return computed_value(call, state, args, True, tags)
         return computed_value(call, state, args, False, tags)
 
-    def _returned_by(self, call: cst.Call, target: FunctionInfo, args, state: State, tags) -> Optional[Value]:
-        """What a call of a local function returns, by its summary (None: nothing known)."""
-        returns = target.returns
+    def _returned_by(self, call: cst.Call, params, returns: Returns, inference: bool, args, state: State, tags) -> Optional[Value]:
+        """What a call of a function with these ``params`` returns, by its summary
+        ``returns`` (None: nothing known). ``inference``: it runs in inference mode."""
         if returns.passes is not None:
-            passed = (_bound_arguments(call, target, args) or {}).get(returns.passes)
+            passed = (_bound_arguments(call, params, args) or {}).get(returns.passes)
             if passed is not None:
                 return passed
         if returns.left:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
-        inference = returns.inference or (target.decorator is not None and target.decorator[0] == "torch.inference_mode")
+        inference = returns.inference or inference
         if not returns.rec and not inference:
             return None
         made = computed_value(call, state, args, False, tags)
@@ -1164,15 +1181,16 @@ class Analyzer:
         made.inference = inference  # returned from a function that runs in inference mode
         return made
 
-    def _apply_summary(self, call: cst.Call, target: FunctionInfo) -> None:
-        """After a call to a local function, the models it left in eval mode are so here."""
-        if not target.leaves_eval:
+    def _leave_in_eval(self, call: cst.Call, params: Sequence[str], method: bool, leaves_eval) -> None:
+        """After a call to a function with these ``params`` (``method``: of a class), the
+        models it left in eval mode (``leaves_eval``, in its spelling) are so here."""
+        if not leaves_eval:
             return
-        params = target.param_names
-        if target.cls is not None and params and params[0] in ("self", "cls"):
+        params = list(params)
+        if method and params and params[0] in ("self", "cls"):
             params = params[1:]
         positional = [a for a in call.args if a.keyword is None and not a.star]
-        for name in target.leaves_eval:
+        for name in leaves_eval:
             root, _, rest = name.partition(".")
             if root in params:
                 i = params.index(root)

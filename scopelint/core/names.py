@@ -8,7 +8,7 @@ binding that merely shares a name (``record = ...``, a parameter called ``pause`
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Set, Union
+from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -86,10 +86,11 @@ _BINDERS = frozenset({
 })
 
 
-def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True) -> None:
+def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True, program: Optional["Imports"] = None) -> None:
     """A scope's bindings, without entering nested scopes (their names are bindings).
     ``walrus``: the code may hold an assignment expression (``:=``), the one binder
-    that can sit inside any expression; without one only statements are walked."""
+    that can sit inside any expression; without one only statements are walked.
+    ``program``: what the rest of the program says (relative and star imports)."""
     if type(root) is cst.FunctionDef:
         params = root.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -102,7 +103,7 @@ def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True) -> Non
     nodes = walk(body, lambda n: is_nested_scope(n) or type(n) is cst.CompFor) if walrus else _statement_walk(body)
     for node in nodes:
         if type(node) in _BINDERS:
-            _bind(scope, node)
+            _bind(scope, node, program)
 
 
 # Where the binders other than ``:=`` can be: statement bodies, assignment targets,
@@ -140,7 +141,30 @@ def _statement_walk(body) -> Iterable[cst.CSTNode]:
         extend(children)
 
 
-def _bind(scope: Scope, node: cst.CSTNode) -> None:
+class Imports:
+    """What the program says of a module's imports: the package it is in (``""``: a
+    top-level module; None: unknown) and, per module of the program, the names a star
+    import of it binds."""
+
+    def __init__(self, package: Optional[str], stars: Mapping[str, Tuple[str, ...]]):
+        self.package, self.stars = package, stars
+
+
+def _relative(node: cst.ImportFrom, package: Optional[str]) -> Optional[str]:
+    """The absolute module ``from .m import x`` names, in ``package``; None if unknown."""
+    if package is None:
+        return None
+    parts = package.split(".") if package else []
+    up = len(node.relative) - 1
+    if up > len(parts) or (up == len(parts) and node.module is None):
+        return None
+    base = parts[: len(parts) - up]
+    if node.module is not None:
+        base.append(_import_name(node.module))
+    return ".".join(base) or None
+
+
+def _bind(scope: Scope, node: cst.CSTNode, program: Optional["Imports"] = None) -> None:
     bound, imports = scope.bound, scope.imports
     if type(node) in (cst.FunctionDef, cst.ClassDef):
         bound.add(node.name.value)
@@ -153,15 +177,21 @@ def _bind(scope: Scope, node: cst.CSTNode) -> None:
                 root_name = full.split(".", 1)[0]
                 imports[root_name] = root_name
     elif type(node) is cst.ImportFrom:
+        source = _relative(node, program.package) if node.relative and program is not None else None
+        if not node.relative and node.module is not None:
+            source = _import_name(node.module)
         if type(node.names) is cst.ImportStar:
+            # Of a module of the program (the project layer knows its names): those.
+            for name in (program.stars.get(source, ()) if program is not None and source else ()):
+                imports[name] = f"{source}.{name}"
             return
         for alias in node.names:
             name = _import_name(alias.name)
             local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
-            if node.relative or node.module is None:
+            if source is None:
                 bound.add(local)
             else:
-                imports[local] = f"{_import_name(node.module)}.{name}"
+                imports[local] = f"{source}.{name}"
     elif type(node) is cst.Global:
         scope.globals.update(n.name.value for n in node.names)
     elif type(node) is cst.AssignTarget:
@@ -184,10 +214,13 @@ def _bind(scope: Scope, node: cst.CSTNode) -> None:
 class Names:
     """Resolves expressions to canonical framework names, scope by scope."""
 
-    def __init__(self, module: cst.Module, walrus: bool = True):
-        """``walrus``: False when the code holds no ``:=`` (cheaper to collect)."""
+    def __init__(self, module: cst.Module, walrus: bool = True, program: Optional["Imports"] = None):
+        """``walrus``: False when the code holds no ``:=`` (cheaper to collect).
+        ``program``: what the program says of this module's imports (relative imports
+        resolve in its package, star imports of its modules bind their names)."""
         self.module = module
         self.walrus = walrus
+        self.program = program
         self._assigned = None
         self._scopes: Dict[int, Scope] = {}
         self.root = self.scope_of(module, None)
@@ -236,7 +269,7 @@ class Names:
         scope = self._scopes.get(key)
         if scope is None:
             scope = Scope(node, parent)
-            _collect_bindings(scope, node, self.walrus)
+            _collect_bindings(scope, node, self.walrus, self.program)
             self._scopes[key] = scope
             for q in scope.imports.values():
                 fw = framework_of(q)

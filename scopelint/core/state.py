@@ -33,6 +33,9 @@ class Origin:
     kind: str
     node: Optional[cst.CSTNode] = None
     api: Optional[str] = None
+    # Set by a function of another module of the program (``core.interfile.Summary``:
+    # its name and where it is, for messages); ``node`` is then None.
+    where: Optional[object] = None
 
     @property
     def explicit(self) -> bool:

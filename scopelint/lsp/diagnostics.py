@@ -4,7 +4,8 @@ LSP form of a finding (range, severity, code)."""
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import List, Optional, Tuple
+import logging
+from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 
@@ -14,6 +15,8 @@ from scopelint.finding import Finding, syntax_finding
 from scopelint.lsp.documents import Item, Linted, is_notebook_path, is_python_document
 from scopelint.lsp.text import DocText
 from scopelint.rules import ALL_RULES
+
+log = logging.getLogger("scopelint.lsp")
 
 SOURCE = "scopelint"
 SEVERITY = {
@@ -71,10 +74,20 @@ def too_large_item(uri: str, path: str, message: str) -> Item:
     return item
 
 
-def lint_text(text: str, path: str, settings: Settings, encoding: str, uri: str, kind: str) -> Tuple[List[Item], List[str]]:
+def lint_text(text: str, path: str, settings: Settings, encoding: str, uri: str, kind: str,
+              buffers: Optional[Dict[str, str]] = None) -> Tuple[List[Item], List[str]]:
     """Lint a text document: (its items, with their diagnostics; the engine's errors).
-    Pure (no server): this runs on the lint worker."""
+    Pure (no server): this runs on the lint worker. ``buffers``: the other open Python
+    documents' texts by path (they stand for the files on disk when the document is
+    linted as part of its program: ``scopelint.project``)."""
     dt = DocText(text, encoding)
+    if kind == "python" and path and buffers is not None:
+        from scopelint.project import with_program
+
+        try:
+            settings = with_program(settings, path, {**buffers, path: text})
+        except Exception:  # (the program cannot be read: the document on its own)
+            log.debug("cannot read the program around %s", path, exc_info=True)
     items: List[Item] = []
     if kind == "ipynb":
         result = lint_source(text, path, settings, notebook=True)
@@ -135,7 +148,21 @@ def lint_document(ls, uri: str) -> None:
         if still_current():
             show_too_large(ls, uri, path, version, reason)
 
-    ls.submit(uri, (lint_text, (text, path, settings, encoding, uri, kind)), done, too_slow)
+    buffers = {ls.path_of(u): d.source for u, d in ls.workspace.text_documents.items() if u != uri and ls.path_of(u).endswith(".py")}
+    ls.submit(uri, (lint_text, (text, path, settings, encoding, uri, kind, buffers)), done, too_slow)
+
+
+def lint_dependants(ls, uri: str, delay: float) -> None:
+    """After ``uri`` changed: lint again the other open documents that may import it
+    (their findings may rest on what it does)."""
+    from scopelint.project import imports_module
+
+    path = ls.path_of(uri)
+    if not path.endswith(".py"):
+        return
+    for other, doc in list(ls.workspace.text_documents.items()):
+        if other != uri and other in ls.linted and lintable(ls, other) == "python" and imports_module(doc.source, path):
+            ls.schedule(other, lint_document, delay)
 
 
 def show_too_large(ls, uri: str, path: str, version, reason: str) -> None:

@@ -7,7 +7,7 @@ import logging
 from lsprotocol import types
 
 from scopelint.lsp import actions
-from scopelint.lsp.diagnostics import lint_document, lintable
+from scopelint.lsp.diagnostics import lint_dependants, lint_document, lintable
 from scopelint.lsp.notebooks import lint_notebook
 
 log = logging.getLogger("scopelint.lsp")
@@ -75,6 +75,7 @@ def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params):
         server.schedule(params.text_document.uri, lint_document, DEBOUNCE_S)
+        lint_dependants(server, params.text_document.uri, DEBOUNCE_S)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(params):
@@ -83,6 +84,7 @@ def register(server) -> None:
             reload_settings(server)
             return
         server.schedule(uri, lint_document, 0)
+        lint_dependants(server, uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params):

@@ -1,0 +1,130 @@
+"""What one module of a program tells the others: the summaries of its functions and
+its model classes (``Exports``), and what a module is told of the modules it imports
+(``Context``). Both are plain, hashable data (no syntax nodes): they cross process
+boundaries, go into cache keys, and name where in the other file a summary comes from.
+
+The core knows nothing of files: a module is a dotted name, a place is the text
+``where`` the project layer (``scopelint.project``) gives it. The analysis of one
+module (``flow.Analyzer``) reads a ``Context`` and is summarised by ``exports_of``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, Mapping, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # (not imported before an analysis runs: the project layer reads this
+    # module in runs that parse nothing, and the state model imports LibCST)
+    from scopelint.core.facts import FunctionInfo, Returns
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A module-level function of another module, as its callers see it."""
+
+    name: str  # as defined (``evaluate``)
+    where: str  # ``utils.py:12``: where it is defined, for messages
+    params: Tuple[str, ...]  # positional parameters, in order
+    left: bool = False  # everything it returns has left the graph
+    # (framework, "on"/"off", origin kind, api): the recording state every returned value
+    # was made in, where the function itself set it (its decorator, a ``with``, a setter).
+    rec: Tuple[Tuple[str, str, str, str], ...] = ()
+    inference: bool = False  # it returns inference tensors
+    passes: Optional[str] = None  # the parameter it hands back as it came in
+    leaves_eval: Tuple[str, ...] = ()  # names (its own spelling) it leaves in eval mode
+
+    @property
+    def trivial(self) -> bool:
+        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval)
+
+    @property
+    def spelled(self) -> str:
+        """For messages: ```evaluate` (utils.py:12)``."""
+        return f"`{self.name}` ({self.where})"
+
+    def related(self, what: str) -> Tuple[str, str]:
+        """A related location for a finding (SARIF ``relatedLocations``)."""
+        return (self.where, f"`{self.name}` {what}")
+
+    def returns(self) -> "Returns":
+        from scopelint.core.facts import Returns
+        from scopelint.core.state import Mode, Origin, Switch
+
+        rec = tuple(
+            (fw, Switch(Mode.ON if mode == "on" else Mode.OFF, Origin(kind, None, api, self)))
+            for fw, mode, kind, api in self.rec
+        )
+        return Returns(self.left, rec, self.inference, self.passes)
+
+
+@dataclass(frozen=True)
+class Exports:
+    """What a module defines that other modules' analyses use."""
+
+    functions: Tuple[Tuple[str, Summary], ...] = ()  # non-trivial ones only
+    model_classes: Tuple[str, ...] = ()  # classes that are nn.Module / gluon Block subclasses
+    frameworks: Tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.functions or self.model_classes)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What one module is told of the program around it (``Settings.project``)."""
+
+    package: Optional[str] = None  # the package it belongs to (relative imports)
+    # By canonical dotted name (``pkg.utils.evaluate``): functions of other modules.
+    functions: Tuple[Tuple[str, Summary], ...] = ()
+    model_classes: Tuple[str, ...] = ()  # dotted names of other modules' model classes
+    # ``from M import *`` of a module of the program: M and the names it binds.
+    stars: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # The framework the project says the module's code is for, when it imports none.
+    framework: Optional[str] = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "_functions", dict(self.functions))
+        object.__setattr__(self, "_models", frozenset(self.model_classes))
+
+    def function(self, qname: Optional[str]) -> Optional[Summary]:
+        return self._functions.get(qname) if qname is not None else None  # type: ignore[attr-defined]
+
+    def is_model_class(self, qname: Optional[str]) -> bool:
+        return qname is not None and qname in self._models  # type: ignore[attr-defined]
+
+    @property
+    def star_names(self) -> Mapping[str, Tuple[str, ...]]:
+        return dict(self.stars)
+
+
+NO_CONTEXT = Context()
+
+
+def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str) -> Exports:
+    """The exports of an analysed module: its module-level functions' summaries (as its
+    analysis computed them) and its model classes. ``lines``: the line of each
+    module-level definition, by name."""
+    out: Dict[str, Summary] = {}
+    for info in functions:
+        if info.parent is not None or info.cls is not None or info.opaque:
+            continue
+        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}")
+        if not summary.trivial:
+            out[info.name] = summary
+    return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)))
+
+
+def _summary(info: "FunctionInfo", where: str) -> Summary:
+    from scopelint.core.state import Mode
+
+    r = info.returns
+    rec = tuple(
+        (fw, sw.mode.value, sw.origin.kind, sw.origin.api or "")
+        for fw, sw in r.rec
+        if sw.origin is not None and sw.mode is not Mode.UNKNOWN and sw.origin.kind in ("with", "setter", "decorator")
+    )
+    inference = r.inference or (info.decorator is not None and info.decorator[0] == "torch.inference_mode")
+    leaves = tuple(sorted(n for n in info.leaves_eval if n.partition(".")[0] in info.param_names))
+    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves)
+
