@@ -173,6 +173,31 @@ class Cache:
         except OSError:  # read-only or full disk: run without the cache
             pass
 
+    def value_key(self, kind: str, text: str, extra: str) -> str:
+        """The key of a value (not a file's result) computed from ``text`` and ``extra``."""
+        h = hashlib.blake2b(digest_size=20)
+        h.update(f"{self.stamp}\0{kind}\0{extra}\0".encode("utf-8", "surrogatepass"))
+        h.update(text.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def get_value(self, key: str):
+        """A value ``put_value`` stored (JSON data), or None on a miss."""
+        try:
+            d = json.loads(_read_regular(self._entry(key)))
+            return d["value"] if d.get("key") == key else None
+        except Exception:  # missing, truncated, corrupt: a miss
+            return None
+
+    def put_value(self, key: str, value) -> None:
+        try:
+            payload = json.dumps({"key": key, "value": value}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            self._ensure_root()
+            entry = self._entry(key)
+            entry.parent.mkdir(exist_ok=True)
+            write_bytes_atomic(str(entry), payload)
+        except (OSError, TypeError, ValueError):  # read-only, full, not JSON-able: not kept
+            pass
+
     def _ensure_root(self) -> None:
         if (self.directory / ".gitignore").is_file():
             return

@@ -386,24 +386,25 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
     return result
 
 
-def summarize(source: str, filename: str, program: Optional["Context"] = None) -> "Exports":
+def summarize(source: str, filename: str, program: Optional["Context"] = None, functions: bool = True) -> "Exports":
     """What the other modules of a program learn of this one (``core.interfile``): its
-    functions' summaries and its model classes, from an analysis of the whole text (no
-    gate: a summary must see every ``return``). ``filename``: how messages name it.
-    Never raises: what cannot be analysed exports nothing."""
-    from scopelint.core.interfile import Exports
+    functions' summaries (``functions``: else only its model classes, which need no walk
+    of its code) and its model classes, from an analysis of the whole text (no gate: a
+    summary must see every ``return``). ``filename``: how messages name it. Never
+    raises: what cannot be analysed exports nothing."""
+    from scopelint.core.interfile import Exports, may_export
 
-    if skip_file(source) or not (slicing.mentions_framework(source) or (program is not None and (program.framework or program.model_classes))):
+    if skip_file(source) or not may_export(source, program is not None and bool(program.functions or program.model_classes)):
         return Exports()
     try:
-        return _on_big_stack(_summarize, source, filename, program)
+        return _on_big_stack(_summarize, source, filename, program, functions)
     except Exception:  # (nothing known is no summary: the callers' analyses stay silent)
         return Exports()
 
 
-def _summarize(source: str, filename: str, program: Optional["Context"]) -> "Exports":
+def _summarize(source: str, filename: str, program: Optional["Context"], functions: bool) -> "Exports":
     from scopelint.core.flow import Analyzer
-    from scopelint.core.interfile import exports_of
+    from scopelint.core.interfile import Exports, exports_of
     from scopelint.core.lower import Unsupported, lower_module
 
     tree = ast.parse(source)
@@ -412,10 +413,10 @@ def _summarize(source: str, filename: str, program: Optional["Context"]) -> "Exp
     except Unsupported:
         module, error = parse(source, filename)
         if module is None:
-            from scopelint.core.interfile import Exports
-
             return Exports()
     analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
+    if not functions:
+        return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename)

@@ -22,7 +22,6 @@ optimizer it is handed.
 
 from __future__ import annotations
 
-import ast
 import functools
 import os
 import re
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core.frameworks import FRAMEWORKS
-from scopelint.core.interfile import Context, Exports, Summary
+from scopelint.core.interfile import Context, Exports, Summary, may_export
 from scopelint.core.slicing import imported_frameworks, mentions_framework, text_may_anchor
 
 _MOST_BYTES = 2_000_000
@@ -44,13 +43,12 @@ class _Module:
     package: Optional[str]  # the package it is in ("" : none, a top-level module)
     roots: Tuple[str, ...]  # the folder its absolute imports are found from (none: installed)
     given: Optional[str] = None  # its text, where the caller gave it (an editor's buffer)
-    tree: Optional[ast.Module] = None
     # local name -> dotted name it imports (module level); star-imported modules
     imports: Dict[str, str] = field(default_factory=dict)
     stars: List[str] = field(default_factory=list)
     _frameworks: Optional[Set[str]] = None
-    exports: Optional[Exports] = None
-    context: Optional[Context] = None
+    exports: Dict[bool, Exports] = field(default_factory=dict)  # with function summaries or not
+    contexts: Dict[Optional[str], Optional[Context]] = field(default_factory=dict)  # by framework
 
     _text: object = False  # (not read yet)
 
@@ -74,13 +72,16 @@ class Program:
     """The modules of one run and those they import. ``display``: a path as messages
     name it."""
 
-    def __init__(self, display=lambda p: p, texts: Optional[Dict[str, str]] = None):
+    def __init__(self, display=lambda p: p, texts: Optional[Dict[str, str]] = None, store=None):
         """``texts``: by absolute path, texts that stand for the files' (an editor's
-        unsaved buffers)."""
+        unsaved buffers). ``store``: a ``scopelint.cache.Cache`` that keeps summaries
+        between runs (keyed by the module's text and what it is told of the others)."""
         self.display = display
+        self.store = store
         self.texts = {os.path.abspath(p): t for p, t in (texts or {}).items()}
         self.modules: Dict[str, _Module] = {}  # by absolute path
         self._busy: Set[str] = set()
+        self._found: Dict[Tuple[Tuple[str, ...], str], Optional[Tuple[_Module, str]]] = {}
 
     # --- modules ---------------------------------------------------------------------
     def module(self, path: str) -> Optional[_Module]:
@@ -119,27 +120,18 @@ class Program:
         pattern = _program_imports(*_import_scope(mod))
         if pattern is None or mod.text is None or pattern.search(mod.text) is None:
             return
-        text = mod.text
-        try:
-            mod.tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return
-        for node in _module_level(mod.tree.body):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname is not None:
-                        mod.imports[alias.asname] = alias.name
-                    else:
-                        mod.imports[alias.name.split(".", 1)[0]] = alias.name.split(".", 1)[0]
-            elif isinstance(node, ast.ImportFrom):
-                source = self._absolute(mod, node.level, node.module)
-                if source is None:
-                    continue
-                for alias in node.names:
-                    if alias.name == "*":
-                        mod.stars.append(source)
-                    else:
-                        mod.imports[alias.asname or alias.name] = f"{source}.{alias.name}"
+        for m in _FROM.finditer(mod.text):
+            source = self._absolute(mod, len(m.group(1)), m.group(2) or None)
+            if source is None:
+                continue
+            for name, local in _names(m.group(3)):
+                if name == "*":
+                    mod.stars.append(source)
+                else:
+                    mod.imports[local or name] = f"{source}.{name}"
+        for m in _IMPORT.finditer(mod.text):
+            for name, local in _names(m.group(1)):
+                mod.imports[local or name.split(".", 1)[0]] = name if local else name.split(".", 1)[0]
 
     @staticmethod
     def _absolute(mod: _Module, level: int, module: Optional[str]) -> Optional[str]:
@@ -156,6 +148,12 @@ class Program:
     def _find(self, mod: _Module, dotted: str) -> Optional[Tuple[_Module, str]]:
         """The module of the program ``dotted`` (as ``mod`` spells it, absolute) is, or
         the module it is defined in and the name there: (module, "") or (module, name)."""
+        key = (mod.roots, dotted)
+        if key not in self._found:
+            self._found[key] = self._find_new(mod, dotted)
+        return self._found[key]
+
+    def _find_new(self, mod: _Module, dotted: str) -> Optional[Tuple[_Module, str]]:
         if not dotted or _is_framework(dotted.split(".", 1)[0]):
             return None
         parts = dotted.split(".")
@@ -172,49 +170,73 @@ class Program:
         return None
 
     # --- summaries --------------------------------------------------------------------
-    def exports(self, mod: _Module) -> Exports:
-        """``mod``'s exports, computed after those of the modules it imports."""
-        if mod.exports is not None:
-            return mod.exports
+    def exports(self, mod: _Module, functions: bool = True) -> Exports:
+        """``mod``'s exports, computed after those of the modules it imports
+        (``functions``: else only its model classes, which cost no walk of its code)."""
+        if functions in mod.exports:
+            return mod.exports[functions]
+        if not functions and True in mod.exports:
+            return mod.exports[True]
         if mod.path in self._busy:  # an import cycle: what it cuts stays unknown
             return Exports()
         self._busy.add(mod.path)
         try:
-            from scopelint.engine import summarize
-
             context = self.context(mod)
-            found = summarize(mod.text or "", self.display(mod.path), context) if mod.text else Exports()
-            functions = dict(found.functions)
-            # Re-exports (``from .engine import train`` in a package's ``__init__``).
-            if context is not None:
+            found = self._summarize(mod, context, functions)
+            summaries = dict(found.functions)
+            models = set(found.model_classes)
+            if context is not None:  # re-exports (``from .engine import train`` in a package's ``__init__``)
                 for local, dotted in mod.imports.items():
                     summary = context.function(dotted)
-                    if summary is not None and local not in functions:
-                        functions[local] = summary
-            models = set(found.model_classes)
-            if context is not None:
-                models.update(local for local, dotted in mod.imports.items() if context.is_model_class(dotted))
-            mod.exports = Exports(tuple(sorted(functions.items())), tuple(sorted(models)), found.frameworks)
+                    if summary is not None and local not in summaries:
+                        summaries[local] = summary
+                    if context.is_model_class(dotted):
+                        models.add(local)
+            mod.exports[functions] = Exports(tuple(sorted(summaries.items())), tuple(sorted(models)), found.frameworks)
         finally:
             self._busy.discard(mod.path)
-        return mod.exports
+        return mod.exports[functions]
+
+    def _summarize(self, mod: _Module, context: Optional[Context], functions: bool) -> Exports:
+        from scopelint.engine import summarize
+
+        if not mod.text:
+            return Exports()
+        shown = self.display(mod.path)
+        key = self.store.value_key("exports", mod.text, f"{functions}\0{shown}\0{context!r}") if self.store is not None else None
+        kept = self.store.get_value(key) if key is not None else None
+        if kept is not None:
+            try:
+                return Exports.from_json(kept)
+            except (KeyError, TypeError, ValueError):
+                pass
+        found = summarize(mod.text, shown, context, functions)
+        if key is not None:
+            self.store.put_value(key, found.to_json())
+        return found
 
     def context(self, mod: _Module, framework: Optional[str] = None) -> Optional[Context]:
         """What ``mod`` is told of the modules it imports; None when nothing (the file is
         then checked as on its own). ``framework``: the one the run says ``mod`` is for,
         if it imports none."""
-        if mod.context is not None:
-            return mod.context
+        if framework in mod.contexts:
+            return mod.contexts[framework]
+        mod.contexts[framework] = None  # (while it is computed: an import cycle sees none)
+        if mod.imports or mod.stars or framework is not None:
+            mod.contexts[framework] = self._context(mod, framework)
+        return mod.contexts[framework]
+
+    def _context(self, mod: _Module, framework: Optional[str]) -> Optional[Context]:
         functions: Dict[str, Summary] = {}
         models: Set[str] = set()
         stars: Dict[str, Tuple[str, ...]] = {}
-        dotted_names = set(mod.imports.values()) | set(mod.stars)
-        for dotted in sorted(dotted_names):
+        for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
             found = self._find(mod, dotted)
             if found is None:
                 continue
             target, name = found
-            exports = self.exports(target)
+            # (A class imported by name needs only the model classes: no walk of the module.)
+            exports = self.exports(target, not name or _may_be_function(target, name))
             prefix = dotted[: len(dotted) - len(name) - 1] if name else dotted
             for fname, summary in exports.functions:
                 if not name or fname == name:
@@ -227,23 +249,44 @@ class Program:
         fw = framework if framework is not None and not mod.frameworks else None
         if not (functions or models or fw):
             return None
-        context = Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
-                          tuple(sorted(stars.items())), fw)
-        mod.context = context
-        return context
+        return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
+                       tuple(sorted(stars.items())), fw)
+
+
+def _may_be_function(mod: _Module, name: str) -> bool:
+    """Whether ``name`` may be a function of ``mod`` whose summary says something: a name
+    it imports (a re-export), or a module-level ``def`` whose text (decorators included)
+    holds a word a summary rests on (``interfile.may_export``: a grad-mode scope,
+    ``eval()``, ``.item()``...). (A summary from the helpers it calls is lost to that
+    look: the analysis then knows nothing of the call, and says nothing of it.)"""
+    if name in mod.imports:
+        return True
+    text = mod.text
+    if text is None:
+        return False
+    m = re.search(rf"^(?:@[^\n]*\n(?:[ \t#][^\n]*\n)*)*(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M)
+    if m is None:
+        return False
+    end = _TOP_LEVEL.search(text, m.end())
+    return may_export(text[m.start():end.start() if end is not None else len(text)], False)
+
+
+_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module-level statement
 
 
 def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=lambda p: p,
-             texts: Optional[Dict[str, str]] = None) -> List[Optional[Context]]:
+             texts: Optional[Dict[str, str]] = None, store=None) -> List[Optional[Context]]:
     """For each file of a run (``declared``: the framework its settings name, if any),
-    what it is told of the program: None where nothing (most files). ``texts``: see
-    ``Program``."""
-    program = Program(display, texts)
+    what it is told of the program: None where nothing (most files). ``texts``,
+    ``store``: see ``Program``."""
+    program = Program(display, texts, store)
     mods = [program.module(p) if p.endswith(".py") else None for p in paths]
     frameworks = _run_frameworks(program, mods, declared)
     out: List[Optional[Context]] = []
     for mod, fw in zip(mods, frameworks):
-        out.append(program.context(mod, fw) if mod is not None else None)
+        # (A file that names no framework is not analysed, unless the run says which.)
+        linted = mod is not None and (fw is not None or (mod.text is not None and mentions_framework(mod.text)))
+        out.append(program.context(mod, fw) if linted else None)
     return out
 
 
@@ -273,46 +316,57 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
     it (among the run's files, its folder's and its top folder's: alike whether the
     folder or one file is named)."""
     out: List[Optional[str]] = []
+    importers: Dict[str, Set[str]] = {}  # module path -> frameworks of the files importing from it
+    scanned: Set[str] = set()  # folders whose modules are in ``importers``
+    run = [m for m in mods if m is not None]
     for mod, fw in zip(mods, declared):
-        if mod is None:
-            out.append(None)
+        if mod is None or mod.text is None or mentions_framework(mod.text):
+            out.append(None)  # (it names a framework: its imports say which)
             continue
         if fw is None:
             fw = _dependency_framework(os.path.dirname(mod.path))
-        if fw is None and _neighbours(program, mod, mods):
-            fws: Set[str] = set()
-            for other in _neighbours(program, mod, mods):
-                if other is mod or not other.imports or len(other.frameworks) != 1:
-                    continue
-                for dotted in set(other.imports.values()):
-                    found = program._find(other, dotted)
-                    if found is not None and found[0] is mod and found[1]:
-                        fws.update(other.frameworks)
+        if fw is None and any(text_may_anchor(mod.text, (f,), ()) for f in FRAMEWORKS):
+            if not scanned:
+                _note_importers(program, run, importers)
+                scanned.add("")
+            for folder in _neighbour_folders(mod) - scanned:
+                scanned.add(folder)
+                _note_importers(program, _modules_in(program, folder), importers)
+            fws = importers.get(mod.path, set())
             fw = next(iter(fws)) if len(fws) == 1 else None
-        # (Only for a file that imports none and holds something a rule reads.)
-        if fw is not None and (mod.text is None or mentions_framework(mod.text) or not text_may_anchor(mod.text, (fw,), ())):
+        # (Only for a file that holds something a rule reads.)
+        if fw is not None and not text_may_anchor(mod.text, (fw,), ()):
             fw = None
         out.append(fw)
     return out
 
 
-def _neighbours(program: Program, mod: _Module, mods: Sequence[Optional[_Module]]) -> List[_Module]:
-    """The modules that may import ``mod``: the run's, and those of its folder and its
-    top folder (the first ``_MOST_NEIGHBOURS`` of each)."""
-    if _program_imports(*_import_scope(mod)) is None:
-        return []  # (nothing near it may import a module of the program)
-    found = {id(m): m for m in mods if m is not None}
-    for folder in {os.path.dirname(mod.path), *mod.roots[:1]}:
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
+def _note_importers(program: Program, modules: Iterable[_Module], into: Dict[str, Set[str]]) -> None:
+    """Into ``into``: for each module a function or class is imported from by one of
+    ``modules`` that imports exactly one framework, that framework."""
+    for other in modules:
+        if not other.imports or len(other.frameworks) != 1:
             continue
-        for name in names[:_MOST_NEIGHBOURS]:
-            if name.endswith(".py"):
-                other = program.module(os.path.join(folder, name))
-                if other is not None:
-                    found.setdefault(id(other), other)
-    return list(found.values())
+        for dotted in set(other.imports.values()):
+            found = program._find(other, dotted)
+            if found is not None and found[1]:
+                into.setdefault(found[0].path, set()).update(other.frameworks)
+
+
+def _neighbour_folders(mod: _Module) -> Set[str]:
+    if _program_imports(*_import_scope(mod)) is None:
+        return set()  # (nothing near it may import a module of the program)
+    return {os.path.dirname(mod.path), *mod.roots[:1]}
+
+
+def _modules_in(program: Program, folder: str) -> List[_Module]:
+    """The modules of ``folder`` (the first ``_MOST_NEIGHBOURS``)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+    except OSError:
+        return []
+    found = (program.module(os.path.join(folder, n)) for n in names[:_MOST_NEIGHBOURS])
+    return [m for m in found if m is not None]
 
 
 _MOST_NEIGHBOURS = 500
@@ -352,6 +406,27 @@ def _is_framework(top: str) -> bool:
     return top.split(".", 1)[0] in FRAMEWORKS
 
 
+# Import statements, in any block (a function's too: the analysis reads each in its
+# scope, a summary too many is one nobody asks for). Read from the text, not ``ast``:
+# in a package nearly every module imports another, and parsing each costs more than
+# the rest of this layer.
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\;#]|\\\n)*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n\\;#]|\\\n)*)", re.M)
+_ALIAS = re.compile(r"^([\w.]+|\*)(?:\s+as\s+(\w+))?$")
+
+
+def _names(text: str) -> List[Tuple[str, Optional[str]]]:
+    """``a, b as c`` (or ``(a,\n b)``, comments and continuation lines in it) as
+    (name, alias) pairs; what does not read as one is left out."""
+    text = re.sub(r"#[^\n]*", "", text).replace("\\\n", " ").strip().strip("()")
+    out = []
+    for part in text.split(","):
+        m = _ALIAS.match(part.strip())
+        if m is not None:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
 def _import_scope(mod: _Module) -> Tuple[Optional[str], bool]:
     """Where ``mod``'s absolute imports of the program are found, and whether its
     relative ones are of the program (not a framework's own package)."""
@@ -383,20 +458,6 @@ def _program_imports(root: Optional[str], relative: bool) -> "Optional[re.Patter
     if not alternatives:
         return None
     return re.compile(rf"^[ \t]*(?:{'|'.join(alternatives)})", re.M)
-
-
-def _module_level(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
-    """Module-level statements, also those in ``if``/``try`` blocks (``if TYPE_CHECKING``
-    and ``try: import``): a module's bindings."""
-    for node in body:
-        yield node
-        if isinstance(node, (ast.If, ast.Try)):
-            yield from _module_level(node.body)
-            yield from _module_level(node.orelse)
-            if isinstance(node, ast.Try):
-                for h in node.handlers:
-                    yield from _module_level(h.body)
-                yield from _module_level(node.finalbody)
 
 
 def _read(path: str) -> Optional[str]:

@@ -284,7 +284,7 @@ def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int, cache=N
     With a ``cache`` (scopelint.cache.Cache), files whose entry is there are not
     linted; the others are, and their results are stored.
     """
-    tasks = _in_program(tasks)
+    tasks = _in_program(tasks, cache)
     if cache is None:
         return _check_paths(tasks, jobs)
     results: List[Optional[FileResult]] = [None if t[3] else cache.lookup(t[0], t[1], t[2]) for t in tasks]
@@ -297,13 +297,13 @@ def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int, cache=N
     return [r if r is not None else next(fresh) for r in results]
 
 
-def _in_program(tasks: List[Tuple[str, str, Settings, bool]]) -> List[Tuple[str, str, Settings, bool]]:
+def _in_program(tasks: List[Tuple[str, str, Settings, bool]], cache=None) -> List[Tuple[str, str, Settings, bool]]:
     """The tasks with what each file is told of the others (``scopelint.project``): the
-    files of one run are one program."""
+    files of one run are one program (its summaries kept in ``cache``)."""
     from scopelint.project import contexts
 
     try:
-        found = contexts([t[0] for t in tasks], [t[2].framework for t in tasks], lambda p: display_name(Path(p)))
+        found = contexts([t[0] for t in tasks], [t[2].framework for t in tasks], lambda p: display_name(Path(p)), store=cache)
     except Exception:  # (the program cannot be read: each file on its own, as before)
         return tasks
     return [t if c is None else (t[0], t[1], replace(t[2], project=c), t[3]) for t, c in zip(tasks, found)]

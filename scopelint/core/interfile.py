@@ -69,6 +69,21 @@ class Exports:
     def empty(self) -> bool:
         return not (self.functions or self.model_classes)
 
+    def to_json(self) -> dict:
+        return {"functions": [[n, _summary_json(s)] for n, s in self.functions],
+                "model_classes": list(self.model_classes), "frameworks": list(self.frameworks)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Exports":
+        functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
+                                      s["inference"], s["passes"], tuple(s["leaves_eval"]))) for n, s in d["functions"])
+        return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]))
+
+
+def _summary_json(s: Summary) -> dict:
+    return {"name": s.name, "where": s.where, "params": list(s.params), "left": s.left, "rec": [list(r) for r in s.rec],
+            "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval)}
+
 
 @dataclass(frozen=True)
 class Context:
@@ -99,6 +114,33 @@ class Context:
 
 
 NO_CONTEXT = Context()
+
+
+def may_export(text: str, has_context: bool) -> bool:
+    """Whether a module's text may hold anything its exports carry (a cheap look before
+    analysing it whole): a grad-mode scope or switch, ``eval()``, a value taken out of
+    the graph, a model base class, or (``has_context``) a use of the program's other
+    modules' functions or classes."""
+    return has_context or _EXPORT_WORDS.search(text) is not None
+
+
+def _export_words():
+    import re
+
+    from scopelint.core import frameworks as F
+
+    scopes = sorted({q.rsplit(".", 1)[1] for q in (*F.SCOPES, *F.SETTERS)})
+    bases = sorted({q.rsplit(".", 1)[1] for q in F.MODEL_BASE_CLASSES})
+    methods = ("eval", "train", "item", "detach", "numpy", "tolist", "asnumpy", "asscalar")
+    return re.compile(
+        r"\b(?:" + "|".join(scopes) + r")\b"
+        r"|\.[ \t]*(?:" + "|".join(methods) + r")[ \t]*\("
+        r"|^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\b(?:" + "|".join(bases) + r")\b",
+        re.M,
+    )
+
+
+_EXPORT_WORDS = _export_words()
 
 
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str) -> Exports:

@@ -1,0 +1,154 @@
+"""The project layer (``scopelint.project``): which module each file is, what its imports
+reach, and what each file is told of the others. (The multi-file corpus and the CLI's
+behaviour on it are in ``tests/test_projects.py``.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from scopelint.cache import Cache
+from scopelint.project import Program, contexts, imports_module, with_program
+
+NO_GRAD_HELPER = """
+    import torch
+
+
+    @torch.no_grad()
+    def run_model(model, x):
+        return model(x)
+"""
+PLAIN_HELPER = NO_GRAD_HELPER.replace("    @torch.no_grad()\n", "")
+TRAIN = """
+    import torch
+    from torch import nn
+
+    {imp}
+
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy({call}(model, x), y)
+        loss.backward()
+        opt.step()
+"""
+
+
+def write(root: Path, files: dict) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def check(root: Path, *names: str) -> list:
+    out = subprocess.run([sys.executable, "-m", "scopelint", "check", "--no-cache", "--output-format", "json", *names],
+                         cwd=root, capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
+    return [(Path(f["filename"]).name, f["location"]["row"], f["code"], f["message"]) for f in json.loads(out.stdout)]
+
+
+def test_a_sibling_modules_no_grad_helper_is_seen_at_the_call(tmp_path):
+    write(tmp_path, {"utils.py": NO_GRAD_HELPER, "train.py": TRAIN.format(imp="from utils import run_model", call="run_model")})
+    found = check(tmp_path, ".")
+    assert [(f, r, c) for f, r, c, _ in found] == [("train.py", 12, "SL101")]
+    assert "`run_model` (utils.py:5)" in found[0][3] and "@torch.no_grad()" in found[0][3]
+    assert check(tmp_path, "train.py") == found  # one file named: the rest is read as context
+
+
+def test_relative_star_module_and_reexport_imports_resolve(tmp_path):
+    layouts = {
+        "pkg/train.py": ("from .helpers import run_model", "run_model"),
+        "pkg/train_star.py": ("from .helpers import *", "run_model"),
+        "pkg/train_module.py": ("from . import helpers as H", "H.run_model"),
+        "train_reexport.py": ("from pkg import run_model", "run_model"),
+    }
+    files = {"pkg/__init__.py": "from .helpers import run_model\n", "pkg/helpers.py": NO_GRAD_HELPER}
+    files.update({name: TRAIN.format(imp=imp, call=call) for name, (imp, call) in layouts.items()})
+    write(tmp_path, files)
+    found = {(f, c) for f, _, c, _ in check(tmp_path, ".")}
+    assert found == {(Path(name).name, "SL101") for name in layouts}
+
+
+def test_a_good_twin_and_an_unresolvable_import_stay_silent(tmp_path):
+    write(tmp_path, {
+        "utils.py": PLAIN_HELPER,
+        "train.py": TRAIN.format(imp="from utils import run_model", call="run_model"),
+        "other.py": TRAIN.format(imp="from missing_module import run_model", call="run_model"),
+    })
+    assert check(tmp_path, ".") == []
+
+
+def test_a_framework_less_engine_is_analysed_for_its_importers_framework(tmp_path):
+    engine = """
+        def train_one_epoch(model, loader, optimizer, criterion):
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+    """
+    train = """
+        import torch
+        from engine import train_one_epoch
+
+        model = torch.nn.Linear(4, 2)
+        train_one_epoch(model, [], torch.optim.SGD(model.parameters(), lr=0.1), torch.nn.CrossEntropyLoss())
+    """
+    write(tmp_path, {"engine.py": engine, "train.py": train})
+    assert [(f, c) for f, _, c, _ in check(tmp_path, ".")] == [("engine.py", "SL202")]
+    assert [(f, c) for f, _, c, _ in check(tmp_path, "engine.py")] == [("engine.py", "SL202")]
+    # Without an importer (nor a configuration or dependencies naming a framework): silence.
+    (tmp_path / "train.py").unlink()
+    assert check(tmp_path, ".") == []
+    # ... unless the project says which framework.
+    (tmp_path / "pyproject.toml").write_text('[tool.scopelint]\nframework = "torch"\n')
+    assert [(f, c) for f, _, c, _ in check(tmp_path, ".")] == [("engine.py", "SL202")]
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch>=2", "numpy"]\n')
+    assert [(f, c) for f, _, c, _ in check(tmp_path, ".")] == [("engine.py", "SL202")]
+
+
+def test_a_framework_package_and_installed_packages_are_no_program(tmp_path):
+    # torch's own modules importing each other are the analysis' APIs, never summaries.
+    write(tmp_path, {"torch/__init__.py": "from .helpers import run_model\n", "torch/helpers.py": NO_GRAD_HELPER,
+                     "torch/use.py": TRAIN.format(imp="from .helpers import run_model", call="run_model")})
+    program = Program()
+    mod = program.module(str(tmp_path / "torch" / "use.py"))
+    assert mod.name == "torch.use" and mod.imports == {}
+    site = tmp_path / "site-packages"
+    write(site, {"helperlib.py": NO_GRAD_HELPER, "user.py": TRAIN.format(imp="from helperlib import run_model", call="run_model")})
+    assert contexts([str(site / "user.py")], [None]) == [None]
+
+
+def test_editor_buffers_stand_for_the_files(tmp_path):
+    write(tmp_path, {"utils.py": PLAIN_HELPER,
+                     "train.py": TRAIN.format(imp="from utils import run_model", call="run_model")})
+    from scopelint.engine import Settings, lint_source
+
+    train = str(tmp_path / "train.py")
+    text = (tmp_path / "train.py").read_text()
+    on_disk = with_program(Settings(), train, {train: text})
+    assert on_disk.project is None and lint_source(text, train, on_disk).findings == []
+    unsaved = {str(tmp_path / "utils.py"): textwrap.dedent(NO_GRAD_HELPER), train: text}
+    edited = with_program(Settings(), train, unsaved)
+    assert [f.code for f in lint_source(text, train, edited).findings] == ["SL101"]
+    assert imports_module(text, str(tmp_path / "utils.py")) and not imports_module(text, str(tmp_path / "engine.py"))
+
+
+def test_summaries_are_kept_in_the_cache_and_follow_the_text(tmp_path, monkeypatch):
+    write(tmp_path, {"utils.py": NO_GRAD_HELPER, "train.py": TRAIN.format(imp="from utils import run_model", call="run_model")})
+    store = Cache(tmp_path / ".cache")
+    paths = [str(tmp_path / "train.py")]
+    first = contexts(paths, [None], store=store)
+    import scopelint.engine as engine
+
+    calls = []
+    real = engine.summarize
+    monkeypatch.setattr(engine, "summarize", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert contexts(paths, [None], store=store) == first and calls == []  # from the cache
+    (tmp_path / "utils.py").write_text(textwrap.dedent(PLAIN_HELPER))
+    assert contexts(paths, [None], store=store) == [None] and len(calls) == 1  # summarised again
