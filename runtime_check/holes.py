@@ -45,6 +45,8 @@ IMPORTS = {
 MODEL_METHODS = {"eval", "train", "parameters", "named_parameters", "state_dict", "load_state_dict", "modules",
                  "children", "zero_grad_", "to", "cuda", "cpu", "collect_params", "hybridize", "initialize",
                  "init_hidden", "requires_grad_", "half", "float", "double", "apply"}
+MODEL_ONLY = {"eval", "train", "parameters", "named_parameters", "state_dict", "modules", "children", "collect_params",
+              "hybridize", "initialize", "init_hidden", "begin_state", "requires_grad_", "apply"}  # (a module has zero_grad too)
 OPTIMIZER_METHODS = {"zero_grad", "step", "param_groups", "add_param_group"}
 TENSOR_ATTRS = {"shape", "size", "view", "reshape", "float", "long", "dim", "numel", "unsqueeze", "squeeze",
                 "detach", "item", "sum", "mean", "asnumpy", "asscalar", "as_in_context", "T", "dtype", "t",
@@ -205,7 +207,7 @@ def _classify(h: Hole, u: _Uses) -> None:
         h.kind = "scheduler"
     elif n in u.stepped_with_arg and ("trainer" in n.lower() or "step" in attrs and not attrs & {"zero_grad"}):
         h.kind = "trainer"
-    elif attrs & {"zero_grad", "param_groups"} or (OPT_NAMES.search(n) and "step" in attrs) or OPT_NAMES.match(n):
+    elif (attrs & {"zero_grad", "param_groups"} and not attrs & MODEL_ONLY and not MODEL_NAMES.search(n)) or (OPT_NAMES.search(n) and "step" in attrs) or OPT_NAMES.match(n):
         h.kind = "optimizer"
     elif attrs & (MODEL_METHODS - {"to", "float", "half", "double", "cuda", "cpu"}) or (MODEL_NAMES.search(n) and (n in u.called or not attrs)):
         h.kind = "model"
