@@ -291,7 +291,7 @@ def analyze(source: str) -> Optional[Analysis]:
                 and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, int)
                 and node.args[1].value > 1):
             view = node.args[1].value
-    regression = bool(re.search(r"MSELoss|mse_loss|L1Loss|l1_loss|L2Loss|SmoothL1|HuberLoss|smooth_l1", source))
+    regression = bool(re.search(r"MSELoss|mse_loss|L1Loss|l1_loss|L2Loss|SmoothL1|HuberLoss|smooth_l1|BCELoss|BCEWithLogits|binary_cross_entropy|SigmoidBinaryCrossEntropy", source))
     return Analysis(sorted(frameworks), free, functions, uses.recurrent, view, regression)
 
 

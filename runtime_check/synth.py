@@ -24,6 +24,7 @@ from scopelint.runtime_check.holes import Analysis, Function, Hole, analyze
 BATCH, FEATURES, CLASSES, HIDDEN, STEPS, BATCHES = 4, 8, 3, 16, 5, 3
 MODE_RULES = {"SL207", "SL103"}  # train/eval mode matters: Dropout and BatchNorm inside the model
 RECURRENT_RULES = {"SL204"}
+ATTEMPTS = 3  # 0: sizes and loss from the uses; 1: the other loss kind (classes <-> regression); 2: one output, other sizes
 INT_VALUES = {"batch_size": BATCH, "bs": BATCH, "log_interval": 1, "print_every": 1, "log_every": 1, "seq_len": STEPS, "bptt": STEPS}
 FLOAT_VALUES = {"clip": 1.0, "max_norm": 1.0, "grad_clip": 1.0, "clip_value": 1.0, "eps": 1e-8, "momentum": 0.9}
 
@@ -34,11 +35,13 @@ class Harness:
     epilogue: str
     frameworks: List[str]
     filled: List[str]  # "name: kind" per hole filled
+    attempt: int = 0
 
     def text(self, fragment: str) -> str:
         """The whole program that runs: the prelude, the fragment, the epilogue."""
         body = fragment if fragment.endswith("\n") else fragment + "\n"
-        return (f"# --- synthesized harness (scopelint verify) ---\n{self.prelude}"
+        which = f", attempt {self.attempt + 1}" if self.attempt else ""
+        return (f"# --- synthesized harness (scopelint verify{which}) ---\n{self.prelude}"
                 f"# --- the fragment, as given (its own line numbers) ---\n{body}"
                 + (f"# --- synthesized call ---\n{self.epilogue}" if self.epilogue else ""))
 
@@ -79,8 +82,11 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     codes = set(codes)
     recurrent = bool(codes & RECURRENT_RULES) or analysis.recurrent
     mode = bool(codes & MODE_RULES)
-    regression = analysis.regression != bool(attempt % 2)
+    regression = analysis.regression != (attempt == 1)
     feats = analysis.view_features or FEATURES
+    classes = CLASSES
+    if attempt == 2:  # a single output (a score, a binary logit) and a wider input
+        regression, classes, feats = True, 1, analysis.view_features or 2 * FEATURES
     out: List[str] = []
     seen_imports = set()
 
@@ -105,7 +111,7 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     if need_model and not models:
         h = (by_kind.get("optimizer") or by_kind.get("trainer") or by_kind.get("scheduler"))[0]
         return f"cannot fill `{h.name}` ({h.kind}): the fragment builds its own model, which the harness cannot reach before it runs"
-    out.append(f"_B, _F, _C, _H, _T = {BATCH}, {feats}, {CLASSES}, {HIDDEN}, {STEPS}")
+    out.append(f"_B, _F, _C, _H, _T = {BATCH}, {feats}, {classes}, {HIDDEN}, {STEPS}")
     shape = "(_B * %d, _T, _F)" % BATCHES if recurrent else "(_B * %d, _F)" % BATCHES
     if fw == "torch":
         out.append(f"_X = torch.randn{shape}")
@@ -213,7 +219,7 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
         else:  # a step function: a few calls, as a loop would make
             epilogue = f"for _i in range({BATCHES}):\n    _result = {fn.name}({args})\n"
     filled = [f"{h.name}: {h.kind}" for h in holes]
-    return Harness("\n".join(out) + "\n", epilogue, frameworks, filled)
+    return Harness("\n".join(out) + "\n", epilogue, frameworks, filled, attempt)
 
 
 def _model_for(h: Hole, models: List[Hole]) -> Hole:

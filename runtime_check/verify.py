@@ -36,6 +36,7 @@ class _Program:
     skip: Optional[str] = None  # why nothing of this file can run
     folder: Optional[str] = None  # copied (privately) for each variant
     harness: Optional[object] = None  # a synth.Harness when the file is a fragment (its holes filled)
+    harness_for: Tuple = ((), ())  # the flagged lines and rules it was made for (to make the next attempt)
 
 
 @dataclass
@@ -126,6 +127,7 @@ def _program_of(result) -> _Program:
         prog.skip = f"not self-contained, and no harness can be synthesized: {planned}"
         return prog
     prog.harness = planned
+    prog.harness_for = (sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
     prog.frameworks = planned.frameworks if planned is not None else harness.frameworks_of(source)
     missing = [fw for fw in prog.frameworks if importlib.util.find_spec(fw) is None]
     if missing:
@@ -297,6 +299,7 @@ def verify(
                 plan.append((f, dev, orig_key, fixed_key, None))
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
+    _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner)
     weaker = harness.isolation().warning if runner is harness.run_variant else None
 
     per_finding: Dict[int, List[Tuple[str, str, str, float]]] = {}
@@ -312,7 +315,8 @@ def verify(
             if orig_key[:2] in fallback:
                 detail += f" [{fallback[orig_key[:2]]}]"
             if jobs_by_key[orig_key].prelude is not None:
-                detail += " (synthesized harness)"
+                n = programs[int(orig_key[0].split(":", 1)[0])].harness.attempt
+                detail += " (synthesized harness)" if n == 0 else f" (synthesized harness, attempt {n + 1})"
         per_finding.setdefault(id(f), []).append((dev, verdict, detail, seconds))
     for prog in programs:
         for f in prog.findings:
@@ -325,6 +329,44 @@ def verify(
                 f.runtime["holes"] = list(prog.harness.filled)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
             f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
+
+
+def _missed(run, watch) -> bool:
+    """The program as written raised before any of ``watch`` ran (or its harness failed):
+    a harness that guessed a shape or a loss wrong, worth another attempt."""
+    t = (run.trace or {}) if run is not None else {}
+    if run is None or run.status != "ran" or t.get("status") != "exception":
+        return False
+    return bool(t.get("harness_failed")) or not _reached(run, watch)
+
+
+def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner) -> None:
+    """Where a fragment's program as written never reached its flagged lines in the
+    synthesized harness, run all its variants again in the next attempt's harness
+    (``synth.plan(..., attempt=n)``: other sizes, another loss), up to ``synth.ATTEMPTS``;
+    the last attempt's runs stand."""
+    for n in range(1, synth.ATTEMPTS):
+        retry: List[_Job] = []
+        for index, prog in enumerate(programs):
+            if prog.harness is None:
+                continue
+            file_key = f"{index}:{prog.display}"
+            group = [j for k, j in jobs_by_key.items() if k[0] == file_key]
+            if not any(_missed(runs.get(j.key), j.watch) for j in group if j.key[2] == "original"):
+                continue
+            nxt = synth.plan(prog.source, *prog.harness_for, attempt=n)
+            if not isinstance(nxt, synth.Harness) or nxt.prelude == prog.harness.prelude:
+                continue
+            prog.harness = nxt
+            for j in group:
+                j.prelude = nxt.prelude
+                fallback.pop(j.key[:2], None)
+            retry += group
+        if not retry:
+            return
+        more, fb = _run_all(retry, timeout, jobs, progress, runner)
+        runs.update(more)
+        fallback.update(fb)
 
 
 def evidence(a, b, lines: List[int], fixed_lines: List[int], fix_message: str = "", line_map=None) -> Tuple[str, str]:

@@ -185,3 +185,19 @@ def test_verify_stdin_snippet_with_show_harness():
     out = proc.stdout
     assert "SL101" in out and "confirmed:error" in out and "(synthesized harness)" in out, out + proc.stderr
     assert "synthesized harness (holes:" in out and "model = torch.nn.Sequential(" in out
+
+
+@pytest.mark.frameworks
+@pytest.mark.skipif(not HAS["torch"], reason="needs torch")
+def test_a_harness_that_misses_the_flagged_line_tries_the_next_attempt():
+    """A hand-written squared error says nothing of the targets: the first harness (class
+    indices) fails at the loss, before the flagged line; the next (float targets shaped
+    like the output) reaches it and confirms."""
+    path = corpus.FRAGMENTS / "bad_torch_snippet_handwritten_loss_total.py"
+    first = synth.plan(path.read_text(), [13], {"SL201"})
+    assert "torch.randint" in first.prelude  # (what the first attempt guesses)
+    row = corpus.verify_one(path)
+    code, verdict, detail, harness_text = row["verdicts"][0]
+    assert verdict == "confirmed:graph-retained", detail
+    assert "(synthesized harness, attempt 2)" in detail
+    assert "_Y = torch.randn(" in harness_text and "attempt 2" in harness_text
