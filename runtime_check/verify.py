@@ -122,7 +122,11 @@ def _program_of(result) -> _Program:
     if result.path is not None:
         prog.folder = os.path.dirname(os.path.abspath(str(result.path)))
     # A snippet or a function nobody calls: a harness fills its holes (synth, holes).
-    planned = synth.plan(source, sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
+    try:
+        planned = synth.plan(source, sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
+    except Exception as exc:  # (an analysis bug must not stop the verification of the other files)
+        prog.skip = f"no harness could be synthesized for this fragment: {type(exc).__name__}: {exc}"
+        return prog
     if isinstance(planned, str):
         prog.skip = f"not self-contained, and no harness can be synthesized: {planned}"
         return prog

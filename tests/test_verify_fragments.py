@@ -201,3 +201,15 @@ def test_a_harness_that_misses_the_flagged_line_tries_the_next_attempt():
     assert verdict == "confirmed:graph-retained", detail
     assert "(synthesized harness, attempt 2)" in detail
     assert "_Y = torch.randn(" in harness_text and "attempt 2" in harness_text
+
+
+def test_only_a_run_that_raised_before_its_flagged_lines_asks_for_another_attempt():
+    from scopelint.runtime_check.harness import RunResult
+    from scopelint.runtime_check.verify import _missed
+
+    raised = {"status": "exception", "exception": {"type": "RuntimeError", "message": "shape", "line": 10}}
+    assert _missed(RunResult("ran", trace=dict(raised, reached=[])), [13])
+    assert not _missed(RunResult("ran", trace=dict(raised, reached=[13])), [13])  # it got there: the bug's own error
+    assert not _missed(RunResult("ran", trace={"status": "ok", "reached": []}), [13])
+    assert not _missed(RunResult("timeout"), [13])
+    assert _missed(RunResult("ran", trace=dict(raised, reached=[], harness_failed=True)), [13])
