@@ -52,6 +52,32 @@ def verify_one(path: Path, timeout: float = 180.0) -> dict:
     return row
 
 
+def run_twin(path: Path, timeout: float = 180.0):
+    """Run a good twin in the harness its bad twin's rules get (its flagged function
+    called), as written: (ok, text). A twin draws no finding, so the verifier never runs
+    it; this shows the harness itself runs the correct code cleanly."""
+    from scopelint.engine import lint_source
+    from scopelint.runtime_check import harness, synth
+
+    source = path.read_text(encoding="utf-8")
+    bad = path.with_name("bad_" + path.name[len("good_"):])
+    codes = {f.code for f in lint_source(bad.read_text(encoding="utf-8"), str(bad)).findings}
+    for attempt in range(synth.ATTEMPTS):  # (as the verifier does: the next attempt where one raises)
+        h = synth.plan(source, range(1, len(source.splitlines()) + 1), codes, attempt=attempt)
+        if not isinstance(h, synth.Harness):
+            return False, f"no harness: {h}"
+        run = harness.run_variant(h.program(source), path.name, h.frameworks, "cpu", timeout, prelude=h.prelude)
+        t = run.trace or {}
+        if t.get("status") != "exception":
+            break
+    if run.status != "ran" or t.get("status") != "ok":
+        exc = t.get("exception") or {}
+        return False, f"{run.status}/{t.get('status')}: {exc.get('type')}: {exc.get('message')} {run.stderr_tail[-300:]}"
+    counts = t.get("counts") or {}
+    which = f", attempt {attempt + 1}" if attempt else ""
+    return True, f"ran cleanly in its harness{which} ({counts.get('backward', 0)} backward, {counts.get('steps', 0)} steps, {counts.get('outputs', 0)} forwards)"
+
+
 def judge(row: dict):
     """(ok, text) for one fragment's row."""
     path = row["path"]
@@ -74,6 +100,7 @@ def judge(row: dict):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", "--jobs", type=int, default=1, help="fragments verified at once")
+    ap.add_argument("--twins", action="store_true", help="also run every good twin in its synthesized harness (one run each)")
     ap.add_argument("paths", nargs="*", type=Path)
     args = ap.parse_args(argv)
     paths = args.paths or sorted(FRAGMENTS.glob("*.py"))
@@ -89,6 +116,12 @@ def main(argv=None) -> int:
         if not ok and (r not in bad or r["error"]):
             failures += 1
         print(f"{'ok  ' if ok else 'MISS'} {r['path'].name}: {text}")
+    if args.twins:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            twins = [p for p in paths if p.name.startswith("good_")]
+            for p, (ok, text) in zip(twins, pool.map(run_twin, twins)):
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {p.name} (run in its harness): {text}")
     rate = confirmed / len(bad) if bad else 1.0
     print(f"\n{confirmed}/{len(bad)} bad fragments confirmed with their predicted effect ({rate:.0%}); "
           f"{len(rows) - len(bad)} twins; {failures} failures; {time.monotonic() - start:.0f}s")

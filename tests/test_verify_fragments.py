@@ -174,6 +174,9 @@ def test_sample_confirmed_with_predicted_effect(stem):
     assert bad.read_text() in harness_text  # the verdict keeps exactly what ran
     ok, text = corpus.judge(corpus.verify_one(good))
     assert ok, text
+    ok, text = corpus.run_twin(good)  # the twin draws no finding: run it in the harness itself
+    assert ok, text
+    assert "ran cleanly" in text and "0 backward" not in text
 
 
 @pytest.mark.frameworks
