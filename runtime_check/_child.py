@@ -1064,8 +1064,15 @@ def main():
     import runpy
 
     try:
+        prelude = None
+        if cfg.get("prelude"):  # a synthesized harness: its objects, in the program's globals
+            T.data["in_harness"] = True
+            prelude = {"__name__": "__main__"}
+            exec(compile(cfg["prelude"], "<scopelint harness>", "exec"), prelude)
+            T.data["in_harness"] = False
+            prelude = {k: v for k, v in prelude.items() if k != "__builtins__"}
         watch_lines(T, program, cfg.get("watch") or [])
-        namespace = runpy.run_path(program, run_name="__main__")
+        namespace = runpy.run_path(program, init_globals=prelude, run_name="__main__")
     except SystemExit as exc:
         code = exc.code
         T.data["status"] = "exit"
@@ -1080,6 +1087,8 @@ def main():
             "line": _raise_line(exc, program),
             "onednn": isinstance(exc, RuntimeError) and ONEDNN_ERROR.search(str(exc)) is not None,  # MXNetError is one
         }
+        if T.data.get("in_harness"):
+            T.data["harness_failed"] = True
         if kind == "memory":
             namespace = None
             exc.__traceback__ = None

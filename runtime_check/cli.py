@@ -34,6 +34,7 @@ def add_arguments(subparsers, check: argparse.ArgumentParser) -> None:
     group = check.add_argument_group("runtime verification")
     group.add_argument("--verify", action="store_true", help="run each flagged program as written and with the finding's fix; report a verdict per finding")
     group.add_argument("--device", choices=DEVICES, default="cpu", help="where to run the programs (default: cpu; all: cpu and cuda)")
+    group.add_argument("--show-harness", action="store_true", help="with --verify: print the synthesized harness a fragment (snippet, uncalled function) ran in")
     group.add_argument("--verify-timeout", type=_timeout, default=DEFAULT_TIMEOUT, metavar="S", help=f"wall-clock limit per run in seconds (default: {DEFAULT_TIMEOUT:g})")
     cmd = subparsers.add_parser("verify", help="check, then verify every finding at run time (check --verify)")
     for action in check._actions:
@@ -54,7 +55,7 @@ def run(args, results: List) -> None:
         raise ConfigError(f"--verify-timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds")
     verify(results, args.device, args.verify_timeout, max(1, args.jobs), progress=sys.stderr)
     if getattr(args, "output_format", "text") in ("text", "concise"):
-        annotate_text(results, concise=args.output_format == "concise")
+        annotate_text(results, concise=args.output_format == "concise", show_harness=getattr(args, "show_harness", False))
 
 
 def _key(text: str, f) -> tuple:
@@ -135,10 +136,12 @@ def runtime_line(f) -> str:
     return f"{rt.get('verdict')} on {rt.get('device')}: {rt.get('detail')}"
 
 
-def annotate_text(results: List, concise: bool) -> None:
+def annotate_text(results: List, concise: bool, show_harness: bool = False) -> None:
     """Text output shows the verdict with its evidence under each finding (after the
-    `help:` line); concise output appends the verdict to the message."""
+    `help:` line); concise output appends the verdict to the message. ``show_harness``:
+    under a fragment's first verified finding, the whole synthesized program that ran."""
     for res in results:
+        shown = False
         for f in res.findings:
             if not f.runtime:
                 continue
@@ -147,4 +150,8 @@ def annotate_text(results: List, concise: bool) -> None:
                 continue
             gutter = " " * len(str(f.start[0]))
             line = f"{gutter} = verified: {runtime_line(f)}"
+            if show_harness and f.runtime.get("harness") and not shown:
+                shown = True
+                body = "\n".join(f"{gutter} |   {text}" if text else f"{gutter} |" for text in f.runtime["harness"].splitlines())
+                line += f"\n{gutter} = synthesized harness (holes: {', '.join(f.runtime.get('holes') or []) or 'none'}):\n{body}"
             f.help = f"{f.help}\n{line}" if f.help else line.split("= ", 1)[1]

@@ -197,16 +197,17 @@ def child_env(device: str, onednn: bool = True, home: Optional[str] = None) -> d
 
 def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
-    folder: Optional[str] = None, watch: Sequence[int] = (), realign: Optional[List] = None,
+    folder: Optional[str] = None, watch: Sequence[int] = (), realign: Optional[List] = None, prelude: Optional[str] = None,
 ) -> RunResult:
     """Run ``source`` (saved as ``filename`` in a private copy of ``folder``, or of
     nothing) under the instrumentation; ``onednn=False`` runs it with the frameworks'
     oneDNN backend off; the trace says which of the ``watch`` lines ran; ``realign``:
     line spans around which the child realigns the random streams
-    (``_child.realign_rng``)."""
+    (``_child.realign_rng``); ``prelude``: a synthesized harness's code, run in the
+    program's globals before it (``runtime_check.synth``), in the same sandbox."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
-        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign)
+        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign, prelude)
     finally:
         _remove(tmp)
 
@@ -262,7 +263,7 @@ def _chown_tree(path: str, uid: int, gid: int) -> None:
 
 
 def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int,
-            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None) -> RunResult:
+            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None, prelude=None) -> RunResult:
     iso = isolation()
     os.chmod(tmp, 0o711)  # the sandbox's user may pass through, not list (stdout, stderr stay private)
     box = os.path.join(tmp, "box")
@@ -300,6 +301,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "onednn": onednn,
         "watch": sorted(set(watch)),
         "realign": [list(r) for r in realign or []],
+        "prelude": prelude,
     }
     cfg_r, cfg_w = os.pipe()
     out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")

@@ -130,6 +130,8 @@ def _failure(run: RunResult, who: str) -> Optional[str]:
     t = run.trace or {}
     if t.get("missing"):
         return f"{', '.join(t['missing'])} is not installed"
+    if t.get("harness_failed") and t.get("exception"):
+        return f"the synthesized harness failed before the fragment ran: {_exception_text(t['exception'])}"
     if t.get("status") == "memory":
         return f"the {who} ran out of memory (limit {run.memory_bytes >> 20} MB, SCOPELINT_VERIFY_MEMORY_MB): {_exception_text(t['exception'])}"
     if t.get("status") == "exit":

@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.noqa import UNUSED_NOQA
 from scopelint.fix import apply_edits
-from scopelint.runtime_check import DEFAULT_TIMEOUT, harness
+from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, synth
 from scopelint.runtime_check.oracle import INCONCLUSIVE, compare, original_decides
 
 # How the fallback turns oneDNN off, per framework (the child and the harness do it).
@@ -35,6 +35,8 @@ class _Program:
     frameworks: List[str] = field(default_factory=list)
     skip: Optional[str] = None  # why nothing of this file can run
     folder: Optional[str] = None  # copied (privately) for each variant
+    harness: Optional[object] = None  # a synth.Harness when the file is a fragment (its holes filled)
+    harness_for: Tuple = ((), ())  # the flagged lines and rules it was made for (to make the next attempt)
 
 
 @dataclass
@@ -48,6 +50,7 @@ class _Job:
     watch: set = field(default_factory=set)  # lines whose running the trace reports
     realign: List[Tuple[int, int]] = field(default_factory=list)  # line spans: random streams realigned around them
     line_map: Optional[Dict[int, int]] = None  # a fixed variant's line -> the program's line
+    prelude: Optional[str] = None  # a synthesized harness's objects, built before the program runs
 
 
 def _lines(f: Finding) -> List[int]:
@@ -118,7 +121,18 @@ def _program_of(result) -> _Program:
     prog.source = source
     if result.path is not None:
         prog.folder = os.path.dirname(os.path.abspath(str(result.path)))
-    prog.frameworks = harness.frameworks_of(source)
+    # A snippet or a function nobody calls: a harness fills its holes (synth, holes).
+    try:
+        planned = synth.plan(source, sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
+    except Exception as exc:  # (an analysis bug must not stop the verification of the other files)
+        prog.skip = f"no harness could be synthesized for this fragment: {type(exc).__name__}: {exc}"
+        return prog
+    if isinstance(planned, str):
+        prog.skip = f"not self-contained, and no harness can be synthesized: {planned}"
+        return prog
+    prog.harness = planned
+    prog.harness_for = (sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
+    prog.frameworks = planned.frameworks if planned is not None else harness.frameworks_of(source)
     missing = [fw for fw in prog.frameworks if importlib.util.find_spec(fw) is None]
     if missing:
         prog.skip = f"{', '.join(missing)} is not installed"
@@ -275,17 +289,21 @@ def verify(
                 fixed_key = (file_key, dev, _digest(fixed))
                 lines = _lines(f)
                 watched[id(f)] = (lines, _mapped_lines(prog.source, fixed, lines))
+                wrap = prog.harness.program if prog.harness is not None else (lambda text: text)
+                prelude = prog.harness.prelude if prog.harness is not None else None
                 if orig_key not in jobs_by_key:
-                    jobs_by_key[orig_key] = _Job(orig_key, prog.source, prog.display, prog.frameworks, dev, prog.folder, realign=regions)
+                    jobs_by_key[orig_key] = _Job(orig_key, wrap(prog.source), prog.display, prog.frameworks, dev, prog.folder,
+                                                 realign=regions, prelude=prelude)
                 if fixed_key not in jobs_by_key:
                     images = sorted({im for im in (_image(r, ops[id(f)]) for r in regions) if im is not None})
-                    jobs_by_key[fixed_key] = _Job(fixed_key, fixed, prog.display, prog.frameworks, dev, prog.folder,
-                                                  realign=images, line_map=_line_map(ops[id(f)]))
+                    jobs_by_key[fixed_key] = _Job(fixed_key, wrap(fixed), prog.display, prog.frameworks, dev, prog.folder,
+                                                  realign=images, line_map=_line_map(ops[id(f)]), prelude=prelude)
                 jobs_by_key[orig_key].watch.update(watched[id(f)][0])
                 jobs_by_key[fixed_key].watch.update(watched[id(f)][1])
                 plan.append((f, dev, orig_key, fixed_key, None))
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
+    _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner)
     weaker = harness.isolation().warning if runner is harness.run_variant else None
 
     per_finding: Dict[int, List[Tuple[str, str, str, float]]] = {}
@@ -300,6 +318,9 @@ def verify(
                 detail += f" [{weaker}]"
             if orig_key[:2] in fallback:
                 detail += f" [{fallback[orig_key[:2]]}]"
+            if jobs_by_key[orig_key].prelude is not None:
+                n = programs[int(orig_key[0].split(":", 1)[0])].harness.attempt
+                detail += " (synthesized harness)" if n == 0 else f" (synthesized harness, attempt {n + 1})"
         per_finding.setdefault(id(f), []).append((dev, verdict, detail, seconds))
     for prog in programs:
         for f in prog.findings:
@@ -307,8 +328,49 @@ def verify(
             if not outcomes:
                 continue
             f.runtime = _combine(outcomes)
+            if prog.harness is not None:
+                f.runtime["harness"] = prog.harness.text(prog.source)
+                f.runtime["holes"] = list(prog.harness.filled)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
             f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
+
+
+def _missed(run, watch) -> bool:
+    """The program as written raised before any of ``watch`` ran (or its harness failed):
+    a harness that guessed a shape or a loss wrong, worth another attempt."""
+    t = (run.trace or {}) if run is not None else {}
+    if run is None or run.status != "ran" or t.get("status") != "exception":
+        return False
+    return bool(t.get("harness_failed")) or not _reached(run, watch)
+
+
+def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner) -> None:
+    """Where a fragment's program as written never reached its flagged lines in the
+    synthesized harness, run all its variants again in the next attempt's harness
+    (``synth.plan(..., attempt=n)``: other sizes, another loss), up to ``synth.ATTEMPTS``;
+    the last attempt's runs stand."""
+    for n in range(1, synth.ATTEMPTS):
+        retry: List[_Job] = []
+        for index, prog in enumerate(programs):
+            if prog.harness is None:
+                continue
+            file_key = f"{index}:{prog.display}"
+            group = [j for k, j in jobs_by_key.items() if k[0] == file_key]
+            if not any(_missed(runs.get(j.key), j.watch) for j in group if j.key[2] == "original"):
+                continue
+            nxt = synth.plan(prog.source, *prog.harness_for, attempt=n)
+            if not isinstance(nxt, synth.Harness) or nxt.prelude == prog.harness.prelude:
+                continue
+            prog.harness = nxt
+            for j in group:
+                j.prelude = nxt.prelude
+                fallback.pop(j.key[:2], None)
+            retry += group
+        if not retry:
+            return
+        more, fb = _run_all(retry, timeout, jobs, progress, runner)
+        runs.update(more)
+        fallback.update(fb)
 
 
 def evidence(a, b, lines: List[int], fixed_lines: List[int], fix_message: str = "", line_map=None) -> Tuple[str, str]:
@@ -374,6 +436,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
             extra.update(folder=job.folder, watch=sorted(job.watch))
             if job.realign:
                 extra["realign"] = job.realign
+            if job.prelude is not None:
+                extra["prelude"] = job.prelude
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result

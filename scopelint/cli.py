@@ -304,7 +304,7 @@ def _check(args, resolver: Resolver, paths: List[str], report) -> int:
         name = args.stdin_filename or "-"
         settings = resolver.settings_for(Path(name) if args.stdin_filename else Path.cwd() / "stdin.py")
         stdin_data = sys.stdin.buffer.read()
-        results.append(check_stdin(stdin_data, name, settings, keep_source=keep))
+        results.append(check_stdin(stdin_data, name, settings, keep_source=keep or getattr(args, "verify", False)))  # (the verifier runs it)
         paths = [p for p in paths if p != "-"]
     if paths:
         tasks = _tasks(args, resolver, paths, keep)
