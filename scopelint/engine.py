@@ -408,9 +408,13 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     from scopelint.core.lower import Unsupported, lower_module
 
     tree = ast.parse(source)
+    if not functions:  # the classes' headers and the imports are all it takes
+        tree.body = [_header_only(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.ClassDef))]
     try:
         module = lower_module(tree.body, source)
     except Unsupported:
+        if not functions:
+            return Exports()
         module, error = parse(source, filename)
         if module is None:
             return Exports()
@@ -420,6 +424,17 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename)
+
+
+def _header_only(node: ast.stmt) -> ast.stmt:
+    """A class statement without its body (``pass`` where it was); other statements as they are."""
+    if not isinstance(node, ast.ClassDef) or not node.body:
+        return node
+    first = node.body[0]
+    stub = ast.Pass(lineno=first.lineno, col_offset=first.col_offset, end_lineno=first.lineno, end_col_offset=first.col_offset + 4)
+    return ast.ClassDef(node.name, node.bases, node.keywords, [stub], node.decorator_list, *(
+        [node.type_params] if hasattr(node, "type_params") else []), lineno=node.lineno, col_offset=node.col_offset,
+        end_lineno=node.end_lineno, end_col_offset=node.end_col_offset)
 
 
 def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optional[bool]:

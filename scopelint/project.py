@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from scopelint.core.frameworks import FRAMEWORKS
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
 from scopelint.core.interfile import Context, Exports, Summary, may_export
 from scopelint.core.slicing import imported_frameworks, mentions_framework, text_may_anchor
 
@@ -48,7 +48,7 @@ class _Module:
     stars: List[str] = field(default_factory=list)
     _frameworks: Optional[Set[str]] = None
     exports: Dict[bool, Exports] = field(default_factory=dict)  # with function summaries or not
-    contexts: Dict[Optional[str], Optional[Context]] = field(default_factory=dict)  # by framework
+    contexts: Dict[Tuple[Optional[str], bool], Optional[Context]] = field(default_factory=dict)  # by (framework, with summaries)
 
     _text: object = False  # (not read yet)
 
@@ -181,18 +181,15 @@ class Program:
             return Exports()
         self._busy.add(mod.path)
         try:
-            context = self.context(mod)
+            # What it is told of its own imports: their model classes, not their functions'
+            # summaries (those of one level are what its callers are told; going deeper
+            # would summarise most of a package whose modules import each other).
+            context = self.context(mod, None, functions=False)
             found = self._summarize(mod, context, functions)
-            summaries = dict(found.functions)
             models = set(found.model_classes)
-            if context is not None:  # re-exports (``from .engine import train`` in a package's ``__init__``)
-                for local, dotted in mod.imports.items():
-                    summary = context.function(dotted)
-                    if summary is not None and local not in summaries:
-                        summaries[local] = summary
-                    if context.is_model_class(dotted):
-                        models.add(local)
-            mod.exports[functions] = Exports(tuple(sorted(summaries.items())), tuple(sorted(models)), found.frameworks)
+            if context is not None:  # re-exported model classes
+                models.update(local for local, dotted in mod.imports.items() if context.is_model_class(dotted))
+            mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks)
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -215,35 +212,62 @@ class Program:
             self.store.put_value(key, found.to_json())
         return found
 
-    def context(self, mod: _Module, framework: Optional[str] = None) -> Optional[Context]:
+    def context(self, mod: _Module, framework: Optional[str] = None, functions: bool = True) -> Optional[Context]:
         """What ``mod`` is told of the modules it imports; None when nothing (the file is
         then checked as on its own). ``framework``: the one the run says ``mod`` is for,
-        if it imports none."""
-        if framework in mod.contexts:
-            return mod.contexts[framework]
-        mod.contexts[framework] = None  # (while it is computed: an import cycle sees none)
+        if it imports none. ``functions``: with their functions' summaries (else only
+        their model classes)."""
+        key = (framework, functions)
+        if key in mod.contexts:
+            return mod.contexts[key]
+        mod.contexts[key] = None  # (while it is computed: an import cycle sees none)
         if mod.imports or mod.stars or framework is not None:
-            mod.contexts[framework] = self._context(mod, framework)
-        return mod.contexts[framework]
+            mod.contexts[key] = self._context(mod, framework, functions)
+        return mod.contexts[key]
 
-    def _context(self, mod: _Module, framework: Optional[str]) -> Optional[Context]:
+    def _resolve(self, mod: _Module, dotted: str) -> Optional[Tuple[_Module, str]]:
+        """Where ``dotted`` (imported by ``mod``) is defined: through re-exports
+        (``from .engine import train`` or ``from .engine import *`` in an ``__init__``)."""
+        found = self._find(mod, dotted)
+        for _ in range(8):
+            if found is None or not found[1]:
+                return found
+            target, name = found
+            if name in target.imports:
+                found = self._find(target, target.imports[name])
+                continue
+            for star in target.stars:
+                deeper = self._find(target, f"{star}.{name}")
+                if deeper is not None and deeper[0] is not target:
+                    found = deeper
+                    break
+            else:
+                return found
+        return found
+
+    def _context(self, mod: _Module, framework: Optional[str], with_functions: bool) -> Optional[Context]:
         functions: Dict[str, Summary] = {}
         models: Set[str] = set()
         stars: Dict[str, Tuple[str, ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
-            found = self._find(mod, dotted)
+            found = self._resolve(mod, dotted)
             if found is None:
                 continue
             target, name = found
             # (A class imported by name needs only the model classes: no walk of the module.)
-            exports = self.exports(target, not name or _may_be_function(target, name))
-            prefix = dotted[: len(dotted) - len(name) - 1] if name else dotted
+            exports = self.exports(target, with_functions and (not name or _may_be_function(target, name)))
+            # Keyed as ``mod`` spells it: ``dotted`` is the function or class itself, or
+            # the module whose names follow it.
             for fname, summary in exports.functions:
-                if not name or fname == name:
-                    functions[f"{prefix}.{fname}"] = summary
+                if not name:
+                    functions[f"{dotted}.{fname}"] = summary
+                elif fname == name:
+                    functions[dotted] = summary
             for cname in exports.model_classes:
-                if not name or cname == name:
-                    models.add(f"{prefix}.{cname}")
+                if not name:
+                    models.add(f"{dotted}.{cname}")
+                elif cname == name:
+                    models.add(dotted)
             if dotted in mod.stars:
                 stars[dotted] = tuple(n for n, _ in exports.functions) + tuple(exports.model_classes)
         fw = framework if framework is not None and not mod.frameworks else None
@@ -275,17 +299,22 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module
 
 
 def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=lambda p: p,
-             texts: Optional[Dict[str, str]] = None, store=None) -> List[Optional[Context]]:
-    """For each file of a run (``declared``: the framework its settings name, if any),
-    what it is told of the program: None where nothing (most files). ``texts``,
-    ``store``: see ``Program``."""
+             texts: Optional[Dict[str, str]] = None, store=None,
+             inference: Optional[Sequence[Tuple[str, ...]]] = None) -> List[Optional[Context]]:
+    """For each file of a run (``declared``: the framework its settings name, if any;
+    ``inference``: its inference-function patterns), what it is told of the program:
+    None where nothing (most files). ``texts``, ``store``: see ``Program``."""
     program = Program(display, texts, store)
     mods = [program.module(p) if p.endswith(".py") else None for p in paths]
     frameworks = _run_frameworks(program, mods, declared)
     out: List[Optional[Context]] = []
-    for mod, fw in zip(mods, frameworks):
-        # (A file that names no framework is not analysed, unless the run says which.)
-        linted = mod is not None and (fw is not None or (mod.text is not None and mentions_framework(mod.text)))
+    for i, (mod, fw) in enumerate(zip(mods, frameworks)):
+        # Only for a file a rule may fire in (what its text gate lets through): a file
+        # that names no framework, unless the run says which, or holds no anchor has no
+        # finding whatever the others do (a backward, a step, a scope... is in it).
+        patterns = tuple(inference[i]) if inference is not None else DEFAULT_INFERENCE_FUNCTIONS
+        linted = mod is not None and (fw is not None or (
+            mod.text is not None and mentions_framework(mod.text) and text_may_anchor(mod.text, mod.frameworks, patterns)))
         out.append(program.context(mod, fw) if linted else None)
     return out
 
@@ -296,7 +325,7 @@ def with_program(settings, path: str, texts: Dict[str, str], display=lambda p: p
     document's own included), which stand for the files on disk."""
     from dataclasses import replace
 
-    found = contexts([path], [settings.framework], display, texts)[0]
+    found = contexts([path], [settings.framework], display, texts, inference=[settings.inference_functions])[0]
     return settings if found is None else replace(settings, project=found)
 
 

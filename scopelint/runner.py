@@ -303,7 +303,8 @@ def _in_program(tasks: List[Tuple[str, str, Settings, bool]], cache=None) -> Lis
     from scopelint.project import contexts
 
     try:
-        found = contexts([t[0] for t in tasks], [t[2].framework for t in tasks], lambda p: display_name(Path(p)), store=cache)
+        found = contexts([t[0] for t in tasks], [t[2].framework for t in tasks], lambda p: display_name(Path(p)), store=cache,
+                         inference=[t[2].inference_functions for t in tasks])
     except Exception:  # (the program cannot be read: each file on its own, as before)
         return tasks
     return [t if c is None else (t[0], t[1], replace(t[2], project=c), t[3]) for t, c in zip(tasks, found)]
