@@ -140,8 +140,8 @@ class Program:
         if not mod.package:
             return None
         parts = mod.package.split(".")
-        if level - 1 > len(parts) - (0 if module else 1):
-            return None
+        if level - 1 >= len(parts):
+            return None  # (beyond the top package: Python raises ImportError)
         base = parts[: len(parts) - (level - 1)]
         return ".".join(base + ([module] if module else []))
 

@@ -156,8 +156,8 @@ def _relative(node: cst.ImportFrom, package: Optional[str]) -> Optional[str]:
         return None
     parts = package.split(".") if package else []
     up = len(node.relative) - 1
-    if up > len(parts) or (up == len(parts) and node.module is None):
-        return None
+    if up >= len(parts):
+        return None  # (beyond the top package: Python raises ImportError; as project.Program._absolute)
     base = parts[: len(parts) - up]
     if node.module is not None:
         base.append(_import_name(node.module))
