@@ -109,7 +109,10 @@ class Program:
         # but the file's own package resolves.)
         # (A package's modules import absolutely from above its top package only: Python 3
         # has no implicit relative imports.)
-        roots = tuple(r for r in (top,) if os.path.basename(r) not in _INSTALLED)
+        # Also the project's root (where its .git or pyproject.toml is): scripts in a
+        # subfolder run from there (``python tools/train.py`` with the root on the path),
+        # and repositories whose root holds an ``__init__.py`` import from it.
+        roots = tuple(dict.fromkeys(r for r in (top, _project_root(folder)) if r is not None and os.path.basename(r) not in _INSTALLED))
         mod = _Module(path, name, package if package or top != folder else "", roots, self.texts.get(path))
         self._read_imports(mod)
         self.modules[path] = mod
@@ -399,6 +402,22 @@ def _modules_in(program: Program, folder: str) -> List[_Module]:
 
 
 _MOST_NEIGHBOURS = 500
+_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+@functools.lru_cache(maxsize=1024)
+def _project_root(folder: str) -> Optional[str]:
+    """The nearest folder at or above ``folder`` that holds a .git or a project file."""
+    current = folder
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in _ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 _DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py", "requirements.txt")
 _DEPENDS = {"torch": re.compile(r"""["'\s^,;](?:torch|pytorch)\s*(?:[<>=!~;\[,"'\n]|$)""", re.M),
             "mxnet": re.compile(r"""["'\s^,;]mxnet(?:-cu\d+)?\s*(?:[<>=!~;\[,"'\n]|$)""", re.M)}
@@ -456,28 +475,29 @@ def _names(text: str) -> List[Tuple[str, Optional[str]]]:
     return out
 
 
-def _import_scope(mod: _Module) -> Tuple[Optional[str], bool]:
+def _import_scope(mod: _Module) -> Tuple[Tuple[str, ...], bool]:
     """Where ``mod``'s absolute imports of the program are found, and whether its
     relative ones are of the program (not a framework's own package)."""
-    return (mod.roots[0] if mod.roots else None), bool(mod.package) and not _is_framework(mod.package)
+    return mod.roots, bool(mod.package) and not _is_framework(mod.package)
 
 
 @functools.lru_cache(maxsize=256)
-def _program_imports(root: Optional[str], relative: bool) -> "Optional[re.Pattern[str]]":
+def _program_imports(roots: Tuple[str, ...], relative: bool) -> "Optional[re.Pattern[str]]":
     """A search for the import statements that may name a module of the program: of the
-    modules and packages in ``root`` (frameworks' aside), and relative ones where
-    ``relative``; None when there are none."""
-    names = []
-    try:
-        entries = sorted(os.listdir(root)) if root is not None else []
-    except OSError:
-        entries = []
-    for entry in entries:
-        stem = entry[:-3] if entry.endswith(".py") else entry
-        if not stem.isidentifier() or _is_framework(stem):
+    modules and folders in ``roots`` (packages, and folders without an ``__init__.py``:
+    namespace packages; frameworks' aside), and relative ones where ``relative``; None
+    when there are none."""
+    names = set()
+    for root in roots:
+        try:
+            entries = os.listdir(root)
+        except OSError:
             continue
-        if entry.endswith(".py") or os.path.isfile(os.path.join(root, entry, "__init__.py")):
-            names.append(re.escape(stem))
+        for entry in entries:
+            stem = entry[:-3] if entry.endswith(".py") else entry
+            if stem.isidentifier() and not _is_framework(stem) and (entry.endswith(".py") or os.path.isdir(os.path.join(root, entry))):
+                names.add(re.escape(stem))
+    names = sorted(names)
     alternatives = []
     if names:
         either = "|".join(names)
