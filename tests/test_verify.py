@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures_util import FIXTURES, declared_effect, frameworks_of
+from fixtures_util import FIXTURES, expected_verdict, frameworks_of
 from scopelint.engine import lint_source
 from scopelint.fix import apply_edits
 from scopelint.runner import FileResult
@@ -30,7 +30,6 @@ from scopelint.rules import ALL_RULES
 
 HAS = {fw: importlib.util.find_spec(fw) is not None for fw in ("torch", "mxnet")}
 TIMEOUT = 180.0  # per run; generous because test machines are shared
-VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 
 # The rules that supply a counterfactual (all SL1xx; of the rest, those listed here).
 VERIFIED = (
@@ -56,41 +55,6 @@ def _result(path: Path, source: str = None) -> FileResult:
     lint = lint_source(source, str(path))
     assert not lint.errors, lint.errors
     return FileResult(str(path), str(path), lint.findings, source=source)
-
-
-def expected_verdict(path: Path) -> str:
-    """What RULES.md predicts for the fixture's own rule."""
-    text = path.read_text(encoding="utf-8")
-    stated = VERDICT.search(text)
-    if stated:
-        return stated.group(1)
-    code = path.parent.name
-    fixed = {
-        "SL101": oracle.CONFIRMED_ERROR,
-        "SL102": oracle.REFUTED,
-        "SL104": oracle.REFUTED,
-        "SL105": oracle.CONFIRMED_ERROR,
-        "SL107": oracle.CONFIRMED_ERROR,
-        "SL108": oracle.CONFIRMED_ERROR,
-        "SL201": oracle.CONFIRMED_GRAPH,
-        "SL203": oracle.CONFIRMED_GRADS,
-        "SL304": oracle.CONFIRMED_ERROR,
-    }
-    if code in fixed:
-        return fixed[code]
-    if code == "SL103":
-        return oracle.CONFIRMED_OUTPUTS if "mxnet" in frameworks_of(path) else oracle.CONFIRMED_GRAPH
-    # Per the fixture's declared effect: an error, or (SL106) what the program prints,
-    # (SL204/SL205, SL202, SL206) the gradients, (SL302) the non-leaf: backward reaches the
-    # hidden leaf with the same gradients, but the bound name holds a tensor with a grad_fn
-    # (its `.grad` None) where the fix binds the leaf itself.
-    effect = declared_effect(path)
-    assert effect is not None, "a bad fixture declares its `# effect:`"
-    if effect[0] == "raises":
-        return oracle.CONFIRMED_ERROR
-    if code == "SL302":
-        return oracle.CONFIRMED_GRAPH
-    return oracle.CONFIRMED_OUTPUTS if code in ("SL106", "SL207") else oracle.CONFIRMED_GRADS
 
 
 # --- fixtures, run --------------------------------------------------------------------------
