@@ -4,7 +4,10 @@
 
 Runs ``scopelint verify`` (cpu, one job) on each fixture and prints, per finding, its
 verdict and the seconds its runs took (``verify_seconds``: the original and the fixed
-variant), then the median."""
+variant), then the median; and where a run's time goes, as medians over the runs:
+starting the sandboxed interpreter (``unshare``, Python, until the child's first line),
+importing and instrumenting the frameworks (the trace's ``setup_seconds``), and the
+program itself (with torch, its first optimizer imports ``torch._dynamo``)."""
 
 from __future__ import annotations
 
@@ -22,10 +25,40 @@ SAMPLE = [
 ]
 
 
+def record_phases() -> dict:
+    """From now on, where each variant's run spends its time (seconds per run):
+    ``start`` (the sandboxed interpreter, until the child's first line), ``setup``
+    (importing and instrumenting the frameworks), ``program``."""
+    from scopelint.runtime_check import harness
+
+    phases = {"start": [], "setup": [], "program": []}
+    run_in = harness._run_in
+
+    def timed(*a, **kw):  # every variant's run, as the verifier makes it
+        run = run_in(*a, **kw)
+        t = run.trace or {}
+        if run.status == "ran" and "setup_seconds" in t:
+            phases["start"].append(max(0.0, run.seconds - t["seconds"]))
+            phases["setup"].append(t["setup_seconds"])
+            phases["program"].append(max(0.0, t["seconds"] - t["setup_seconds"]))
+        return run
+
+    harness._run_in = timed
+    return phases
+
+
+def print_phases(phases: dict) -> None:
+    if phases["setup"]:
+        parts = ", ".join(f"{k} {statistics.median(v):.2f}s" for k, v in phases.items())
+        print(f"per run (median over {len(phases['setup'])} runs): {parts}")
+
+
 def main(argv) -> int:
     from scopelint.engine import lint_source
     from scopelint.runner import FileResult
     from scopelint.runtime_check.verify import verify
+
+    phases = record_phases()
 
     paths = [Path(a) for a in argv] or [p for p in (ROOT / "fixtures" / s for s in SAMPLE) if p.exists()]
     seconds = []
@@ -43,6 +76,7 @@ def main(argv) -> int:
         print(f"  file wall {wall:.2f}s")
     if seconds:
         print(f"median verification time per finding: {statistics.median(seconds):.2f}s over {len(seconds)} findings")
+    print_phases(phases)
     return 0
 
 

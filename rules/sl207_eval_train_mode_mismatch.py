@@ -3,7 +3,7 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import backpropagated_nodes, backwards_in_loop, recording
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
-from scopelint.fixkit import insert_call, module_fix, statement_call, statement_of
+from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
 from scopelint.rule import Report, Rule
 
 
@@ -113,7 +113,7 @@ class EvalTrainModeMismatch(Rule):
                 culprit = call.maybe_eval[name]
                 if id(culprit) not in reported:
                     reported.add(id(culprit))
-                    fix = insert_call(ctx, culprit, name, "train", True, f"Put `{name}` back in train mode")
+                    fix = _train_fix(ctx, call, culprit, name)
                     helper = getattr(ctx.facts.call_of(culprit), "external", None)  # a function of another module
                     where = f"by {helper.spelled}" if helper is not None else "here"
                     related = (helper.related("calls `eval()` and does not call `train()`"),) if helper is not None else ()
@@ -168,6 +168,30 @@ def _eval_fix(ctx, call):
     if in_training:
         stmts.append(statement_call(call.callee, "train"))
     return module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, f"Put `{call.callee}` in eval mode for the evaluation loop" + (" and back in train mode after it" if in_training else ""))
+
+
+def _train_fix(ctx, call, culprit, name):
+    """``name.train()`` after the evaluation, before the next training forward pass:
+    before the statement of the innermost loop around both the training call and the
+    ``eval()`` that holds the training call (``model.train()`` at the top of the epoch);
+    directly before the training call's statement when that statement holds the
+    ``eval()`` too, or when the ``eval()`` is elsewhere (in an evaluation helper)."""
+    table = parents(ctx.facts.module)
+
+    def inside(node, ancestor) -> bool:
+        while node is not None and node is not ancestor:
+            node = table.get(id(node))
+        return node is ancestor
+
+    target = call.node
+    loop = next((lp for lp in reversed(call.loops) if inside(culprit, lp)), None)
+    if loop is not None:
+        stmt = call.node
+        while stmt is not None and table.get(id(stmt)) is not loop.body:
+            stmt = table.get(id(stmt))
+        if stmt is not None and not inside(culprit, stmt):
+            target = stmt
+    return insert_call(ctx, target, name, "train", False, f"Put `{name}` back in train mode before the next training forward pass")
 
 
 def _trained_models(step, facts):

@@ -1059,6 +1059,7 @@ def main():
     if cfg.get("realign"):
         realign_rng(T, cfg["realign"], T.data["frameworks"], cfg.get("seed", 0))
     T.data["rss_start_kb"] = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    T.data["setup_seconds"] = round(time.time() - T.started, 3)  # frameworks imported and instrumented
     os._exit = os_exit
     namespace = None
     import runpy

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 EXPECT = re.compile(r"#\s*expect:\s*(SL\d{3}(?:\s*,\s*SL\d{3})*)")
+VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 EFFECT = re.compile(r"^#\s*effect:\s*(raises|prints)\s+(.+?)\s*$", re.MULTILINE)
 
 
@@ -37,6 +38,43 @@ def expected_findings(path: Path) -> Set[Tuple[int, str]]:
 def declared_effect(path: Path) -> Optional[Tuple[str, str]]:
     m = EFFECT.search(path.read_text(encoding="utf-8"))
     return (m.group(1), m.group(2)) if m else None
+
+
+def expected_verdict(path: Path) -> str:
+    """What RULES.md predicts for the fixture's own rule."""
+    from scopelint.runtime_check import oracle
+
+    text = path.read_text(encoding="utf-8")
+    stated = VERDICT.search(text)
+    if stated:
+        return stated.group(1)
+    code = path.parent.name
+    fixed = {
+        "SL101": oracle.CONFIRMED_ERROR,
+        "SL102": oracle.REFUTED,
+        "SL104": oracle.REFUTED,
+        "SL105": oracle.CONFIRMED_ERROR,
+        "SL107": oracle.CONFIRMED_ERROR,
+        "SL108": oracle.CONFIRMED_ERROR,
+        "SL201": oracle.CONFIRMED_GRAPH,
+        "SL203": oracle.CONFIRMED_GRADS,
+        "SL304": oracle.CONFIRMED_ERROR,
+    }
+    if code in fixed:
+        return fixed[code]
+    if code == "SL103":
+        return oracle.CONFIRMED_OUTPUTS if "mxnet" in frameworks_of(path) else oracle.CONFIRMED_GRAPH
+    # Per the fixture's declared effect: an error, or (SL106) what the program prints,
+    # (SL204/SL205, SL202, SL206) the gradients, (SL302) the non-leaf: backward reaches the
+    # hidden leaf with the same gradients, but the bound name holds a tensor with a grad_fn
+    # (its `.grad` None) where the fix binds the leaf itself.
+    effect = declared_effect(path)
+    assert effect is not None, "a bad fixture declares its `# effect:`"
+    if effect[0] == "raises":
+        return oracle.CONFIRMED_ERROR
+    if code == "SL302":
+        return oracle.CONFIRMED_GRAPH
+    return oracle.CONFIRMED_OUTPUTS if code in ("SL106", "SL207") else oracle.CONFIRMED_GRADS
 
 
 def frameworks_of(path: Path) -> Set[str]:

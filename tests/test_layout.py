@@ -79,7 +79,8 @@ def test_the_analysis_core_has_no_import_cycle():
 def test_the_static_linter_never_imports_the_verifier():
     """Rules carry their own fixes (with ``scopelint.fixkit``): nothing under scopelint/ or
     rules/ imports the runtime package, except the CLI, which hands ``check --verify``
-    and ``scopelint verify`` to its glue module."""
+    and ``scopelint verify`` to its glue module, and the language server's opt-in
+    "Fix and verify", which hands the finding to the editor's."""
     offenders = {}
     for name, deps in GRAPH.items():
         if name.startswith("scopelint.runtime_check"):
@@ -87,6 +88,8 @@ def test_the_static_linter_never_imports_the_verifier():
         verifier = {m for m in deps if m == "scopelint.runtime_check" or m.startswith("scopelint.runtime_check.")}
         if name == "scopelint.cli":
             verifier -= {"scopelint.runtime_check", "scopelint.runtime_check.cli"}
+        if name == "scopelint.lsp.verified":  # the opt-in "Fix and verify" code action
+            verifier -= {"scopelint.runtime_check.editor"}
         if verifier:
             offenders[name] = sorted(verifier)
     assert not offenders, offenders
@@ -127,9 +130,9 @@ def test_data_flows_down_cli_runner_engine_core():
 
 
 def test_the_language_server_parts_import_downwards():
-    """worker <- server <- diagnostics <- notebooks <- actions <- handlers; documents and text are
+    """worker <- server <- diagnostics <- notebooks <- verified <- actions <- handlers; documents and text are
     pure (no pygls), and the package itself imports pygls only to start the server."""
-    order = ["text", "documents", "worker", "server", "diagnostics", "notebooks", "actions", "handlers"]
+    order = ["text", "documents", "worker", "server", "diagnostics", "notebooks", "verified", "actions", "handlers"]
     for i, part in enumerate(order):
         deps = {m.rsplit(".", 1)[1] for m in GRAPH[f"scopelint.lsp.{part}"] if m.startswith("scopelint.lsp.")}
         assert deps <= set(order[:i]), (part, deps)

@@ -485,3 +485,89 @@ async def test_missing_pygls_gives_a_clear_message():
     assert proc.returncode == 2
     assert "pip install 'scopelint[lsp]'" in proc.stderr
     assert proc.stdout == ""
+
+
+# -- "Fix and verify" (opt-in: it runs the program) -------------------------------------
+
+SL102_SRC = (
+    "import torch\n\n"
+    "model = torch.nn.Linear(3, 2)\n"
+    "loss = model(torch.ones(4, 3)).pow(2).mean()\n"
+    "with torch.no_grad():\n"
+    "    loss.backward()\n"
+    "print(model.weight.grad.sum().item())\n"
+)
+VERIFY_WAIT = 600  # two runs of a torch program on a loaded machine, at most
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "scopelint", "lsp"]),
+)
+async def verifying(lsp_client: LanguageClient, tmp_path):
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params):
+        pass
+
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+            initialization_options={"scopelint": {"verifyFixes": True}},
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _verify_actions(actions):
+    return [a for a in actions if "Fix and verify" in a.title]
+
+
+async def test_fix_and_verify_is_not_offered_by_default(client: LanguageClient, tmp_path: Path):
+    uri = open_doc(client, tmp_path / "plain.py", SL101_SRC)
+    (diag,) = await wait_diagnostics(client, uri, has("SL101"))
+    actions = await actions_at(client, uri, diag)
+    assert any(a.title.startswith("SL101: ") and a.edit is not None for a in actions)  # the plain quick fix
+    assert _verify_actions(actions) == []
+
+
+@pytest.mark.frameworks
+async def test_fix_and_verify_offers_the_edit_only_when_confirmed(verifying: LanguageClient, tmp_path: Path):
+    pytest.importorskip("torch", reason="the verifier runs the program: needs torch")
+    client = verifying
+    # Confirmed (the program as written raises; with the fix it runs): the edit is the fix's.
+    uri = open_doc(client, tmp_path / "confirmed.py", SL101_SRC)
+    (diag,) = await wait_diagnostics(client, uri, has("SL101"))
+    actions = await actions_at(client, uri, diag)
+    [checked] = _verify_actions(actions)
+    plain = next(a for a in actions if a.title.startswith("SL101: ") and a is not checked)
+    assert checked.edit is None and checked.kind == types.CodeActionKind.QuickFix  # nothing runs until chosen
+    assert client.messages == []
+    resolved = await asyncio.wait_for(client.code_action_resolve_async(checked), VERIFY_WAIT)
+    assert resolved.edit is not None and resolved.edit.changes == plain.edit.changes
+    fixed = apply_text_edits(SL101_SRC, resolved.edit.changes[uri])
+    compile(fixed, "confirmed.py", "exec")
+    assert any("SL101 fix verified (confirmed:error" in m.message for m in client.messages), client.messages
+    change_doc(client, uri, fixed, 2)
+    await wait_diagnostics(client, uri, has())
+
+    # Refuted (backward under no_grad computes the same gradients): no edit, and the why.
+    uri = open_doc(client, tmp_path / "refuted.py", SL102_SRC)
+    (diag,) = await wait_diagnostics(client, uri, has("SL102"))
+    [checked] = _verify_actions(await actions_at(client, uri, diag))
+    resolved = await asyncio.wait_for(client.code_action_resolve_async(checked), VERIFY_WAIT)
+    assert not (resolved.edit and resolved.edit.changes), resolved.edit
+    assert any("SL102 fix not applied: the verifier did not confirm the finding (refuted" in m.message
+               for m in client.messages), client.messages
+
+    # Stale: the document changed after the action was offered -> no edit, nothing run.
+    uri = open_doc(client, tmp_path / "stale.py", SL101_SRC)
+    (diag,) = await wait_diagnostics(client, uri, has("SL101"))
+    [checked] = _verify_actions(await actions_at(client, uri, diag))
+    change_doc(client, uri, SL101_SRC + "print('edited')\n", 2)
+    await wait_diagnostics(client, uri, has("SL101"))
+    await asyncio.sleep(0.5)
+    resolved = await asyncio.wait_for(client.code_action_resolve_async(checked), TIMEOUT)
+    assert not (resolved.edit and resolved.edit.changes)
+    assert any("the document changed since the action was offered" in m.message for m in client.messages)

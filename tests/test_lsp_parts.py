@@ -181,3 +181,11 @@ def test_limits():
     ]
     assert limits.max_lines == 10  # kept
     assert limits.update(None) == [] and limits.update({"maxLines": 0}) == [] and limits.exceeded("x\n" * 99999) is None
+
+
+def test_verify_fixes_option():
+    limits = Limits()
+    assert limits.verify_fixes is False  # it runs the program: off unless asked for
+    assert limits.update({"scopelint": {"verifyFixes": True}}) == [] and limits.verify_fixes is True
+    assert limits.update({"verifyFixes": "yes"}) == ["initializationOptions.verifyFixes must be true or false, not 'yes'"]
+    assert limits.verify_fixes is True  # kept

@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from fixtures_util import FIXTURES, declared_effect, frameworks_of
+from fixtures_util import FIXTURES, expected_verdict, frameworks_of
 from scopelint.engine import lint_source
 from scopelint.fix import apply_edits
 from scopelint.runner import FileResult
 from scopelint.runtime_check import harness, oracle
 from scopelint.runtime_check.verify import verify
+from scopelint.rules import ALL_RULES
 
 HAS = {fw: importlib.util.find_spec(fw) is not None for fw in ("torch", "mxnet")}
 TIMEOUT = 180.0  # per run; generous because test machines are shared
-VERDICT = re.compile(r"^#\s*verdict:\s*(\S+)", re.MULTILINE)
 
 # The rules that supply a counterfactual (all SL1xx; of the rest, those listed here).
 VERIFIED = (
@@ -55,41 +55,6 @@ def _result(path: Path, source: str = None) -> FileResult:
     lint = lint_source(source, str(path))
     assert not lint.errors, lint.errors
     return FileResult(str(path), str(path), lint.findings, source=source)
-
-
-def expected_verdict(path: Path) -> str:
-    """What RULES.md predicts for the fixture's own rule."""
-    text = path.read_text(encoding="utf-8")
-    stated = VERDICT.search(text)
-    if stated:
-        return stated.group(1)
-    code = path.parent.name
-    fixed = {
-        "SL101": oracle.CONFIRMED_ERROR,
-        "SL102": oracle.REFUTED,
-        "SL104": oracle.REFUTED,
-        "SL105": oracle.CONFIRMED_ERROR,
-        "SL107": oracle.CONFIRMED_ERROR,
-        "SL108": oracle.CONFIRMED_ERROR,
-        "SL201": oracle.CONFIRMED_GRAPH,
-        "SL203": oracle.CONFIRMED_GRADS,
-        "SL304": oracle.CONFIRMED_ERROR,
-    }
-    if code in fixed:
-        return fixed[code]
-    if code == "SL103":
-        return oracle.CONFIRMED_OUTPUTS if "mxnet" in frameworks_of(path) else oracle.CONFIRMED_GRAPH
-    # Per the fixture's declared effect: an error, or (SL106) what the program prints,
-    # (SL204/SL205, SL202, SL206) the gradients, (SL302) the non-leaf: backward reaches the
-    # hidden leaf with the same gradients, but the bound name holds a tensor with a grad_fn
-    # (its `.grad` None) where the fix binds the leaf itself.
-    effect = declared_effect(path)
-    assert effect is not None, "a bad fixture declares its `# effect:`"
-    if effect[0] == "raises":
-        return oracle.CONFIRMED_ERROR
-    if code == "SL302":
-        return oracle.CONFIRMED_GRAPH
-    return oracle.CONFIRMED_OUTPUTS if code in ("SL106", "SL207") else oracle.CONFIRMED_GRADS
 
 
 # --- fixtures, run --------------------------------------------------------------------------
@@ -676,6 +641,51 @@ def test_counterfactual_sl303_moves_attach_before_the_first_use():
     """, "SL303")
     assert text.endswith("with autograd.record():\n    x.attach_grad()\n    y = x * x\n    z = y * x\n# too late\nz.backward()\n")
 
+
+def _no_sl207(text: str) -> bool:
+    return not [f for f in lint_source(text, "x.py").findings if f.code == "SL207"]
+
+
+def test_counterfactual_sl207_train_goes_after_the_evaluation():
+    # The eval() in the epoch loop: train() at the top of the epoch (before the training
+    # loop), never right after eval() (that would evaluate in train mode).
+    source = (FIXTURES / "SL207" / "bad_torch_inline_eval_in_epoch.py").read_text(encoding="utf-8")
+    text = _fixed(source, "SL207")
+    lines = [line.strip() for line in text.splitlines()]
+    ev = lines.index("model.eval()  # expect: SL207")
+    assert lines[ev + 1] == "with T.no_grad():" and "model.train()" not in lines[ev:]
+    top = lines.index("for epoch in range(3):") + 1
+    assert lines[top] == "model.train()" and lines[top + 1].startswith("for step, (x, y) in enumerate(")
+    assert _no_sl207(text) and apply_edits(text, lint_source(text, "x.py").findings, True)[1] == 0  # a second fix: no-op
+    # An evaluation every other step inside the training loop: train() before that loop's
+    # training forward (the next step), not at the top of the epoch.
+    text = _fixed("""
+        import torch
+        model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        val_loader = [torch.randn(4, 3)]
+        for epoch in range(2):
+            for step in range(4):
+                opt.zero_grad()
+                model(torch.randn(4, 3)).pow(2).mean().backward()
+                opt.step()
+                if step % 2 == 0:
+                    model.eval()
+                    with torch.no_grad():
+                        for x in val_loader:
+                            print(model(x).mean().item())
+    """, "SL207")
+    assert "        opt.zero_grad()\n        model.train()\n        model(torch.randn(4, 3))" in text, text
+    assert "            model.eval()\n            with torch.no_grad():" in text and _no_sl207(text)
+    # An evaluation helper that leaves the model in eval mode: train() before the next
+    # training forward in the loop that calls it; the helper still evaluates in eval mode.
+    rule = ALL_RULES["SL207"]
+    text = _fixed(rule.bad, "SL207")
+    assert "    model.eval()\n    with torch.no_grad():" in text
+    assert "    opt.zero_grad()\n    model.train()\n    model(torch.randn(4, 3)).pow(2).mean().backward()" in text, text
+    assert _no_sl207(text)
+
+
 # --- CLI and imports ----------------------------------------------------------------------------
 def test_importing_the_verifier_imports_no_framework():
     code = "import sys, scopelint.cli, scopelint.runtime_check.verify, scopelint.runtime_check.cli; print('torch' in sys.modules or 'mxnet' in sys.modules)"
@@ -832,6 +842,36 @@ def test_fix_verify_applies_only_confirmed_unsafe_fixes(tmp_path, capsys, monkey
     main(args)  # a second run changes nothing
     capsys.readouterr()
     assert {name: (tmp_path / name).read_text() for name in before} == after
+
+
+@pytest.mark.frameworks
+def test_fix_verify_sl207_inline_eval_fixed_program_trains_in_train_mode(tmp_path, capsys):
+    # The verified fix of an eval() left in the epoch loop: confirmed, applied, and the
+    # fixed program runs and never trains in eval mode; a second run is a no-op.
+    _needs({"torch"})
+    import shutil
+
+    from scopelint.cli import main
+
+    src = FIXTURES / "SL207" / "bad_torch_inline_eval_in_epoch.py"
+    target = tmp_path / src.name
+    shutil.copy(src, target)
+    before = target.read_text(encoding="utf-8")
+    args = ["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--verify-timeout", str(TIMEOUT), str(target)]
+    main(args)
+    out = capsys.readouterr().out
+    fixed = target.read_text(encoding="utf-8")
+    assert fixed != before and "fix not applied" not in out, out
+    env = dict(os.environ, **{"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"})
+    as_written = subprocess.run([sys.executable, str(src)], capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    ran = subprocess.run([sys.executable, str(target)], capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    assert as_written.returncode == 0 and as_written.stdout.strip().endswith("training in eval mode: True"), as_written.stderr
+    assert ran.returncode == 0 and ran.stdout.strip().endswith("training in eval mode: False"), ran.stderr
+    # the evaluation itself still runs in eval mode: same validation losses in epoch 0
+    assert as_written.stdout.splitlines()[0] == ran.stdout.splitlines()[0]
+    main(args)
+    capsys.readouterr()
+    assert target.read_text(encoding="utf-8") == fixed
 
 
 def test_gpu_check_says_when_there_is_no_gpu():

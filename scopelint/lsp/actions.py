@@ -1,5 +1,6 @@
 """What the server offers on a document: quick fixes, "Disable SLxxx for this line",
-``source.fixAll.scopelint``, and the rule's doc on hover."""
+``source.fixAll.scopelint``, the opt-in "Fix and verify" (``verified``), and the
+rule's doc on hover."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from scopelint.fix import apply_edits
 from scopelint.lsp.diagnostics import SOURCE, lint_document, lintable, lsp_range
 from scopelint.lsp.documents import TOO_LARGE, Item, overlaps
 from scopelint.lsp.notebooks import lint_cell_sources, lint_notebook, notebook_cells, notebook_of_cell
+from scopelint.lsp import verified
 from scopelint.lsp.text import DocText, minimal_change, noqa_in
 from scopelint.rules import ALL_RULES
 
@@ -238,6 +240,7 @@ def quick_actions(ls, params: types.CodeActionParams) -> Tuple[List[types.CodeAc
     if not fresh:  # edits made from an older state of the text would break it
         items = []
     actions: List[types.CodeAction] = []
+    kind, resolvable = lintable(ls, uri), resolves_edits(ls)
     if wanted(types.CodeActionKind.QuickFix):
         req = ((params.range.start.line, params.range.start.character), (params.range.end.line, params.range.end.character))
         asked = {
@@ -262,6 +265,9 @@ def quick_actions(ls, params: types.CodeActionParams) -> Tuple[List[types.CodeAc
                             is_preferred=not unsafe,
                         )
                     )
+                checked = verified.offer(ls, uri, item, kind, resolvable)
+                if checked is not None:
+                    actions.append(checked)
             if f.code != SYNTAX_ERROR:
                 edit = noqa_edit(ls, item)
                 if edit is not None:
@@ -323,7 +329,11 @@ async def code_actions_off_loop(ls, params: types.CodeActionParams) -> Optional[
 
 
 async def resolve_code_action(ls, action: types.CodeAction) -> types.CodeAction:
-    """codeAction/resolve: the edit of a fix-all offered without one."""
+    """codeAction/resolve: the edit of a fix-all offered without one, or of a "Fix and
+    verify" (computed once the verifier confirmed the finding)."""
+    want = verified.asked(action)
+    if want is not None and action.edit is None:
+        return await verified.resolve(ls, action, want, fix_edit)
     data = action.data if isinstance(action.data, dict) else {}
     if action.kind == FIX_ALL_KIND and action.edit is None and isinstance(data.get("uri"), str):
         action.edit = await fix_all_edit_off_loop(ls, data["uri"]) or types.WorkspaceEdit(changes={})

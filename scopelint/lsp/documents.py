@@ -74,11 +74,15 @@ class Limits:
     generated or minified file cannot keep the worker busy for minutes or use gigabytes.
     A lint that runs longer than ``max_seconds`` is stopped, with the same diagnostic.
     Set through ``initializationOptions`` (``{"maxLines": N, "maxChars": N,
-    "maxSeconds": N}``, also under a ``"scopelint"`` key); 0 turns a limit off."""
+    "maxSeconds": N}``, also under a ``"scopelint"`` key); 0 turns a limit off.
+
+    ``"verifyFixes": true`` (off by default) is the one option that is no limit: it
+    offers "Fix and verify" code actions, which run the program (``scopelint.lsp.verified``)."""
 
     max_lines: int = 20_000
     max_chars: int = 2_000_000
     max_seconds: float = 60.0
+    verify_fixes: bool = False
 
     def update(self, options) -> List[str]:
         """Take the limits from ``initializationOptions``; returns complaints."""
@@ -97,6 +101,11 @@ class Limits:
                 bad.append(f"initializationOptions.{key} must be {what} >= 0, not {value!r}")
                 continue
             setattr(self, attr, value)
+        if "verifyFixes" in options:
+            if isinstance(options["verifyFixes"], bool):
+                self.verify_fixes = options["verifyFixes"]
+            else:
+                bad.append(f"initializationOptions.verifyFixes must be true or false, not {options['verifyFixes']!r}")
         return bad
 
     def exceeded(self, text: str) -> Optional[str]:
