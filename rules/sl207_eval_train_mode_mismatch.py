@@ -1,7 +1,7 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import backpropagated_nodes, backwards_in_loop, recording
+from scopelint.core.queries import backpropagated_nodes, backwards_in_loop, recording, trained_models
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
 from scopelint.rule import Report, Rule
@@ -104,7 +104,9 @@ class EvalTrainModeMismatch(Rule):
             if is_model_call(call) and backwards_in_loop(facts, call.loops[-1]):
                 models = {call.callee}
             elif call.target is not None and id(call.target) in steps:
-                models = _trained_models(call.target, facts)
+                models = trained_models(facts, call.target)
+            elif call.external is not None and call.external.trains:  # a step of another module
+                models = call.external.arguments(call.node, call.external.trains)
             else:
                 continue
             for name in sorted(models):
@@ -192,15 +194,6 @@ def _train_fix(ctx, call, culprit, name):
         if stmt is not None and not inside(culprit, stmt):
             target = stmt
     return insert_call(ctx, target, name, "train", False, f"Put `{name}` back in train mode before the next training forward pass")
-
-
-def _trained_models(step, facts):
-    """Models a training step runs while recording, without putting them in train mode itself."""
-    calls = facts.calls_in(step)
-    models = {c.callee for c in calls if is_model_call(c) and c.callee and recording(c.state, TORCH)}
-    models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
-    restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method == "train" and c.callee}
-    return models - restored
 
 
 RULE = EvalTrainModeMismatch

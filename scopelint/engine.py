@@ -403,6 +403,7 @@ def summarize(source: str, filename: str, program: Optional["Context"] = None, f
 
 
 def _summarize(source: str, filename: str, program: Optional["Context"], functions: bool) -> "Exports":
+    from scopelint.core import queries
     from scopelint.core.flow import Analyzer
     from scopelint.core.interfile import Exports, exports_of
     from scopelint.core.lower import Unsupported, lower_module
@@ -423,7 +424,9 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
         return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename)
+    steps = {id(b.func) for b in facts.backwards if b.func is not None}
+    trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
+    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains)
 
 
 def _header_only(node: ast.stmt) -> ast.stmt:

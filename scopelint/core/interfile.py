@@ -32,15 +32,35 @@ class Summary:
     inference: bool = False  # it returns inference tensors
     passes: Optional[str] = None  # the parameter it hands back as it came in
     leaves_eval: Tuple[str, ...] = ()  # names (its own spelling) it leaves in eval mode
+    # It is a training step (a backward in it) that trains these (its spelling) in the
+    # mode its caller left them in: it does not call their ``train()``.
+    trains: Tuple[str, ...] = ()
 
     @property
     def trivial(self) -> bool:
-        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval)
+        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval or self.trains)
 
     @property
     def spelled(self) -> str:
         """For messages: ```evaluate` (utils.py:12)``."""
         return f"`{self.name}` ({self.where})"
+
+    def arguments(self, call, names: Sequence[str]) -> set:
+        """``names`` (rooted at its parameters) as the ``call`` (a ``cst.Call``) spells them."""
+        from scopelint.core.names import dotted
+
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        out = set()
+        for name in names:
+            root, _, rest = name.partition(".")
+            arg = keywords.get(root)
+            if arg is None and root in self.params and self.params.index(root) < len(positional):
+                arg = positional[self.params.index(root)]
+            spelled = dotted(arg.value) if arg is not None else None
+            if spelled is not None:
+                out.add(spelled + ("." + rest if rest else ""))
+        return out
 
     def related(self, what: str) -> Tuple[str, str]:
         """A related location for a finding (SARIF ``relatedLocations``)."""
@@ -76,13 +96,13 @@ class Exports:
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
         functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
-                                      s["inference"], s["passes"], tuple(s["leaves_eval"]))) for n, s in d["functions"])
+                                      s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]))) for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]))
 
 
 def _summary_json(s: Summary) -> dict:
     return {"name": s.name, "where": s.where, "params": list(s.params), "left": s.left, "rec": [list(r) for r in s.rec],
-            "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval)}
+            "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval), "trains": list(s.trains)}
 
 
 @dataclass(frozen=True)
@@ -118,9 +138,10 @@ NO_CONTEXT = Context()
 
 def may_export(text: str, has_context: bool) -> bool:
     """Whether a module's text may hold anything its exports carry (a cheap look before
-    analysing it whole): a grad-mode scope or switch, ``eval()``, a value taken out of
-    the graph, a model base class, or (``has_context``) a use of the program's other
-    modules' functions or classes."""
+    analysing it whole): a grad-mode scope or switch, ``eval()``, a backward (a training
+    step trains in its caller's mode), a value taken out of the graph, a model base
+    class, or (``has_context``) a use of the program's other modules' functions or
+    classes."""
     return has_context or _EXPORT_WORDS.search(text) is not None
 
 
@@ -131,7 +152,7 @@ def _export_words():
 
     scopes = sorted({q.rsplit(".", 1)[1] for q in (*F.SCOPES, *F.SETTERS)})
     bases = sorted({q.rsplit(".", 1)[1] for q in F.MODEL_BASE_CLASSES})
-    methods = ("eval", "train", "item", "detach", "numpy", "tolist", "asnumpy", "asscalar")
+    methods = ("eval", "train", "backward", "item", "detach", "numpy", "tolist", "asnumpy", "asscalar")
     return re.compile(
         r"\b(?:" + "|".join(scopes) + r")\b"
         r"|\.[ \t]*(?:" + "|".join(methods) + r")[ \t]*\("
@@ -143,21 +164,23 @@ def _export_words():
 _EXPORT_WORDS = _export_words()
 
 
-def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str) -> Exports:
+def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
+               trains: Optional[Mapping[int, set]] = None) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
-    module-level definition, by name."""
+    module-level definition, by name; ``trains``: by function id, what each training
+    step trains in its caller's mode (``queries.trained_models``)."""
     out: Dict[str, Summary] = {}
     for info in functions:
         if info.parent is not None or info.cls is not None or info.opaque:
             continue
-        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}")
+        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()))
         if not summary.trivial:
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)))
 
 
-def _summary(info: "FunctionInfo", where: str) -> Summary:
+def _summary(info: "FunctionInfo", where: str, trains=()) -> Summary:
     from scopelint.core.state import Mode
 
     r = info.returns
@@ -168,5 +191,6 @@ def _summary(info: "FunctionInfo", where: str) -> Summary:
     )
     inference = r.inference or (info.decorator is not None and info.decorator[0] == "torch.inference_mode")
     leaves = tuple(sorted(n for n in info.leaves_eval if n.partition(".")[0] in info.param_names))
-    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves)
+    trained = tuple(sorted(n for n in trains if n.partition(".")[0] in info.param_names))
+    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves, trained)
 

@@ -9,7 +9,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.names import dotted
-from scopelint.core.roles import is_class_name
+from scopelint.core.roles import is_class_name, is_model_call
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
 from scopelint.core.state import Origin, State, Switch, Value
 
@@ -190,6 +190,17 @@ def recorded(value: Value, fw: str) -> bool:
 def recording(state: State, fw: str) -> bool:
     sw = state.recording(fw)
     return sw.on if fw == F.MXNET else sw.probably_on
+
+
+def trained_models(facts: Facts, step: FunctionInfo) -> set:
+    """The models a training step (a function with a backward) runs while recording,
+    without putting them in train mode itself: it trains them in the mode its caller
+    left them in."""
+    calls = facts.calls_in(step)
+    models = {c.callee for c in calls if is_model_call(c) and c.callee and recording(c.state, F.TORCH)}
+    models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
+    restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method == "train" and c.callee}
+    return models - restored
 
 
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
