@@ -270,7 +270,7 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
     """Per file that imports no framework and may hold an anchor, the framework the
     program says it is for: its settings' ``framework``, else its project's
     dependencies, else the one framework of the files importing a function or class of
-    it (among the run's files, its folder's and its top folder's: alike whether the
+    it, or all of it (``*``) (among the run's files, its folder's and its top folder's: alike whether the
     folder or one file is named)."""
     out: List[Optional[str]] = []
     for mod, fw in zip(mods, declared):
@@ -282,11 +282,12 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
         if fw is None and _neighbours(program, mod, mods):
             fws: Set[str] = set()
             for other in _neighbours(program, mod, mods):
-                if other is mod or not other.imports or len(other.frameworks) != 1:
+                if other is mod or not (other.imports or other.stars) or len(other.frameworks) != 1:
                     continue
-                for dotted in set(other.imports.values()):
+                # (``from engine import *`` imports its functions as a named import does.)
+                for dotted in set(other.imports.values()) | set(other.stars):
                     found = program._find(other, dotted)
-                    if found is not None and found[0] is mod and found[1]:
+                    if found is not None and found[0] is mod and (found[1] or dotted in other.stars):
                         fws.update(other.frameworks)
             fw = next(iter(fws)) if len(fws) == 1 else None
         # (Only for a file that imports none and holds something a rule reads.)
