@@ -78,6 +78,11 @@ class Program:
         between runs (keyed by the module's text and what it is told of the others)."""
         self.display = display
         self.store = store
+        # What the folders held is read anew for each program (an editor's server lives
+        # on while files come and go).
+        _program_imports.cache_clear()
+        _project_root.cache_clear()
+        _dependency_cache.clear()
         self.texts = {os.path.abspath(p): t for p, t in (texts or {}).items()}
         self.modules: Dict[str, _Module] = {}  # by absolute path
         self._busy: Set[str] = set()
@@ -345,8 +350,8 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
     """Per file that imports no framework and may hold an anchor, the framework the
     program says it is for: its settings' ``framework``, else its project's
     dependencies, else the one framework of the files importing a function or class of
-    it (among the run's files, its folder's and its top folder's: alike whether the
-    folder or one file is named)."""
+    it, or all of it (``*``) (among the run's files, its folder's and its top folder's:
+    alike whether the folder or one file is named)."""
     out: List[Optional[str]] = []
     importers: Dict[str, Set[str]] = {}  # module path -> frameworks of the files importing from it
     scanned: Set[str] = set()  # folders whose modules are in ``importers``
@@ -377,11 +382,12 @@ def _note_importers(program: Program, modules: Iterable[_Module], into: Dict[str
     """Into ``into``: for each module a function or class is imported from by one of
     ``modules`` that imports exactly one framework, that framework."""
     for other in modules:
-        if not other.imports or len(other.frameworks) != 1:
+        if not (other.imports or other.stars) or len(other.frameworks) != 1:
             continue
-        for dotted in set(other.imports.values()):
+        # (``from engine import *`` imports its functions as a named import does.)
+        for dotted in set(other.imports.values()) | set(other.stars):
             found = program._find(other, dotted)
-            if found is not None and found[1]:
+            if found is not None and (found[1] or dotted in other.stars):
                 into.setdefault(found[0].path, set()).update(other.frameworks)
 
 
