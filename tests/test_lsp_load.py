@@ -142,10 +142,6 @@ class Client:
             self.proc.kill()
         self._stderr_reader.join(TIMEOUT)  # it ends with the process
         err = (self._stderr[0] if self._stderr else b"").decode()
-        # Known, left open (see the session note): after a lint child was stopped for its
-        # time budget, multiprocessing's resource tracker may warn about leaked
-        # semaphores at exit. It is Python's, not the server's; nothing else may show.
-        err = re.sub(r"\S*resource_tracker\.py:\d+: UserWarning: resource_tracker: There appear to be \d+ leaked semaphore objects to clean up at shutdown\n\s*warnings\.warn\([^\n]*\n?", "", err)
         return rc, err
 
     def kill(self) -> None:
