@@ -2,10 +2,12 @@
 """Fuzz ``--fix --unsafe-fixes``: generated programs (the bad fixtures, combined and
 mutated: nested in loops, functions, ``with`` blocks, statements repeated, two fixtures
 joined), each fixed as ``check --fix --unsafe-fixes`` fixes it. Every changed text must
-compile, and fixing it again must change nothing (the fix loop converged).
+compile, fixing it again must change nothing (the fix loop converged), and no analysis
+reports an internal error.
 
     python benchmarks/fuzz_fixes.py                  # 10,000 programs
     python benchmarks/fuzz_fixes.py --count 500 --seed 7
+    python benchmarks/fuzz_fixes.py --count 5000 --start 5000   # the second half of the default run
 
 Exit status 1 when a program breaks either property (each is printed, with its seed).
 ``tests/test_scaling.py`` runs a fixed sample of the same programs.
@@ -70,6 +72,9 @@ def check_one(text: str, settings=None) -> Optional[str]:
 
     settings = settings or Settings()
     first = check_source(decode(text.encode(), "fuzz.py"), "fuzz.py", None, settings, keep_source=True)
+    internal = [e for e in first.errors if "internal error" in e]
+    if internal:
+        return f"internal error: {internal}"
     if first.source is None or not any(f.fix for f in first.findings):
         return None
     fixed, result, applied = fix_until_stable(first, settings, True)
@@ -78,6 +83,9 @@ def check_one(text: str, settings=None) -> Optional[str]:
     if fixed != text and compiles(text, "fuzz.py") and not compiles(fixed, "fuzz.py"):
         return "the fixed text does not compile"
     again = check_source(decode(fixed.encode(), "fuzz.py"), "fuzz.py", None, settings, keep_source=True)
+    internal = [e for e in result.errors + again.errors if "internal error" in e]
+    if internal:
+        return f"internal error after fixing: {internal}"
     second, _, n = fix_until_stable(again, settings, True)
     if second != fixed:
         return f"a second run changed the text again ({n} fixes)"
@@ -88,19 +96,20 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=24)
+    ap.add_argument("--start", type=int, default=0, help="the first program's number (to split a run: --start 5000 --count 5000)")
     args = ap.parse_args(argv)
     corpus = fixtures()
     failures = changed = 0
     t0 = time.perf_counter()
-    for k in range(args.count):
+    for k in range(args.start, args.start + args.count):
         rng = random.Random(args.seed * 1_000_003 + k)
         text = program(rng, corpus)
         problem = check_one(text)
         if problem is not None:
             failures += 1
             print(f"seed {args.seed} program {k}: {problem}\n{text}\n---", flush=True)
-        if (k + 1) % 500 == 0:
-            print(f"{k + 1} programs, {failures} failures, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+        if (k + 1 - args.start) % 500 == 0:
+            print(f"{k + 1 - args.start} programs, {failures} failures, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     print(f"{args.count} programs: {failures} failures ({time.perf_counter() - t0:.0f} s)")
     return 1 if failures else 0
 

@@ -168,6 +168,47 @@ def test_worker_keeps_only_the_newest_job_per_document():
     w.stop(timeout=5)
 
 
+def test_process_runner_stops_a_slow_job_and_leaves_no_semaphore_nor_child(monkeypatch):
+    """The lint child: results and errors come back, a job over its budget ends the child
+    (the next job gets a new one), a dead child is an error, and no named semaphore is
+    made (multiprocessing's resource tracker warned at exit about the pool's)."""
+    import os
+    import signal
+    import time
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import synchronize
+
+    from scopelint.lsp.worker import ProcessRunner, TooSlow
+
+    made = []
+    original = synchronize.SemLock.__init__
+
+    def counting(self, *args, **kwargs):
+        made.append(args)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(synchronize.SemLock, "__init__", counting)
+    runner = ProcessRunner()
+    try:
+        assert runner((sum, ([1, 2, 3],)), 30) == 6
+        with pytest.raises(ValueError):
+            runner((int, ("x",)), 30)
+        first = runner((os.getpid, ()), 30)
+        with pytest.raises(TooSlow):
+            runner((time.sleep, (30,)), 0.5)
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(first, 0)
+        second = runner((os.getpid, ()), 30)
+        assert second != first
+        os.kill(second, signal.SIGKILL)
+        with pytest.raises(BrokenProcessPool):
+            runner((time.sleep, (0.01,)), 30)
+        assert runner((str, (5,)), 30) == "5"  # (and a new child again)
+    finally:
+        runner.close()
+    assert made == []
+
+
 def test_limits():
     limits = Limits()
     assert limits.exceeded("x = 1\n" * 100) is None
@@ -181,6 +222,7 @@ def test_limits():
     ]
     assert limits.max_lines == 10  # kept
     assert limits.update(None) == [] and limits.update({"maxLines": 0}) == [] and limits.exceeded("x\n" * 99999) is None
+    assert limits.update({"maxSeconds": -2}, "settings") == ["settings.maxSeconds must be a number >= 0, not -2"]
 
 
 def test_verify_fixes_option():

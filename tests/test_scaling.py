@@ -168,6 +168,38 @@ def test_the_gate_needs_grow_linearly(monkeypatch, shape):
     assert large <= 9 * small  # 8x the units: about 8x the edges, not 64x
 
 
+def test_rebinding_names_costs_linear_time(monkeypatch):
+    """Each module-level ``def`` rebinds a name; forgetting that name's ``name.attr``
+    values scanned every value bound so far (quadratic in a file of thousands of
+    functions). Only a name some dotted name was bound under is scanned now, and its
+    attributes are still forgotten."""
+    from scopelint.core import flow
+    from scopelint.engine import lint_source
+
+    scanned = []
+    real = flow.Analyzer._bind_name
+
+    def counting(self, key, value):
+        before = dict(self.flow.env.vals)
+        real(self, key, value)
+        if key in self._dotted_prefixes:
+            scanned.append(len(before))
+        assert not any(k.startswith(key + ".") for k in self.flow.env.vals)  # forgotten
+
+    monkeypatch.setattr(flow.Analyzer, "_bind_name", counting)
+
+    def scans(n):
+        scanned.clear()
+        text = "import torch\nmodel = torch.nn.Linear(3, 1)\nmodel.head = torch.nn.Linear(1, 1)\n" + "".join(
+            f"\n\ndef predict_{i}(batch):\n    model.eval()\n    return model(batch)\n" for i in range(n))
+        text += "model = torch.nn.Linear(3, 1)\n"  # rebinds ``model``: ``model.head`` forgotten
+        assert len(lint_source(text, "t.py").findings) == n
+        return sum(scanned)
+
+    small, large = scans(20), scans(80)
+    assert 0 < large <= 5 * small, (small, large)
+
+
 # --- fixes cost their statements, not the module ------------------------------------------------
 def _fixes(texts):
     from scopelint.engine import lint_source

@@ -330,6 +330,11 @@ class Analyzer:
             self.names.frameworks.update(self.whole.frameworks)
         if self.program.framework is not None and not self.names.frameworks:
             self.names.frameworks.add(self.program.framework)  # the project says which
+        # Every proper prefix of a dotted name ever bound (``a`` and ``a.b`` for ``a.b.c``):
+        # rebinding a name that is none of them has no ``name.attr`` values to forget
+        # (``_bind_name`` scanned every value for each binding: quadratic in a module of
+        # thousands of definitions).
+        self._dotted_prefixes: Set[str] = set()
         self.functions: List[FunctionInfo] = []
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
@@ -866,6 +871,11 @@ class Analyzer:
     def _bind_name(self, key: str, value: Value) -> None:
         vals = self.flow.env.vals
         vals[key] = value
+        if "." in key:
+            parts = key.split(".")
+            self._dotted_prefixes.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        if key not in self._dotted_prefixes:
+            return  # (no value of ``key.attr`` was ever bound)
         prefix = key + "."
         for k in [k for k in vals if k.startswith(prefix)]:
             del vals[k]

@@ -74,7 +74,8 @@ class Limits:
     generated or minified file cannot keep the worker busy for minutes or use gigabytes.
     A lint that runs longer than ``max_seconds`` is stopped, with the same diagnostic.
     Set through ``initializationOptions`` (``{"maxLines": N, "maxChars": N,
-    "maxSeconds": N}``, also under a ``"scopelint"`` key); 0 turns a limit off.
+    "maxSeconds": N}``, also under a ``"scopelint"`` key), and again by
+    ``workspace/didChangeConfiguration``'s ``settings`` (same keys); 0 turns a limit off.
 
     ``"verifyFixes": true`` (off by default) is the one option that is no limit: it
     offers "Fix and verify" code actions, which run the program (``scopelint.lsp.verified``)."""
@@ -84,8 +85,10 @@ class Limits:
     max_seconds: float = 60.0
     verify_fixes: bool = False
 
-    def update(self, options) -> List[str]:
-        """Take the limits from ``initializationOptions``; returns complaints."""
+    def update(self, options, source: str = "initializationOptions") -> List[str]:
+        """Take the limits from ``options`` (``initializationOptions``, or the settings
+        of ``workspace/didChangeConfiguration``: ``source`` names it in the complaints);
+        a key not given keeps its value. Returns complaints."""
         if isinstance(options, dict) and isinstance(options.get("scopelint"), dict):
             options = options["scopelint"]
         if not isinstance(options, dict):
@@ -98,14 +101,14 @@ class Limits:
             kinds = (int, float) if key == "maxSeconds" else int
             if isinstance(value, bool) or not isinstance(value, kinds) or value < 0:
                 what = "a number" if key == "maxSeconds" else "a whole number"
-                bad.append(f"initializationOptions.{key} must be {what} >= 0, not {value!r}")
+                bad.append(f"{source}.{key} must be {what} >= 0, not {value!r}")
                 continue
             setattr(self, attr, value)
         if "verifyFixes" in options:
             if isinstance(options["verifyFixes"], bool):
                 self.verify_fixes = options["verifyFixes"]
             else:
-                bad.append(f"initializationOptions.verifyFixes must be true or false, not {options['verifyFixes']!r}")
+                bad.append(f"{source}.verifyFixes must be true or false, not {options['verifyFixes']!r}")
         return bad
 
     def exceeded(self, text: str) -> Optional[str]:

@@ -98,6 +98,15 @@ def register(server) -> None:
         if any(c.uri.endswith("pyproject.toml") for c in params.changes):
             reload_settings(server)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(params):
+        # The client's settings changed: take its limits (same keys as
+        # ``initializationOptions``), read every pyproject.toml again, lint again.
+        for complaint in server.limits.update(params.settings, "settings"):
+            log.warning("%s", complaint)
+            server.show_once(f"scopelint: {complaint}; the limit is unchanged")
+        reload_settings(server)
+
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def nb_did_open(params):
         server.schedule(params.notebook_document.uri, lint_notebook, 0)

@@ -16,9 +16,9 @@ about editors); the server drops its result when the document moved on meanwhile
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import sys
 import threading
@@ -69,58 +69,121 @@ def _child_init() -> None:
     sys.stdout = sys.stderr
 
 
+def _serve(conn, preload) -> None:
+    """The child: import what the lints need, say so, then run each job it is sent and
+    send back ``(True, result)`` or ``(False, exception)``, until the pipe closes."""
+    _child_init()
+    try:
+        conn.send((True, ready(preload)))
+    except BaseException as exc:  # (an import failed: each job will say so)
+        conn.send((False, exc))
+    while True:
+        try:
+            fn, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = (True, fn(*args))
+        except BaseException as exc:  # MemoryError, RecursionError, a bug: the caller's to report
+            answer = (False, exc)
+        try:
+            conn.send(answer)
+        except Exception as exc:  # (a result or exception that does not pickle)
+            conn.send((False, RuntimeError(f"{type(answer[1]).__name__}: {exc}")))
+
+
 class ProcessRunner:
     """Runs jobs in one child process (started when first needed, and again after it
-    died or was stopped)."""
+    died or was stopped), over a pipe. (Not a ``ProcessPoolExecutor``: its queues hold
+    five named semaphores per pool, which a child stopped for its budget left to
+    multiprocessing's resource tracker to complain about at exit. A pipe is two file
+    descriptors; the child is a daemon, killed and reaped by ``close``.)"""
 
     def __init__(self, preload=()):
         self.preload = tuple(preload)  # modules the child imports before its first job
-        self._pool: Optional[concurrent.futures.ProcessPoolExecutor] = None
+        self._child = None  # (process, connection, ready: whether its first message was read)
         self._lock = threading.Lock()
         self._one_at_a_time = threading.Lock()  # a job's budget never counts another's time
 
-    def start(self) -> concurrent.futures.ProcessPoolExecutor:
+    def start(self):
         with self._lock:
-            if self._pool is None:
+            if self._child is None or not self._child[0].is_alive():
+                if self._child is not None:
+                    self._end(self._child)
                 # spawn: the server has threads (pygls's, this worker), which fork mixes badly with.
-                self._pool = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_child_init
-                )
-            return self._pool
+                ctx = multiprocessing.get_context("spawn")
+                ours, theirs = ctx.Pipe()
+                proc = ctx.Process(target=_serve, args=(theirs, self.preload), name="scopelint-lsp-lint", daemon=True)
+                proc.start()
+                theirs.close()
+                self._child = [proc, ours, False]
+            return self._child
+
+    def _answer(self, child, timeout: Optional[float]):
+        """The child's next answer; None when ``timeout`` passed first. Raises
+        ``BrokenProcessPool`` when the child died."""
+        proc, conn, _ = child
+        if not multiprocessing.connection.wait([conn, proc.sentinel], timeout):
+            return None
+        try:
+            if conn.poll():
+                return conn.recv()
+        except (EOFError, OSError):
+            pass
+        raise BrokenProcessPool(f"the lint process ended (exit status {proc.exitcode})")
 
     def __call__(self, job: Job, budget_s: float = 0):
-        fn, args = job
         with self._one_at_a_time:
-            pool = self.start()
+            child = self.start()
             try:
-                pool.submit(ready, self.preload).result()  # the child is up: its start is not the lint's time
-                future = pool.submit(fn, *args)
-                return future.result(timeout=budget_s or None)
-            except concurrent.futures.TimeoutError:
+                if not child[2]:  # the child is up: its start is not the lint's time
+                    self._answer(child, None)
+                    child[2] = True
+                child[1].send(job)
+                answer = self._answer(child, budget_s or None)
+            except (BrokenProcessPool, OSError, EOFError) as exc:
                 self.close()
-                raise TooSlow(budget_s) from None
-            except BrokenProcessPool:
+                if isinstance(exc, BrokenProcessPool):
+                    raise
+                raise BrokenProcessPool(f"the lint process is gone: {exc}") from exc
+            if answer is None:
                 self.close()
-                raise
+                raise TooSlow(budget_s)
+            ok, value = answer
+            if not ok:
+                raise value
+            return value
 
     def warm_up(self) -> None:
         """Start the child now (it imports the engine: about a second), not at the first lint."""
         try:
-            self.start().submit(ready, self.preload)
+            self.start()
         except Exception:  # pragma: no cover - it will be tried again on the first lint
             log.debug("cannot start the lint process", exc_info=True)
 
+    @staticmethod
+    def _end(child) -> None:
+        proc, conn, _ = child
+        try:
+            proc.kill()
+            proc.join(5)
+        except Exception:
+            pass
+        try:
+            conn.close()
+        except Exception:
+            pass
+        try:
+            proc.close()
+        except Exception:
+            pass
+
     def close(self) -> None:
+        """Kill the child and reap it (a job it runs ends with ``BrokenProcessPool``)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            try:
-                proc.kill()
-            except Exception:
-                pass
-        pool.shutdown(wait=False, cancel_futures=True)
+            child, self._child = self._child, None
+        if child is not None:
+            self._end(child)
 
 
 class Worker:
