@@ -2,7 +2,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from scopelint.core.flow import LEAVING_METHODS
+from scopelint.core.flow import LEAVING_METHODS, container_items
 from scopelint.core.frameworks import MXNET, TORCH
 from scopelint.core.frameworks import is_data_factory
 from scopelint.core.roles import is_model_call
@@ -77,7 +77,7 @@ class GraphBrokenByConversion(Rule):
                     # (``target.detach()``, ``R - value.item()``); ``torch.tensor(losses)``
                     # there still drops those losses' gradients (when they are known to
                     # hold a graph: a model's output, a leaf).
-                    if other_path and not mxnet_partial and (fw == MXNET or _stop_gradient(conv) or not _reads_model_output(facts, conv, fw)):
+                    if other_path and not mxnet_partial and (fw == MXNET or _stop_gradient(facts, conv) or not _reads_model_output(facts, conv, fw)):
                         continue
                     reported.add(id(conv.node))
                     # Undo it, and the conversions after it that lead back to the loss.
@@ -117,11 +117,19 @@ def _reads_model_output(facts, conv, fw) -> bool:
     return False
 
 
-def _stop_gradient(conv) -> bool:
+def _stop_gradient(facts, conv) -> bool:
     """A conversion written to stop the gradient on purpose: ``.detach()``, ``.data``,
-    a number taken out (``.item()``, ``float(t)``: a baseline, a weight)."""
+    a number taken out (``.item()``, ``float(t)``: a baseline, a weight), a container of
+    those (``tuple(v.detach() for v in h)``), a local helper that returns only values
+    taken out of the graph (``repackage_hidden(h)``)."""
     node = conv.node
     if _is_detach(conv):
+        return True
+    items = container_items(conv)
+    if items:
+        return all(not _left(v) or _stop_gradient(facts, v) for v in items)
+    fact = facts.call_of(node) if type(node) is cst.Call else None
+    if fact is not None and fact.target is not None and fact.target.returns.left:
         return True
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return node.func.attr.value == "item"
