@@ -29,8 +29,9 @@ def _added_expression(node):
 
 
 def _not_arithmetic(v) -> bool:
-    # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part.
-    return not v.pure or "loop-item" in v.tags or "part" in v.tags
+    # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part; a
+    # list given to a call (``fn(reps)``) is no arithmetic on each of its items.
+    return not v.pure or "loop-item" in v.tags or "part" in v.tags or "container" in v.tags
 
 
 class _Fact:
