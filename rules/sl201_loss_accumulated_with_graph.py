@@ -55,8 +55,11 @@ class LossAccumulatedWithGraph(Rule):
         `total += loss` (or `losses.append(loss)`) keeps a reference to every
         iteration's loss tensor, and through its `grad_fn` to that iteration's whole
         graph and saved activations. Memory grows linearly with the number of steps
-        until the loop ends or the process runs out of memory. A joint loss that is
-        itself backpropagated later is deliberate and not flagged.
+        until the loop ends or the process runs out of memory. The same holds when a
+        per-step helper returns its backpropagated loss to a loop that keeps it, and when
+        a method called once per step adds the loss to `self.total`. A joint loss that is
+        itself backpropagated later (here or by the helper's caller) is deliberate and
+        not flagged.
     """
     bad = """
         import torch
