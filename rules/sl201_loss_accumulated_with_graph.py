@@ -3,7 +3,8 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
-    backpropagated, graph_path, made_this_iteration, recorded, returns_derived, written_name,
+    backpropagated, backpropagated_by_callers, graph_path, loops_around, made_this_iteration, outlives_call,
+    recorded, returns_backpropagated, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
 from scopelint.fixkit import detach_expression
@@ -28,8 +29,18 @@ def _added_expression(node):
 
 
 def _not_arithmetic(v) -> bool:
-    # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part.
-    return not v.pure or "loop-item" in v.tags or "part" in v.tags
+    # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part; a
+    # list given to a call (``fn(reps)``) is no arithmetic on each of its items.
+    return not v.pure or "loop-item" in v.tags or "part" in v.tags or "container" in v.tags
+
+
+class _Fact:
+    """Where a write runs, for ``loops_around``: its function, no loop of its own."""
+
+    loops = ()
+
+    def __init__(self, func):
+        self.func = func
 
 
 class LossAccumulatedWithGraph(Rule):
@@ -44,8 +55,11 @@ class LossAccumulatedWithGraph(Rule):
         `total += loss` (or `losses.append(loss)`) keeps a reference to every
         iteration's loss tensor, and through its `grad_fn` to that iteration's whole
         graph and saved activations. Memory grows linearly with the number of steps
-        until the loop ends or the process runs out of memory. A joint loss that is
-        itself backpropagated later is deliberate and not flagged.
+        until the loop ends or the process runs out of memory. The same holds when a
+        per-step helper returns its backpropagated loss to a loop that keeps it, and when
+        a method called once per step adds the loss to `self.total`. A joint loss that is
+        itself backpropagated later (here or by the helper's caller) is deliberate and
+        not flagged.
     """
     bad = """
         import torch
@@ -78,29 +92,41 @@ class LossAccumulatedWithGraph(Rule):
         facts = ctx.facts
         if TORCH not in facts.frameworks:
             return
-        writes = [(m.node, m.before, m.value, m.loops, m.func) for m in facts.mutations if m.kind in ("augassign", "accumulate")]
+        writes = [(m.node, m.before, m.value, m.loops, m.func, m.key) for m in facts.mutations if m.kind in ("augassign", "accumulate")]
         writes += [
-            (c.node, c.receiver, c.args[0], c.loops, c.func)
+            (c.node, c.receiver, c.args[0], c.loops, c.func, c.callee.rsplit(".", 1)[0] if c.callee and "." in c.callee else None)
             for c in facts.calls
             if c.method in ("append", "extend") and c.receiver is not None and c.args
         ]
-        for node, accumulator, value, loops, func in writes:
-            if not loops or value is None or accumulator is None or not recorded(value, TORCH):
+        for node, accumulator, value, loops, func, key in writes:
+            if value is None or accumulator is None or not recorded(value, TORCH):
                 continue
+            per_call = False  # a helper called once per step, writing where the step's caller keeps it
+            if not loops:
+                if not outlives_call(func, key, accumulator):
+                    continue
+                loops, per_call = loops_around(facts, _Fact(func)), True
+                if not loops:
+                    continue
             if isinstance(value.node, NOT_TENSORS):
                 continue
             # The loss itself, or arithmetic on it -- not some function of it (metadata, logs).
             lineage = [v for v in graph_path(value, _not_arithmetic) if "left-graph" not in v.tags]
             backward_in_loop = any(
-                loops[-1] in b.loops and any(v in lineage for bv in b.values for v in graph_path(bv, _not_arithmetic))
+                (b.func is func if per_call else loops[-1] in b.loops)
+                and any(v in lineage for bv in b.values for v in graph_path(bv, _not_arithmetic))
                 for b in facts.backwards
             )
-            from_loss = any(is_loss_call(c) for v in lineage for c in [facts.call_of(v.node)] if c is not None)
+            from_loss = any(
+                c is not None and (is_loss_call(c) or returns_backpropagated(facts, c.target))
+                for v in lineage for c in [facts.call_of(v.node)]
+            )
             if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
                 continue
-            if not backward_in_loop and func is not None and returns_derived(func, written_name(node)):
-                continue  # a joint loss handed to the caller (as it is or computed from)
-            if made_this_iteration(accumulator, loops[-1]):
+            if not backward_in_loop and not per_call and func is not None and returns_derived(func, written_name(node)):
+                if backpropagated_by_callers(facts, func):
+                    continue  # a joint loss handed to the caller (as it is or computed from)
+            if not per_call and made_this_iteration(accumulator, loops[-1]):
                 continue  # ``loss = a; loss += b`` inside one step: no iteration carries it
             fix = detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
             yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)

@@ -2,9 +2,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from scopelint.core.flow import LEAVING_METHODS
+from scopelint.core.flow import LEAVING_METHODS, container_items
 from scopelint.core.frameworks import MXNET, TORCH
-from scopelint.core.queries import graph_path, is_object, may_carry_graph, recorded
+from scopelint.core.frameworks import is_data_factory
+from scopelint.core.roles import is_model_call
+from scopelint.core.queries import grad_read, graph_path, is_object, may_carry_graph, names_bound_to, optimized, recorded
 from scopelint.fixkit import (
     clip, code_of, function_of, keyword_call, module_fix, parents, quiet, Replace, Replacement,
     scope_of, spell, UNSAFE, walk,
@@ -27,7 +29,11 @@ class GraphBrokenByConversion(Rule):
         computation only through such a conversion, PyTorch raises `element 0 of
         tensors does not require grad`; MXNet silently computes partial gradients
         (`z = nd.array(y.asnumpy()) * x` gives `dz/dx = y`, not `3x^2`). A deliberate
-        `.detach()` next to another path to the loss (a stop-gradient target) is fine.
+        `.detach()` (or a number taken out with `.item()`, an RL baseline) next to another
+        path to the loss (a stop-gradient target) is fine; other conversions of a model's
+        output next to it (`main + torch.tensor(aux_losses).sum()`) still drop those
+        gradients, and a fresh `torch.zeros(1, requires_grad=True)` that only starts the
+        sum is no other path.
     """
     bad = """
         import torch
@@ -56,7 +62,10 @@ class GraphBrokenByConversion(Rule):
             fw = fws[0]
             for value in b.values:
                 reachable = list(graph_path(value, _left))
-                other_path = any(may_carry_graph(v, fw) for v in graph_path(value, _left_or_data) if not _left_or_data(v))
+                other_path = any(
+                    may_carry_graph(v, fw) and not _seed_leaf(facts, v)
+                    for v in graph_path(value, _left_or_data) if not _left_or_data(v)
+                )
                 for conv in (v for v in reachable if _left(v)):
                     conv = _deepest(conv, fw)
                     if conv is None or id(conv.node) in reported:
@@ -64,13 +73,67 @@ class GraphBrokenByConversion(Rule):
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
-                    if other_path and not mxnet_partial:
+                    # Next to a real second path, only a deliberate stop-gradient is fine
+                    # (``target.detach()``, ``R - value.item()``); ``torch.tensor(losses)``
+                    # there still drops those losses' gradients (when they are known to
+                    # hold a graph: a model's output, a leaf).
+                    if other_path and not mxnet_partial and (fw == MXNET or _stop_gradient(facts, conv) or not _reads_model_output(facts, conv, fw)):
                         continue
                     reported.add(id(conv.node))
                     # Undo it, and the conversions after it that lead back to the loss.
                     chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
                     fix = reconnect_graph(ctx, chain, fw)
                     yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix)
+
+
+def _seed_leaf(facts, v) -> bool:
+    """A fresh leaf made only to start a sum (``total = torch.tensor(0.,
+    requires_grad=True)``): no optimizer holds it and nobody reads its ``.grad``, so it
+    is no path by which gradient reaches anything that trains."""
+    if "leaf" not in v.tags or type(v.node) is not cst.Call or "param" in v.tags:
+        return False
+    fact = facts.call_of(v.node)
+    if fact is None or fact.qname is None or not (is_data_factory(fact.qname) or fact.qname in _WRAPPERS):
+        return False
+    if id(v.node) in optimized(facts)[0]:
+        return False
+    return not grad_read(facts, names_bound_to(facts, v.node))
+
+
+def _reads_model_output(facts, conv, fw) -> bool:
+    """The conversion reads, through tensor operations, the output of a recorded model
+    call or a leaf that trains (not a name nobody knows, not a generator's items)."""
+    for p in conv.parents:
+        for v in graph_path(p, _left):
+            if _left(v) or "const" in v.tags:
+                continue
+            if "leaf" in v.tags:
+                if not _seed_leaf(facts, v):
+                    return True
+                continue
+            fact = facts.call_of(v.node) if type(v.node) is cst.Call else None
+            if fact is not None and is_model_call(fact) and recorded(v, fw):
+                return True
+    return False
+
+
+def _stop_gradient(facts, conv) -> bool:
+    """A conversion written to stop the gradient on purpose: ``.detach()``, ``.data``,
+    a number taken out (``.item()``, ``float(t)``: a baseline, a weight), a container of
+    those (``tuple(v.detach() for v in h)``), a local helper that returns only values
+    taken out of the graph (``repackage_hidden(h)``)."""
+    node = conv.node
+    if _is_detach(conv):
+        return True
+    items = container_items(conv)
+    if items:
+        return all(not _left(v) or _stop_gradient(facts, v) for v in items)
+    fact = facts.call_of(node) if type(node) is cst.Call else None
+    if fact is not None and fact.target is not None and fact.target.returns.left:
+        return True
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
+        return node.func.attr.value == "item"
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("float", "int")
 
 
 def _left(v) -> bool:

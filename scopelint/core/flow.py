@@ -738,6 +738,14 @@ class Analyzer:
             return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
+        zipped = self._zipped(stmt, iterable)
+        if zipped is not None:
+            return zipped
+        return self._item_of(stmt.iter, iterable, stmt.target)
+
+    def _item_of(self, it: cst.BaseExpression, iterable: Value, target: cst.CSTNode) -> Value:
+        """One item of ``iterable`` (spelled ``it``), bound to ``target``: of an
+        inference container or tensor, an inference tensor too."""
         items = container_items(iterable)
         if items:  # a list of values: each iteration holds one of them
             item = items[0]
@@ -745,8 +753,23 @@ class Analyzer:
                 item = _join_values(item, other)
             return item
         # Items of a data loader: data, not graphs.
-        tags = frozenset({"loop-item"}) if roles.is_data_iterable(stmt.iter) else frozenset()
-        return computed_value(stmt.target, self.flow.state, [iterable], True, tags)
+        tags = frozenset({"loop-item"}) if roles.is_data_iterable(it) else frozenset()
+        item = computed_value(target, self.flow.state, [iterable], True, tags)
+        item.inference = item.inference or iterable.inference
+        return item
+
+    def _zipped(self, stmt: cst.For, iterable: Value) -> Optional[Value]:
+        """``for x, t in zip(xs, ts)``: each target name holds an item of its own
+        iterable (a tuple of them, which ``_bind`` unpacks element-wise)."""
+        it, target = stmt.iter, stmt.target
+        if type(it) is not cst.Call or type(target) not in (cst.Tuple, cst.List) or self.names.builtin(it.func, self.scope) != "zip":
+            return None
+        if len(target.elements) != len(it.args) or len(iterable.parents) != len(it.args):
+            return None
+        if any(a.keyword is not None or a.star for a in it.args) or any(type(el) is cst.StarredElement for el in target.elements):
+            return None
+        parts = [self._item_of(a.value, p, el.value) for a, p, el in zip(it.args, iterable.parents, target.elements)]
+        return Value(target, _joined_rec(parts), tuple(parts), all(p.inference for p in parts), True, frozenset(), self.flow.state)
 
     def _try(self, stmt) -> None:
         before = self.flow
@@ -974,7 +997,9 @@ class Analyzer:
             base = self._ev(e.value)
             for el in e.slice:
                 self._ev_children(el)
-            return computed_value(e, state, [base], True)
+            item = computed_value(e, state, [base], True)
+            item.inference = item.inference or base.inference  # an item or view of inference tensors
+            return item
         if t is cst.Tuple or t is cst.List:
             parts = [self._ev(el.value) for el in e.elements]
             if any(type(el) is cst.StarredElement for el in e.elements):

@@ -379,6 +379,61 @@ def _mentions_any(expr: cst.CSTNode, names: set) -> bool:
     return finds(expr, lambda n: type(n) in (cst.Name, cst.Attribute) and dotted(n) in names)
 
 
+def returns_backpropagated(facts: Facts, func: Optional[FunctionInfo]) -> bool:
+    """``func`` calls ``loss.backward()`` and returns ``loss`` as it is (a training step
+    ``train_step(batch)`` handing its loss back): what its callers get still holds that
+    step's graph."""
+    if func is None or func.returns.left:
+        return False
+    names = {
+        dotted(b.node.func.value)
+        for b in facts.backwards
+        if b.func is func and b.api == "backward" and type(b.node.func) is cst.Attribute
+    }
+    names.discard(None)
+    return bool(names) and any(
+        type(n) is cst.Return and n.value is not None and dotted(n.value) in names
+        for n in walk(func.node.body, is_nested_scope)
+    )
+
+
+def outlives_call(func: Optional[FunctionInfo], key: Optional[str], before: Optional[Value]) -> bool:
+    """A write in ``func`` to ``key`` whose target outlives the call: an attribute of
+    ``self`` (``self.running_loss += loss``) or a name the function declares ``global``
+    / ``nonlocal``, not made afresh earlier in the same call (``self.total = 0.0``)."""
+    if func is None or not key:
+        return False
+    root = key.split(".", 1)[0]
+    params = func.param_names
+    on_self = "." in key and bool(params) and root == params[0] and func.cls is not None
+    if not on_self and not any(
+        type(n) in (cst.Global, cst.Nonlocal) and any(item.name.value == root for item in n.names)
+        for n in walk(func.node.body, is_nested_scope)
+    ):
+        return False
+    v = before
+    while v is not None and type(v.node) in (cst.Subscript, cst.Attribute) and v.parents:
+        v = v.parents[0]
+    if v is not None and v.node is not None and type(v.node) not in (cst.Name, cst.Attribute):
+        if finds(func.node, lambda n: n is v.node):
+            return False  # ``self.total = 0.0`` earlier in this call
+    return True
+
+
+def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo]) -> bool:
+    """What ``func`` returns may be backpropagated where it is called: some call site's
+    result is, or a call site is not known (the function is called from elsewhere, or
+    from nowhere in the file): unknown means yes."""
+    if func is None:
+        return True
+    sites = [c for c in facts.calls if c.target is func]
+    entry = func.called_in.torch
+    if not sites or (entry.origin is not None and entry.origin.kind in ("unknown-entry", "opaque")):
+        return True
+    used = backpropagated_nodes(facts)
+    return any(id(c.node) in used for c in sites)
+
+
 def made_this_iteration(v: Value, loop: cst.CSTNode) -> bool:
     """``v`` (or the container it is read from: the ``d`` of ``d[k]``, the ``o`` of
     ``o.x``) was made in ``loop``'s body in the current iteration, not kept from the
