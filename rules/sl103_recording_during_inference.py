@@ -65,7 +65,7 @@ class RecordingDuringInference(Rule):
             # A hook of a LightningModule (or of Lightning's own class: its default
             # ``predict_step``), which the Trainer runs without grad.
             lightning_hook = func.name in F.LIGHTNING_NO_GRAD_HOOKS and (
-                any(b in F.LIGHTNING_MODULES for b in func.class_bases)
+                any(b in F.LIGHTNING_MODULES for b in func.framework_bases)
                 or (func.cls is not None and func.cls.name.value == "LightningModule")
             )
             by_name = matches_any(func.name, ctx.inference_functions) and not lightning_hook

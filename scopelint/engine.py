@@ -420,13 +420,14 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
         if module is None:
             return Exports()
     analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
+    bases = {name: analyzer.framework_bases.get(id(node), ()) for name, (node, _) in analyzer.classes.items() if name in analyzer.model_classes}
     if not functions:
-        return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)))
+        return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     steps = {id(b.func) for b in facts.backwards if b.func is not None}
     trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
-    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains)
+    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases)
 
 
 def _header_only(node: ast.stmt) -> ast.stmt:

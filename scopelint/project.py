@@ -195,9 +195,13 @@ class Program:
             context = self.context(mod, None, functions=False)
             found = self._summarize(mod, context, functions)
             models = set(found.model_classes)
+            bases = dict(found.class_bases)
             if context is not None:  # re-exported model classes
-                models.update(local for local, dotted in mod.imports.items() if context.is_model_class(dotted))
-            mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks)
+                for local, dotted in mod.imports.items():
+                    if context.is_model_class(dotted):
+                        models.add(local)
+                        bases[local] = context.framework_bases(dotted)
+            mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())))
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -256,6 +260,7 @@ class Program:
     def _context(self, mod: _Module, framework: Optional[str], with_functions: bool) -> Optional[Context]:
         functions: Dict[str, Summary] = {}
         models: Set[str] = set()
+        bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
             found = self._resolve(mod, dotted)
@@ -271,18 +276,19 @@ class Program:
                     functions[f"{dotted}.{fname}"] = summary
                 elif fname == name:
                     functions[dotted] = summary
+            known = dict(exports.class_bases)
             for cname in exports.model_classes:
-                if not name:
-                    models.add(f"{dotted}.{cname}")
-                elif cname == name:
-                    models.add(dotted)
+                if not name or cname == name:
+                    spelled = f"{dotted}.{cname}" if not name else dotted
+                    models.add(spelled)
+                    bases[spelled] = known.get(cname, ())
             if dotted in mod.stars:
                 stars[dotted] = tuple(n for n, _ in exports.functions) + tuple(exports.model_classes)
         fw = framework if framework is not None and not mod.frameworks else None
         if not (functions or models or fw):
             return None
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
-                       tuple(sorted(stars.items())), fw)
+                       tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())))
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:

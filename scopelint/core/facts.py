@@ -34,6 +34,9 @@ class FunctionInfo:
     parent: Optional["FunctionInfo"]
     scope: Scope
     class_bases: Tuple[str, ...] = ()
+    # The framework classes its class derives from (``torch.nn.Module``, Lightning's),
+    # directly or through the program's own classes.
+    framework_bases: Tuple[str, ...] = ()
     # (canonical api, decorator node) of a recording-scope decorator, if any.
     decorator: Optional[Tuple[str, cst.Decorator]] = None
     opaque: bool = False  # unknown decorator: its entry state cannot be derived

@@ -343,6 +343,7 @@ class Analyzer:
         # and a cycle keeps the whole tree alive until the collector runs.)
         self.nested: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
         self.model_classes: Set[str] = set()
+        self.framework_bases: Dict[int, Tuple[str, ...]] = {}  # by class node id
         self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
         self._attr_tags_of: Dict[int, Dict[str, frozenset]] = {}
         # Module-level classes by name (with their base names), and methods by name.
@@ -358,6 +359,8 @@ class Analyzer:
                 fscope = self.names.scope_of(stmt, scope)
                 bases = tuple(self._class_bases(cls, scope)) if cls is not None else ()
                 info = FunctionInfo(stmt, stmt.name.value, cls, parent, fscope, bases)
+                if cls is not None:
+                    info.framework_bases = self.framework_bases.get(id(cls), ())
                 owner = parent
                 while owner is not None and owner.parent is not None:
                     owner = owner.parent
@@ -378,6 +381,12 @@ class Analyzer:
                 bases = list(self._class_bases(stmt, scope))
                 if parent is None and any(F.is_model_class(b) or b in self.model_classes or self.program.is_model_class(b) for b in bases):
                     self.model_classes.add(stmt.name.value)
+                # The framework's classes it derives from, also through this module's
+                # classes and those of the program's other modules.
+                local = {c: self.framework_bases.get(id(node), ()) for c, (node, _) in self.classes.items()}
+                self.framework_bases[id(stmt)] = tuple(dict.fromkeys(
+                    [b for b in bases if F.is_model_class(b)]
+                    + [a for b in bases for a in (*local.get(b, ()), *self.program.framework_bases(b))]))
                 if parent is None and cls is None:
                     self.classes[stmt.name.value] = (stmt, tuple(bases))
                 for b in bases:

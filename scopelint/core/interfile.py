@@ -84,6 +84,9 @@ class Exports:
     functions: Tuple[Tuple[str, Summary], ...] = ()  # non-trivial ones only
     model_classes: Tuple[str, ...] = ()  # classes that are nn.Module / gluon Block subclasses
     frameworks: Tuple[str, ...] = ()
+    # Of its model classes: the framework classes each derives from (Lightning's hooks
+    # run without grad), where known.
+    class_bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -91,13 +94,14 @@ class Exports:
 
     def to_json(self) -> dict:
         return {"functions": [[n, _summary_json(s)] for n, s in self.functions],
-                "model_classes": list(self.model_classes), "frameworks": list(self.frameworks)}
+                "model_classes": list(self.model_classes), "frameworks": list(self.frameworks),
+                "class_bases": [[n, list(b)] for n, b in self.class_bases]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
         functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
                                       s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]))) for n, s in d["functions"])
-        return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]))
+        return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]))
 
 
 def _summary_json(s: Summary) -> dict:
@@ -117,10 +121,15 @@ class Context:
     stars: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     # The framework the project says the module's code is for, when it imports none.
     framework: Optional[str] = None
+    class_bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # see ``Exports``, by dotted name
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
         object.__setattr__(self, "_models", frozenset(self.model_classes))
+        object.__setattr__(self, "_bases", dict(self.class_bases))
+
+    def framework_bases(self, qname: Optional[str]) -> Tuple[str, ...]:
+        return self._bases.get(qname, ()) if qname is not None else ()  # type: ignore[attr-defined]
 
     def function(self, qname: Optional[str]) -> Optional[Summary]:
         return self._functions.get(qname) if qname is not None else None  # type: ignore[attr-defined]
@@ -165,7 +174,7 @@ _EXPORT_WORDS = _export_words()
 
 
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
-               trains: Optional[Mapping[int, set]] = None) -> Exports:
+               trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
@@ -177,7 +186,7 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
         summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()))
         if not summary.trivial:
             out[info.name] = summary
-    return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)))
+    return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())))
 
 
 def _summary(info: "FunctionInfo", where: str, trains=()) -> Summary:
