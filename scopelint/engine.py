@@ -41,7 +41,11 @@ def might_fire(source: str, settings: "Settings") -> bool:
     none of the anchors the analysis needs (``slicing``: the gate, read in text)."""
     # The text as written (what LibCST reads) and, when not ASCII, with identifiers as
     # Python reads them (``ｔｏｒｃｈ`` is ``torch``): a reason in either counts.
-    texts = (source,) if source.isascii() else (source, unicodedata.normalize("NFKC", source))
+    texts: Tuple[str, ...] = (source,)
+    if not source.isascii():
+        read = unicodedata.normalize("NFKC", source)
+        if read != source:  # (most text that is not ASCII reads as written: scan it once)
+            texts = (source, read)
     if settings.project is not None and settings.project.framework is not None:
         return True  # the project says what the file's code is for
     if not any(slicing.mentions_framework(text) for text in texts):

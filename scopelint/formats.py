@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 from typing import Callable, Dict, List, TextIO
-from xml.sax.saxutils import quoteattr, escape
 
 from scopelint.output import finding_json
 from scopelint.runner import FileResult
@@ -38,6 +37,8 @@ def write_junit(results: List[FileResult], out: TextIO) -> None:
     ``testcase`` per finding holding a ``failure``; a run without findings is one suite
     with one passing test case, "No errors found"."""
     with_findings = [r for r in results if r.findings]
+    from xml.sax.saxutils import escape, quoteattr  # (here: it imports urllib.request, http, email)
+
     total = sum(len(r.findings) for r in with_findings)
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
     if not with_findings:

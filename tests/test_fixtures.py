@@ -137,6 +137,9 @@ def _anchor_forms():
               "from torch.nn.functional import mse_loss as m\n    y = m(a, b)", "def \\\n  predict(model, x):\n    return model(x)"]
     # The gradient buffer's forms matter to SL202/SL203 only, which need a backward call.
     forms += [f"{form}\n    loss.backward()" for form in ("net.initialize(grad_req='add')", "p.grad.zero_()", "p.grad = None")]
+    # ... and alone, as the plan anchors on them (SL209's ``.data`` writes, a ``.grad`` store)
+    forms += ["p.data = a", "p.data[:] = a", "p.data.copy_(a)", "p.data += a", "p . grad = None", "p.grad.zero_()",
+              "(p.  # the buffer\n     data) = a"]
     # Loss calls, as roles.is_loss_call reads a name (any case, any part of it).
     forms += [f"y = F.{name}(a, b)" for name in ("cross_entropy", "nll_loss", "MSELoss", "l1_loss", "BCEWithLogits",
                                                   "kl_div", "hinge_embedding", "HuberLoss", "ctc_loss", "crit", "criterion")]
@@ -172,6 +175,9 @@ def test_a_function_with_type_parameters_passes_the_text_gate():
     "import torch\nx = torch.zeros(3, requires_grad=False)\nif x.requires_grad:\n    print(x.grad)\n",
     "import torch\nevent = torch.cuda.Event()\nevent.record()  # an MXNet scope's name, in a torch file\n",
     "import torch\n\n\nclass Parameter(object):\n    def train(self, steps):\n        return steps\n",
+    # API names in comments only (a whole line of comment: ``# loss.backward()``)
+    "import torch\n\n# call loss.backward() after this, under torch.no_grad() if need be\nx = torch.ones(2)\n",
+    "import torch\n\n\ndef f(p):\n    # p.data = p.data * 2 would leave the graph; model.eval() here\n    return p * 2\n",
 ])
 def test_the_text_gate_skips_what_has_no_anchor_in_the_form_the_plan_reads(code):
     """Definitions named like the API, ``requires_grad=False`` or read, another

@@ -160,6 +160,16 @@ class _Walk:
         """Make this walk the one a walk starting at ``seq_start`` with ``params`` would
         make: ``mapping`` takes the old parameter values (and their ancestors) to the new."""
         delta = seq_start - self.seq_start
+        if not self._shares_values() and all(k == id(v) for k, v in mapping.items()):
+            # The same parameter values, and no value of this walk in another's hands
+            # (only its calls' arguments are: ``site_args``): its values stay its own,
+            # new to this round as copies would be. Only the numbers move.
+            for facts in (self.calls, self.backwards, self.mutations):
+                for f in facts.values():
+                    f.seq += delta
+            self.seq_start = seq_start
+            self.params = params
+            return
         made: List[Value] = []  # old values copied: kept alive while ``mapping`` holds their ids
 
         def copy(v: Optional[Value]) -> Optional[Value]:
@@ -205,6 +215,12 @@ class _Walk:
                     by_call[call] = {name: copy(v) for name, v in args.items()}
         self.seq_start = seq_start
         self.params = params
+
+
+    def _shares_values(self) -> bool:
+        """Some call of this walk hands values to a local function (its parameters
+        next round)."""
+        return any(args is not None for by_call in self.site_args.values() for args in by_call.values())
 
 
 def _same_shape(old: Dict[str, Value], new: Dict[str, Value]) -> Optional[Dict[int, Value]]:

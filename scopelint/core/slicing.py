@@ -317,8 +317,24 @@ def _starts_a_word(text: str, at: int) -> bool:
     return at == 0 or text[at - 1] not in _IDENTIFIER_CHARS
 
 
+# A line that holds only a comment (no ``{``: not the text of an f-string's expression
+# either) holds no anchor, whatever it says; most files that pass the rest of the gate
+# only for their words pass it for a comment (a docstring's stay).
+_COMMENT_LINE = re.compile(r"^[ \t\f]*#[^\r\n{]*", re.M)
+# ``p.grad = None``, ``p.data = e``, ``p.data[i] = e``, ``p.grad.zero_()``,
+# ``p.data.copy_(e)`` (``_anchor_lines``): ``.grad``/``.data`` written, also in
+# parentheses or augmented, indexed, a ``for`` target. (Not yet: one of several targets,
+# ``a, p.data = ...``; before these patterns the gate read none of the forms.)
+_GAP_TO = r"(?:[\s\\]|#[^\r\n]*)*"
+_GRAD_OR_DATA = re.compile(rf"\.{_GAP_TO}(?:grad|data){_GAP_TO}(?:(?:\){_GAP_TO})*(?:=(?!=)|(?:[-+*/%&|^@]|\*\*|//|>>|<<)=)|\[|in(?![{_ASCII_ID}])|\.{_GAP_TO}(?:zero_|copy_))")
+
+
 def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: Tuple[str, ...]) -> bool:
     """Whether ``text``, in a file that may import ``frameworks``, may hold an anchor."""
+    if "#" in text:
+        text = _COMMENT_LINE.sub("", text)
+    if "grad_req" in text or (("grad" in text or "data" in text) and _GRAD_OR_DATA.search(text)):
+        return True
     for fw in frameworks:  # grad-mode scopes and switches, in any use
         for word, pattern in _WORDS_BY_FRAMEWORK[fw].items():
             if word in text:
