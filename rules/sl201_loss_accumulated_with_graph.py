@@ -15,6 +15,33 @@ from scopelint.rule import Report, Rule
 NOT_TENSORS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Dict, cst.Set, cst.Lambda)
 
 
+def _reset_elsewhere(facts, func, key) -> bool:
+    """Another method of ``func``'s class empties or rebinds ``key`` (``self.losses.clear()``,
+    ``self.total = 0``): how often it does is not known (each step, as torch's pipelining
+    schedules do, or each epoch), so the accumulation is not known to outlive a step."""
+    owner = func
+    while owner.parent is not None:
+        owner = owner.parent
+    attr = key.split(".", 1)[1] if "." in key else None
+    if owner.cls is None or attr is None:
+        return False
+    for c in facts.calls:
+        f = c.func
+        while f is not None and f.parent is not None:
+            f = f.parent
+        if f is None or f is owner or f.cls is not owner.cls or f.name == "__init__":
+            continue
+        if c.method == "clear" and (c.callee or "").split(".", 1)[-1] == attr + ".clear":
+            return True
+    for m in facts.mutations:
+        f = m.func
+        while f is not None and f.parent is not None:
+            f = f.parent
+        if f is not None and f is not owner and f.cls is owner.cls and f.name != "__init__" and m.key and m.key.split(".", 1)[-1] == attr and m.kind == "rebind":
+            return True
+    return False
+
+
 def _added_expression(node):
     """The expression a write accumulates: ``total += <e>``, ``total = total + <e>``, ``xs.append(<e>)``."""
     if isinstance(node, cst.AugAssign):
@@ -106,7 +133,7 @@ class LossAccumulatedWithGraph(Rule):
                 if not outlives_call(func, key, accumulator):
                     continue
                 loops, per_call = loops_around(facts, _Fact(func)), True
-                if not loops:
+                if not loops or _reset_elsewhere(facts, func, key):
                     continue
             if isinstance(value.node, NOT_TENSORS):
                 continue

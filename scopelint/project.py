@@ -328,7 +328,8 @@ def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=la
         # finding whatever the others do (a backward, a step, a scope... is in it).
         patterns = tuple(inference[i]) if inference is not None else DEFAULT_INFERENCE_FUNCTIONS
         linted = mod is not None and (fw is not None or (
-            mod.text is not None and mentions_framework(mod.text) and text_may_anchor(mod.text, mod.frameworks, patterns)))
+            (mod.imports or mod.stars) and mod.text is not None and mentions_framework(mod.text)
+            and text_may_anchor(mod.text, mod.frameworks, patterns)))
         out.append(program.context(mod, fw) if linted else None)
     return out
 
@@ -368,7 +369,7 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
             continue
         if fw is None:
             fw = _dependency_framework(os.path.dirname(mod.path))
-        if fw is None and any(text_may_anchor(mod.text, (f,), ()) for f in FRAMEWORKS):
+        if fw is None and _neighbour_folders(mod) and any(text_may_anchor(mod.text, (f,), ()) for f in FRAMEWORKS):
             if not scanned:
                 _note_importers(program, run, importers)
                 scanned.add("")
