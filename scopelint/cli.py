@@ -448,6 +448,13 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=N
             apply = verified.apply(apply)
         original = res.source
         settings = resolver.settings_for(Path(res.path) if res.path else Path(args.stdin_filename or Path.cwd() / "stdin.py"))
+        if res.path is not None and res.path.endswith(".py"):  # what the program around it tells it, as when checked
+            from scopelint.project import with_program
+
+            try:
+                settings = with_program(settings, res.path, {res.path: original}, lambda p: display_name(Path(p)))
+            except Exception:  # (the program cannot be read: the file on its own, as before)
+                pass
         text, current, applied = fix_until_stable(res, settings, args.unsafe_fixes, apply, MAX_FIX_ROUNDS)
         if text == original:
             results[i] = current

@@ -634,9 +634,12 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
                 edit = statements.edit(replacement, f.statements) if statements is not None and f.statements is not None else None
                 edits.append(edit if edit is not None else _module_edit(text, module.code_for_node(replacement)))
                 continue
+            content = module.code_for_node(replacement)
+            if content == module.code_for_node(node):
+                continue  # (changes nothing: e.g. what it would undo is in another module)
             fstart, fend = _columns(ranges[id(node)])
-            edits.append(Edit(module.code_for_node(replacement), fstart, fend))
-        fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start)))
+            edits.append(Edit(content, fstart, fend))
+        fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start))) if edits else None
     return Finding(
         rule.code,
         report.message,

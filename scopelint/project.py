@@ -523,13 +523,23 @@ def _program_imports(roots: Tuple[str, ...], relative: bool) -> "Optional[re.Pat
 
 
 def _read(path: str) -> Optional[str]:
+    """A regular file's text (a FIFO, a device, a folder: None, never a hang)."""
+    import stat
+
     try:
-        if os.path.getsize(path) > _MOST_BYTES:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MOST_BYTES:
             return None
-        with open(path, "rb") as fh:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read()
     except OSError:
         return None
+    finally:
+        os.close(fd)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
