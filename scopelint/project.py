@@ -30,6 +30,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
 from scopelint.core.interfile import Context, Exports, Summary, may_export
+from scopelint.core.names import relative_module
 from scopelint.core.slicing import imported_frameworks, mentions_framework, text_may_anchor
 
 _MOST_BYTES = 2_000_000
@@ -143,15 +144,7 @@ class Program:
 
     @staticmethod
     def _absolute(mod: _Module, level: int, module: Optional[str]) -> Optional[str]:
-        if not level:
-            return module
-        if not mod.package:
-            return None
-        parts = mod.package.split(".")
-        if level - 1 >= len(parts):
-            return None  # (beyond the top package: Python raises ImportError)
-        base = parts[: len(parts) - (level - 1)]
-        return ".".join(base + ([module] if module else []))
+        return relative_module(mod.package, level, module) if level else module
 
     def _find(self, mod: _Module, dotted: str) -> Optional[Tuple[_Module, str]]:
         """The module of the program ``dotted`` (as ``mod`` spells it, absolute) is, or

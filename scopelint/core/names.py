@@ -150,18 +150,21 @@ class Imports:
         self.package, self.stars = package, stars
 
 
-def _relative(node: cst.ImportFrom, package: Optional[str]) -> Optional[str]:
-    """The absolute module ``from .m import x`` names, in ``package``; None if unknown."""
-    if package is None:
+def relative_module(package: Optional[str], level: int, module: Optional[str]) -> Optional[str]:
+    """The absolute module ``from <level dots><module> import x`` names in ``package``
+    (``""``: a top-level module); None if unknown, or beyond the top package (where
+    Python raises ImportError). The one resolution, for the analysis and the project layer."""
+    if not package:
         return None
-    parts = package.split(".") if package else []
-    up = len(node.relative) - 1
-    if up >= len(parts):
-        return None  # (beyond the top package: Python raises ImportError; as project.Program._absolute)
-    base = parts[: len(parts) - up]
-    if node.module is not None:
-        base.append(_import_name(node.module))
-    return ".".join(base) or None
+    parts = package.split(".")
+    if level - 1 >= len(parts):
+        return None
+    return ".".join(parts[: len(parts) - (level - 1)] + ([module] if module else []))
+
+
+def _relative(node: cst.ImportFrom, package: Optional[str]) -> Optional[str]:
+    """``relative_module`` of a LibCST ``from .m import x``."""
+    return relative_module(package, len(node.relative), _import_name(node.module) if node.module is not None else None)
 
 
 def _bind(scope: Scope, node: cst.CSTNode, program: Optional["Imports"] = None) -> None:
