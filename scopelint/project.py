@@ -30,7 +30,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
 from scopelint.core.interfile import Context, Exports, Summary, may_export
-from scopelint.core.names import relative_module
+from scopelint.core.modules import relative_module
 from scopelint.core.slicing import imported_frameworks, mentions_framework, text_may_anchor
 
 _MOST_BYTES = 2_000_000

@@ -13,6 +13,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 import libcst as cst
 
 from scopelint.core.frameworks import MAKE_LEAF_METHODS, canonical, framework_of
+from scopelint.core.modules import relative_module
 from scopelint.core.syntax import is_nested_scope, walk
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
@@ -148,18 +149,6 @@ class Imports:
 
     def __init__(self, package: Optional[str], stars: Mapping[str, Tuple[str, ...]]):
         self.package, self.stars = package, stars
-
-
-def relative_module(package: Optional[str], level: int, module: Optional[str]) -> Optional[str]:
-    """The absolute module ``from <level dots><module> import x`` names in ``package``
-    (``""``: a top-level module); None if unknown, or beyond the top package (where
-    Python raises ImportError). The one resolution, for the analysis and the project layer."""
-    if not package:
-        return None
-    parts = package.split(".")
-    if level - 1 >= len(parts):
-        return None
-    return ".".join(parts[: len(parts) - (level - 1)] + ([module] if module else []))
 
 
 def _relative(node: cst.ImportFrom, package: Optional[str]) -> Optional[str]:
