@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backpropagated_nodes, backward_functions, names_escaping_block
-from scopelint.core.roles import is_model_call, matches_any
+from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
     code_of, localized, module_fix, quiet, scope_of, sibling, spell_or_import, statement_of, wrap,
@@ -26,7 +26,8 @@ class RecordingDuringInference(Rule):
         In MXNet `autograd.record()` also sets `train_mode=True`, so Dropout and
         BatchNorm behave as in training and the predictions themselves change.
         PyTorch-Lightning's `validation_step`/`test_step`/`predict_step` already run
-        without grad and are not flagged. At module level (scripts, notebook cells) a
+        without grad and are not flagged, nor are unit tests (a `test*` function that
+        asserts: it runs once, checks shapes, and frees what it recorded). At module level (scripts, notebook cells) a
         forward pass after `model.eval()` whose result no backward uses is reported.
     """
     bad = """
@@ -60,7 +61,7 @@ class RecordingDuringInference(Rule):
         facts = ctx.facts
         trains = backward_functions(facts)
         for func in facts.functions:
-            if id(func) in trains or func.opaque:
+            if id(func) in trains or func.opaque or is_unit_test(func):
                 continue
             # A hook of a LightningModule (or of Lightning's own class: its default
             # ``predict_step``), which the Trainer runs without grad.

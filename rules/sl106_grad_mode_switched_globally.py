@@ -31,7 +31,10 @@ class GradModeSwitchedGlobally(Rule):
         Inside a function that does not restore it, the change leaks to every caller:
         after `evaluate()` returns, the training loop silently runs without gradients
         (or with Dropout in the wrong mode). An exception leaks it too, unless the
-        restore sits in a `finally:`.
+        restore sits in a `finally:`. Not reported: a class's paired mode methods (an
+        `eval()` that turns recording off and a `train()` that turns it back on, as
+        `__enter__`/`__exit__` do), and `torch.set_grad_enabled(True)`, which puts
+        PyTorch's default back.
     """
     bad = """
         import torch
@@ -59,10 +62,30 @@ class GradModeSwitchedGlobally(Rule):
             family = F.SETTERS[call.qname]
             if call.func.name in SCOPE_METHODS or is_restore(call, ctx.facts):
                 continue  # a context manager or test fixture managing the state on purpose
-            if not call.node.args or literal_bool(call.node.args[0].value) is None:
+            flag = literal_bool(call.node.args[0].value) if call.node.args else None
+            if flag is None:
                 continue  # propagating a state (to a thread, from a saved value): not a switch
+            if flag and family == (F.TORCH, "recording"):
+                continue  # back to PyTorch's default (Lightning's loop ``reset``): no leak to report
+            if self._paired(call, family, flag, ctx.facts):
+                continue  # one of a class's paired mode methods (``eval()``/``train()``): its purpose
             if not self._restored(call.node, call.func.node, family, ctx):
                 yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path", global_switch(ctx, call))
+
+    @staticmethod
+    def _paired(call, family, flag, facts) -> bool:
+        """A method whose class has another method switching the same state the other
+        way (gluon-cv COOT's ``eval()`` off, ``train()`` on): a mode API, like a context
+        manager's ``__enter__``/``__exit__``."""
+        cls = call.func.cls
+        if cls is None:
+            return False
+        for other in facts.calls:
+            if other.func is None or other.func.cls is not cls or other.func is call.func or not other.statement:
+                continue
+            if F.SETTERS.get(other.qname) == family and other.node.args and literal_bool(other.node.args[0].value) is (not flag):
+                return True
+        return False
 
     def _restored(self, node, func_node, family, ctx) -> bool:
         names = ctx.facts.names

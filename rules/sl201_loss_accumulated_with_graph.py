@@ -142,7 +142,7 @@ class LossAccumulatedWithGraph(Rule):
             backward_in_loop = any(
                 (b.func is func if per_call else loops[-1] in b.loops)
                 and any(v in lineage for bv in b.values for v in graph_path(bv, _not_arithmetic))
-                for b in facts.backwards
+                for b in facts.backwards if not b.differentiates  # (a derivative kept in the graph: no step)
             )
             from_loss = any(
                 c is not None and (is_loss_call(c) or returns_backpropagated(facts, c.target))

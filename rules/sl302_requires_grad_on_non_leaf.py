@@ -4,6 +4,7 @@ import libcst as cst
 
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import TORCH
+from scopelint.core.queries import names_bound_to, wanted_as_leaf
 from scopelint.core.syntax import walk
 from scopelint.fixkit import clip, code_of, localized, quiet, Replace
 from scopelint.rule import NodeFix, Report, Rule
@@ -21,7 +22,8 @@ class RequiresGradOnNonLeaf(Rule):
         `w = torch.randn(3, requires_grad=True).to(device)` (or `.cuda()`, `.double()`,
         `.view(...)`, `* 0.01`) binds `w` to the *result* of an operation. The leaf that
         requires grad is lost; `w.grad` stays `None` after backward (with a warning at
-        best) and an optimizer given `w` never updates it.
+        best) and an optimizer given `w` never updates it. Reported where the name is
+        meant to be a leaf: its `.grad` is read or an optimizer is given it.
     """
     bad = """
         import torch
@@ -57,7 +59,10 @@ class RequiresGradOnNonLeaf(Rule):
             if id(value) in factories or _ends_with_requires_grad(value):
                 continue
             factory = _factory_in(value, factories)
-            if factory is not None:
+            # Only where the name is meant to be a leaf with a gradient (its ``.grad`` read,
+            # an optimizer given it): flair's ``-inf * torch.ones(..., requires_grad=True)``
+            # mask is a superfluous flag, not a lost parameter.
+            if factory is not None and wanted_as_leaf(facts, names_bound_to(facts, value)):
                 fix = requires_grad_last(value, factory)
                 yield Report(value, "the tensor created with `requires_grad=True` is transformed before it is bound: the name holds a non-leaf whose `.grad` stays None", fix)
 

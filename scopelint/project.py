@@ -22,6 +22,7 @@ optimizer it is handed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -31,7 +32,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
 from scopelint.core.interfile import Context, Exports, Summary, may_export
 from scopelint.core.modules import relative_module
-from scopelint.core.slicing import imported_frameworks, mentions_framework, text_may_anchor
+from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called_without_grad, text_may_anchor
 
 _MOST_BYTES = 2_000_000
 _INSTALLED = ("site-packages", "dist-packages")  # a larger file is not read for its imports (no summary, no context)
@@ -83,6 +84,7 @@ class Program:
         # on while files come and go).
         _program_imports.cache_clear()
         _project_root.cache_clear()
+        _package_files.cache_clear()
         _dependency_cache.clear()
         self.texts = {os.path.abspath(p): t for p, t in (texts or {}).items()}
         self.modules: Dict[str, _Module] = {}  # by absolute path
@@ -324,7 +326,63 @@ def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=la
             (mod.imports or mod.stars) and mod.text is not None and mentions_framework(mod.text)
             and text_may_anchor(mod.text, mod.frameworks, patterns)))
         out.append(program.context(mod, fw) if linted else None)
+    return _with_callers_off(mods, out, program.texts)
+
+
+def _with_callers_off(mods: Sequence[Optional[_Module]], found: List[Optional[Context]], buffers: Dict[str, str]) -> List[Optional[Context]]:
+    """Tells each file which of its functions and methods other files of its program call
+    with PyTorch's recording off (``slicing.names_called_without_grad``, matched by name):
+    a method ``infer`` of ``model.py`` that ``tts.py`` runs inside ``torch.no_grad()``. The
+    other files are the run's and, read as context, those of each file's package (or a
+    script's folder), as the run would have named them (``buffers``: an editor's unsaved
+    texts, by absolute path)."""
+    texts: Dict[str, str] = {m.path: m.text for m in mods if m is not None and m.text}
+    for m in mods:
+        if m is not None and m.text:
+            for path in _neighbours(m):
+                if path not in texts:
+                    text = buffers[path] if path in buffers else _read(path)
+                    if text:
+                        texts[path] = text
+    off = {path: names_called_without_grad(text) for path, text in texts.items() if "torch" in text}
+    off = {path: names for path, names in off.items() if names}
+    if not off:
+        return found
+    out = []
+    for mod, ctx in zip(mods, found):
+        if mod is None or not mod.text:
+            out.append(ctx)
+            continue
+        elsewhere = set().union(*(names for path, names in off.items() if path != mod.path))
+        names = tuple(sorted(n for n in defined_names(mod.text) & elsewhere if not n.startswith("__")))
+        if names:
+            ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), called_off=names)
+        out.append(ctx)
     return out
+
+
+_MOST_NEIGHBOURS = 2000  # files of one package read for its callers (a larger one: the run's alone)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_files(folder: str, recursive: bool) -> Tuple[str, ...]:
+    found: List[str] = []
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("__pycache__", "node_modules") and d not in _INSTALLED) if recursive else []
+        found.extend(os.path.join(here, f) for f in sorted(files) if f.endswith(".py"))
+        if len(found) > _MOST_NEIGHBOURS:
+            return ()
+    return tuple(found)
+
+
+def _neighbours(mod: _Module) -> Tuple[str, ...]:
+    """The files whose calls may enter ``mod``'s functions: its top package's (or, for a
+    script, its folder's)."""
+    if not mod.roots:
+        return ()
+    if mod.package:
+        return _package_files(os.path.join(mod.roots[0], mod.package.split(".")[0]), True)
+    return _package_files(os.path.dirname(mod.path), False)
 
 
 def with_program(settings, path: str, texts: Dict[str, str], display=lambda p: p):

@@ -313,6 +313,51 @@ def test_entry_state_unknown_when_callers_disagree():
     assert findings(src) == []
 
 
+def test_a_function_called_only_by_itself_has_unknown_entry():
+    """transformers' ``dequantize_higgs``: its only call in the file is its own recursive
+    call, under its own ``no_grad``; the first call comes from elsewhere (another module),
+    so its entry is unknown and the ``no_grad`` is not reported redundant (SL104)."""
+    src = """
+        import torch
+        def dequantize(model):
+            with torch.no_grad():
+                for child in model.children():
+                    child.weight.mul_(0.5)
+                    dequantize(child)
+                return model
+    """
+    module = cst.parse_module(textwrap.dedent(src))
+    facts = Analyzer(module).run()
+    helper = next(f for f in facts.functions if f.name == "dequantize")
+    assert helper.entry.torch.mode.value == "unknown"
+    assert findings(src) == []
+    # With an outside caller that agrees, its entry is that caller's (and both calls run off).
+    called = src.rstrip(" ") + "        with torch.no_grad():\n            dequantize(torch.nn.Linear(2, 2))\n"
+    assert findings(called) == [(4, "SL104")]
+
+
+def test_a_flag_whose_branch_left_is_known_after_it():
+    """``if not training: return`` (or ``if training: ...; return``): below it the flag's
+    truth is known, and a branch it rules out is never walked (gluonts' second
+    ``if is_train:``); rebinding the flag, or a join with a path that does not know it,
+    forgets it."""
+    src = """
+        import torch
+        def run(model, x, training):
+            if not training:
+                return model(x)
+            with torch.no_grad():
+                out = model(x)
+            if not training:
+                out.sum().backward()
+            {rebind}
+            if not training:
+                out.sum().backward()
+    """
+    assert findings(src.format(rebind="pass")) == []
+    assert findings(src.format(rebind="training = x is None")) == [(12, "SL101")]
+
+
 def test_function_passed_as_callback_has_unknown_entry():
     src = """
         import torch

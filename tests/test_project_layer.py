@@ -152,3 +152,68 @@ def test_summaries_are_kept_in_the_cache_and_follow_the_text(tmp_path, monkeypat
     assert contexts(paths, [None], store=store) == first and calls == []  # from the cache
     (tmp_path / "utils.py").write_text(textwrap.dedent(PLAIN_HELPER))
     assert contexts(paths, [None], store=store) == [None] and len(calls) == 1  # summarised again
+
+
+def test_names_called_without_grad_are_read_by_block():
+    """The calls under a no-grad ``with`` or in a no-grad-decorated function, by name; the
+    block ends where the indentation does, and a decorated function's neighbours are not
+    in it."""
+    from scopelint.core.slicing import names_called_without_grad
+
+    text = textwrap.dedent("""
+        import torch
+        class TTS:
+            def encode(self, x):
+                with torch.no_grad():
+                    out = self.mods.encoder.infer(x,
+                          lengths)
+                    y = clean(out)  # a comment
+                z = after(y)
+                return z
+
+            @torch.inference_mode()
+            def decode(self, x):
+                return self.vocoder.generate(x)
+
+            def train_step(self, x):
+                return self.model.forward_train(x)
+
+        def score(m, x):
+            with torch.set_grad_enabled(False):
+                return m.predict(x)
+    """)
+    assert names_called_without_grad(text) == {"infer", "clean", "generate", "predict"}
+    assert names_called_without_grad("import torch\nwith torch.enable_grad():\n    f(x)\n") == frozenset()
+
+
+INFER_MODEL = """
+    import torch
+
+
+    class Tacotron(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = torch.nn.Linear(4, 4)
+
+        def infer(self, x):
+            return self.decoder(x)
+"""
+INFER_CALLER = """
+    import torch
+
+
+    def encode_batch(model, x):
+        {scope}
+            return model.infer(x)
+"""
+
+
+def test_a_method_another_file_calls_without_grad_is_not_guessed_to_record(tmp_path):
+    """speechbrain's `Tacotron2.infer`: its file never calls it; `inference/TTS.py` does,
+    inside `torch.no_grad()`. Named alone or with its folder, `model.py` is silent; with
+    the caller recording, `infer` is inference code that records (SL103)."""
+    write(tmp_path, {"model.py": INFER_MODEL, "tts.py": INFER_CALLER.format(scope="with torch.no_grad():")})
+    assert check(tmp_path, ".") == [] and check(tmp_path, "model.py") == []
+    write(tmp_path, {"tts.py": INFER_CALLER.format(scope="if x is not None:")})
+    found = [(f, r, c) for f, r, c, _ in check(tmp_path, ".")]
+    assert found == [("model.py", 10, "SL103")] and [(f, r, c) for f, r, c, _ in check(tmp_path, "model.py")] == found

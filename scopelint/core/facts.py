@@ -98,6 +98,18 @@ class BackwardFact:
     loops: Tuple[cst.CSTNode, ...] = ()
     seq: int = 0
 
+    @property
+    def differentiates(self) -> bool:
+        """``torch.autograd.grad(..., create_graph=True)``: a derivative that is itself part
+        of the graph (a gradient penalty, a monotonicity term), not a training step's
+        backward."""
+        if self.api != "torch.autograd.grad":
+            return False
+        for arg in self.node.args:
+            if arg.keyword is not None and arg.keyword.value == "create_graph":
+                return type(arg.value) is cst.Name and arg.value.value == "True"
+        return False
+
 
 @dataclass(eq=False)
 class ScopeFact:

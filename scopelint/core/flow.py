@@ -55,6 +55,8 @@ CONTAINER = frozenset({"container"})
 # Builtins that make a container of the items of their one argument.
 _REPACKING = {"tuple", "list", "sorted", "reversed", "set"}
 CONST = frozenset({"const"})
+FLAG_TRUTH = frozenset({"truthy", "falsy"})  # a flag's truth, known after ``if flag: return``
+SCOPE = frozenset({"scope"})  # a recording scope, or the class or factory that makes one
 UNKNOWN_SITE = unknown_entry_state()  # a call site that may call the method with any state
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
@@ -365,6 +367,9 @@ class Analyzer:
         # Module-level classes by name (with their base names), and methods by name.
         self.classes: Dict[str, Tuple[cst.ClassDef, Tuple[str, ...]]] = {}
         self.methods_by_name: Dict[str, List[FunctionInfo]] = defaultdict(list)
+        # Calls of a function from its own body (recursion): they cannot be how it is
+        # first entered. Kept across rounds (a replayed walk makes the same calls).
+        self._self_calls: Set[int] = set()
         self._collect(module.body, None, None, self.names.root)
         self._escapes = self._find_escapes()
 
@@ -561,8 +566,10 @@ class Analyzer:
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
         if info.opaque:
             state = unknown_entry_state("opaque")
-        elif id(info) in self._escapes or not sites:
-            state = unknown_entry_state()
+        elif id(info) in self._escapes or not sites or all(c in self._self_calls for c in sites):
+            # (Called only by itself: first entered from elsewhere. Called by name from
+            # another module's no-grad block: PyTorch's default is no guess.)
+            state = unknown_entry_state("called-elsewhere" if info.name in self.program.called_off else "unknown-entry")
         else:
             states = list(sites.values())
             joined = states[0]
@@ -574,7 +581,10 @@ class Analyzer:
                     return Switch(Mode.UNKNOWN, Origin("unknown-entry"))
                 return Switch(sw.mode, Origin("entry", None, sw.origin.api if sw.origin else None))
 
-            state = State(derive(joined.torch), derive(joined.mxnet), derive(joined.mx_train))
+            torch = derive(joined.torch)
+            if torch.mode is not Mode.OFF and info.name in self.program.called_off:
+                torch = Switch(Mode.UNKNOWN, Origin("called-elsewhere"))  # (and off, elsewhere)
+            state = State(torch, derive(joined.mxnet), derive(joined.mx_train))
         info.called_in = state
         if info.decorator is not None:
             api, dec = info.decorator
@@ -656,8 +666,21 @@ class Analyzer:
         elif type(stmt) is cst.If:
             self._ev(stmt.test)
             start = self.flow
-            a = self._branch(stmt.body, start)
-            b = self._branch(stmt.orelse, start) if stmt.orelse is not None else start
+            flag = self._flag_test(stmt.test)
+            known = None
+            if flag is not None:
+                value = start.env.vals.get(flag[0])
+                known = None if value is None else (True if "truthy" in value.tags else False if "falsy" in value.tags else None)
+            unreachable = _Flow(None, None)
+            # A flag tested before, whose branch left (``if is_train: ...; return``), is known
+            # here: the branch it rules out is not walked (gluonts' second ``if is_train:``).
+            a = self._branch(stmt.body, start) if known is None or known is flag[1] else unreachable
+            if stmt.orelse is None:
+                b = start if known is None or known is not flag[1] else unreachable
+            else:
+                b = self._branch(stmt.orelse, start) if known is None or known is not flag[1] else unreachable
+            if flag is not None and known is None:
+                a, b = self._knowing(a, flag[0], flag[1]), self._knowing(b, flag[0], not flag[1])
             self.flow = _Flow.join([a, b])
         elif type(stmt) is cst.Else:
             self._block(stmt.body)
@@ -683,6 +706,30 @@ class Analyzer:
             start = self.flow
             flows = [start] + [self._branch(case.body, start) for case in stmt.cases]
             self.flow = _Flow.join(flows)
+
+    def _flag_test(self, test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+        """``if flag:`` / ``if not flag:`` on a local name of a function (no global,
+        which a call could change): the name, and the truth under which the body runs."""
+        sense = True
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, sense = test.expression, False
+        if type(test) is not cst.Name or self.func is None or test.value not in self.func.scope.bound:
+            return None
+        return test.value, sense
+
+    def _knowing(self, flow: _Flow, name: str, truth: bool) -> _Flow:
+        """``flow`` where ``name`` is known ``truth``y (a tag on a value derived from the
+        one it holds; joining with a flow that does not know it forgets it)."""
+        env = flow.env
+        if env is None:
+            return flow
+        truth_tag = "truthy" if truth else "falsy"
+        v = env.vals.get(name)
+        if v is None:  # (a parameter nobody knows)
+            env.vals[name] = opaque_value(None, frozenset({truth_tag}))
+        else:
+            env.vals[name] = Value(v.node, v.rec, (v,), v.inference, True, (v.tags - FLAG_TRUTH) | {truth_tag}, v.state)
+        return flow
 
     def _small(self, small: cst.BaseSmallStatement) -> None:
         if type(small) is cst.Expr:
@@ -825,8 +872,12 @@ class Analyzer:
                 inside = _apply_scope(before, q, expr if called else None, Origin("with", item, q))
                 self._scopes[id(item)] = ScopeFact(item, stmt, q, called, before, inside, self.func)
                 self.flow.state = inside
-            elif not called and any("scope" in v.tags for v in value.ancestors()):
-                # ``with scope:`` where ``scope`` may hold a recording scope: anything goes.
+            elif (not called and any("scope" in v.tags for v in value.ancestors())) or (
+                called and q is None and any("scope" in v.tags for v in self._lookup(expr.func).ancestors())
+            ):
+                # ``with scope:`` where ``scope`` may hold a recording scope, or ``with ctx():``
+                # where ``ctx`` may be one (``nullcontext if grad else torch.no_grad``):
+                # anything goes.
                 opaque = Switch(Mode.UNKNOWN, Origin("opaque"))
                 self.flow.state = State(opaque, opaque, opaque)
             if item.asname is not None:
@@ -998,11 +1049,15 @@ class Analyzer:
         if t in _CONSTANTS or (t is cst.Name and e.value in ("True", "False", "None")):
             return opaque_value(e, CONST)
         if t is cst.Name:
+            if e.value in F.SCOPE_LAST_NAMES and self.names.qualify(e, self.scope) in F.SCOPES:
+                return opaque_value(e, SCOPE)  # ``no_grad`` itself, not called: a scope to be
             return self._lookup(e)
         if t is cst.Attribute:
             key = dotted(e)
             if key is not None and key in self.flow.env.vals:
                 return self.flow.env.vals[key]
+            if e.attr.value in F.SCOPE_LAST_NAMES and self.names.qualify(e, self.scope) in F.SCOPES:
+                return opaque_value(e, SCOPE)  # ``ctx = nullcontext if grad else torch.no_grad``
             base = self._ev(e.value)
             if e.attr.value == "data":  # leaves the graph, still derived from ``base``
                 return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}), state)
@@ -1112,6 +1167,8 @@ class Analyzer:
         fact.external = external
         self._calls[id(call)] = fact
         if target is not None:
+            if target is self.func:
+                self._self_calls.add(id(call))
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
             self._record_site_args(call, target, args)

@@ -59,6 +59,8 @@ SCOPES: Dict[str, tuple] = {
     "mxnet.autograd.train_mode": (MXNET, "train"),
     "mxnet.autograd.predict_mode": (MXNET, "predict"),
 }
+# The last part of every scope's name: a name or attribute spelled so may refer to one.
+SCOPE_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in SCOPES)
 # Keyword that carries the switch for "arg"-style scopes and inference_mode.
 SCOPE_ARG_KEYWORD = {
     "torch.set_grad_enabled": "mode",

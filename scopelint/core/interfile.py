@@ -122,6 +122,10 @@ class Context:
     # The framework the project says the module's code is for, when it imports none.
     framework: Optional[str] = None
     class_bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # see ``Exports``, by dotted name
+    # Names of its functions and methods that another module of the run calls where
+    # PyTorch records nothing (``with torch.no_grad(): model.infer(x)``), matched by name:
+    # such a function is no longer guessed to be entered with recording on.
+    called_off: Tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))

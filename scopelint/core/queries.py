@@ -88,8 +88,23 @@ def explicit_off(state: State, frameworks: Iterable[str]) -> Optional[Switch]:
 
 
 def backward_functions(facts: Facts) -> set:
-    """ids of the functions that call backward/grad themselves."""
-    return {id(b.func) for b in facts.backwards if b.func is not None}
+    """ids of the functions that backpropagate: call backward/grad themselves, or call a
+    function that does (of this module, or another module's training step), or define
+    one (a closure handed to ``optimizer.step``)."""
+    trains = {id(b.func) for b in facts.backwards if b.func is not None}
+    for c in facts.calls:
+        if c.func is not None and c.external is not None and getattr(c.external, "trains", ()):
+            trains.add(id(c.func))
+    edges = [(id(c.func), id(c.target)) for c in facts.calls if c.func is not None and c.target is not None]
+    edges += [(id(f.parent), id(f)) for f in facts.functions if f.parent is not None]
+    changed = True
+    while changed:
+        changed = False
+        for caller, callee in edges:
+            if callee in trains and caller not in trains:
+                trains.add(caller)
+                changed = True
+    return trains
 
 
 def _graph_names_in(node: cst.CSTNode):
@@ -99,6 +114,8 @@ def _graph_names_in(node: cst.CSTNode):
         f = n.func if type(n) is cst.Call else None
         return type(f) is cst.Attribute and f.attr.value in LEAVING_METHODS and type(f.value) is cst.Name
 
+    if converted(node):  # (``walk`` never prunes below its root)
+        return [m.value for a in node.args for m in walk(a) if isinstance(m, cst.Name)]
     found = []
     for n in walk(node, converted):
         if type(n) is cst.Name:
@@ -132,7 +149,28 @@ def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bo
     for n in walk(func.node, is_nested_scope):
         if type(n) in (cst.Return, cst.Yield) and n.value is not None:
             returned.update(_graph_names_in(n.value))
+        elif type(n) is cst.Assign and any(_stored_outside(t.target, func) for t in n.targets):
+            returned.update(_graph_names_in(n.value))  # ``results[i] = output``: the caller's dict
+        elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _STORING_METHODS \
+                and _stored_outside(n.func, func):
+            returned.update(m for a in n.args for m in _graph_names_in(a.value))  # ``queue.put(out)``
     return bool(assigned & returned)
+
+
+def _stored_outside(target: cst.BaseExpression, func: FunctionInfo) -> bool:
+    """``x[i] = ...``, ``x.a = ...``, ``x.append(...)`` where ``x`` is not the function's
+    own local: a parameter (the caller's container), ``self``, a global or a closure's."""
+    base = target
+    while type(base) in (cst.Subscript, cst.Attribute):
+        base = base.value
+    if type(base) is not cst.Name or base is target:
+        return False
+    name = base.value
+    return name in func.param_names or name not in func.scope.bound
+
+
+# Methods that put their argument into the receiver (a container, a queue).
+_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "put_nowait", "appendleft", "setdefault", "update"})
 
 
 # Calls that read the current global state, so it can be put back later.
@@ -428,7 +466,7 @@ def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo]) -> boo
         return True
     sites = [c for c in facts.calls if c.target is func]
     entry = func.called_in.torch
-    if not sites or (entry.origin is not None and entry.origin.kind in ("unknown-entry", "opaque")):
+    if not sites or (entry.origin is not None and entry.origin.kind in ("unknown-entry", "called-elsewhere", "opaque")):
         return True
     used = backpropagated_nodes(facts)
     return any(id(c.node) in used for c in sites)
@@ -532,6 +570,25 @@ def grad_read(facts: Facts, names: set, prefix: bool = False) -> bool:
     if names & grads:
         return True
     return prefix and any(g.startswith(m + ".") for g in grads for m in names)
+
+
+def wanted_as_leaf(facts: Facts, names: set) -> bool:
+    """Something expects the tensor bound to ``names`` to be a leaf that gets a gradient:
+    its ``.grad`` is read (``self.a`` also as ``model.a.grad``), or an optimizer is given it."""
+    if not names:
+        return False
+    if grad_read(facts, names):
+        return True
+    attrs = {n.rpartition(".")[2] for n in names if n.startswith("self.")}
+    if attrs and any(g.rpartition(".")[2] in attrs for g in facts.names.assigned()[1]):
+        return True
+    for c in facts.calls:
+        if F.is_optimizer_constructor(c.qname) and any(
+            dotted(n) in names or (type(n) is cst.Attribute and n.attr.value in attrs)
+            for a in c.node.args for n in walk(a.value)
+        ):
+            return True
+    return False
 
 
 def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[str]) -> set:

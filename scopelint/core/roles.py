@@ -16,6 +16,7 @@ from scopelint.core import frameworks as F
 from scopelint.core.frameworks import is_model_constructor
 from scopelint.core.facts import CallFact
 from scopelint.core.names import dotted
+from scopelint.core.syntax import finds
 
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
@@ -50,6 +51,18 @@ _ACTION = re.compile(
     r"summarize|summarise|inspect|patch|convert|quantize|restore|store|dump|push|upload|download)_",
     re.IGNORECASE,
 )
+
+
+def is_unit_test(func) -> bool:
+    """A pytest/unittest test: ``test*`` at module level or in a ``Test*`` class (or a
+    ``unittest.TestCase``), asserting something. It runs once and returns: what it
+    records is freed with it, and its forward passes check shapes, not predictions."""
+    if func is None or not func.name.startswith("test") or func.parent is not None:
+        return False
+    if func.cls is not None and not (func.cls.name.value.startswith("Test") or any(b.endswith("TestCase") for b in func.class_bases)):
+        return False
+    return finds(func.node.body, lambda n: type(n) is cst.Assert or (
+        type(n) is cst.Attribute and n.attr.value.startswith("assert") and type(n.value) is cst.Name and n.value.value == "self"))
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:

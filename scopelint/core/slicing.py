@@ -55,7 +55,7 @@ import string
 import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core import frameworks as F
 
@@ -327,6 +327,58 @@ _COMMENT_LINE = re.compile(r"^[ \t\f]*#[^\r\n{]*", re.M)
 # ``a, p.data = ...``; before these patterns the gate read none of the forms.)
 _GAP_TO = r"(?:[\s\\]|#[^\r\n]*)*"
 _GRAD_OR_DATA = re.compile(rf"\.{_GAP_TO}(?:grad|data){_GAP_TO}(?:(?:\){_GAP_TO})*(?:=(?!=)|(?:[-+*/%&|^@]|\*\*|//|>>|<<)=)|\[|in(?![{_ASCII_ID}])|\.{_GAP_TO}(?:zero_|copy_))")
+
+
+# A line that turns recording off for the block below it: a ``with`` of ``no_grad()``,
+# ``inference_mode()`` or ``set_grad_enabled(False)``, or such a decorator.
+_OFF_OPENER = re.compile(
+    r"^([ \t]*)(?:(?:async[ \t]+)?with\b[^\r\n]*?\b(?:no_grad|inference_mode)[ \t]*\(|with\b[^\r\n]*?\bset_grad_enabled[ \t]*\([ \t]*False"
+    r"|(@)[^\r\n]*?\b(?:no_grad|inference_mode)\b)[^\r\n]*$",
+    re.M,
+)
+_DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?def\b")
+_CALLED_WORD = re.compile(r"([A-Za-z_][0-9A-Za-z_]*)[ \t]*\(")
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_][0-9A-Za-z_]*)", re.M)
+
+
+def names_called_without_grad(text: str) -> FrozenSet[str]:
+    """The names called (``f(...)``, ``obj.f(...)``: ``f``) in a block that runs with
+    PyTorch's recording off: under ``with torch.no_grad():`` (``inference_mode()``,
+    ``set_grad_enabled(False)``) or in a function decorated so. Read from the text by
+    indentation (a cheap upper bound: another module's call of a method by that name
+    may be entered without grad)."""
+    if "no_grad" not in text and "inference_mode" not in text and "set_grad_enabled" not in text:
+        return frozenset()
+    found: Set[str] = set()
+    lines = text.splitlines()
+    starts = {}
+    offset = 0
+    for i, line in enumerate(lines):
+        starts[offset] = i
+        offset += len(line) + 1
+    for m in _OFF_OPENER.finditer("\n".join(lines)):
+        first = starts.get(m.start())
+        if first is None:
+            continue
+        indent = len(m.group(1).expandtabs())
+        header = m.group(2) is not None  # (a decorator: its other decorators and ``def`` follow)
+        for line in lines[first + 1:]:
+            body = line.lstrip()
+            if not body or body.startswith("#"):
+                continue
+            depth = len(line[: len(line) - len(body)].expandtabs())
+            if depth <= indent:
+                if header and (body.startswith("@") or _DEF_LINE.match(body)):
+                    header = not _DEF_LINE.match(body)
+                    continue
+                break
+            found.update(_CALLED_WORD.findall(body))
+    return frozenset(found)
+
+
+def defined_names(text: str) -> FrozenSet[str]:
+    """The names of the functions and methods a module's text defines."""
+    return frozenset(_DEFINED.findall(text)) if "def" in text else frozenset()
 
 
 def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: Tuple[str, ...]) -> bool:

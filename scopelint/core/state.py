@@ -27,6 +27,8 @@ class Origin:
     entry                     -- derived from the call sites of the function;
     unknown-entry             -- a function entry nobody agreed on (PyTorch's global
                                  default is then the best guess, used by SL103 only);
+    called-elsewhere          -- a function entry unknown here, that another module of
+                                 the run calls (by name) with recording off: no guess;
     opaque                    -- an unknown decorator or expression decides.
     """
 

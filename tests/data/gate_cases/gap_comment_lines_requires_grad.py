@@ -18,4 +18,5 @@ x = torch.randn(5, requires_grad
      # 15
      =True).double()
 y = (x.sin() * x).sum()
+print(x.grad)  # its gradient is wanted: the name should hold the leaf
 # gate case, finds: SL302

@@ -17,4 +17,5 @@ x = torch.randn(5, requires_grad=
      # 14
      # 15
      True).double()
+print(x.grad)  # its gradient is wanted: the name should hold the leaf
 # gate case, finds: SL302
