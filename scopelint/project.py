@@ -337,26 +337,26 @@ def _with_callers_off(mods: Sequence[Optional[_Module]], found: List[Optional[Co
     script's folder), as the run would have named them (``buffers``: an editor's unsaved
     texts, by absolute path)."""
     texts: Dict[str, str] = {m.path: m.text for m in mods if m is not None and m.text}
-    for m in mods:
-        if m is not None and m.text:
-            for path in _neighbours(m):
-                if path not in texts:
-                    text = buffers[path] if path in buffers else _read(path)
-                    if text:
-                        texts[path] = text
-    off = {path: names_called_without_grad(text) for path, text in texts.items() if "torch" in text}
-    off = {path: names for path, names in off.items() if names}
-    if not off:
+    for files in {_neighbours(m) for m in mods if m is not None and m.text}:
+        for path in files:
+            if path not in texts:
+                text = buffers[path] if path in buffers else _read(path)
+                if text:
+                    texts[path] = text
+    callers: Dict[str, Set[str]] = {}  # name -> the files calling it without grad
+    for path, text in texts.items():
+        if "torch" in text:
+            for name in names_called_without_grad(text):
+                callers.setdefault(name, set()).add(path)
+    if not callers:
         return found
     out = []
     for mod, ctx in zip(mods, found):
-        if mod is None or not mod.text:
-            out.append(ctx)
-            continue
-        elsewhere = set().union(*(names for path, names in off.items() if path != mod.path))
-        names = tuple(sorted(n for n in defined_names(mod.text) & elsewhere if not n.startswith("__")))
-        if names:
-            ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), called_off=names)
+        if mod is not None and mod.text:
+            names = tuple(sorted(n for n in defined_names(mod.text)
+                                 if n in callers and not n.startswith("__") and callers[n] != {mod.path}))
+            if names:
+                ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), called_off=names)
         out.append(ctx)
     return out
 
