@@ -53,9 +53,57 @@ def run(args, results: List) -> None:
 
     if not (0 < args.verify_timeout <= MAX_TIMEOUT):  # (set by a caller other than the parser)
         raise ConfigError(f"--verify-timeout must be above 0 and at most {MAX_TIMEOUT:g} seconds")
+    completed = lint_fragments(results)
     verify(results, args.device, args.verify_timeout, max(1, args.jobs), progress=sys.stderr)
+    for res in completed:
+        for f in res.findings:
+            if f.runtime and f.runtime.get("detail") is not None:
+                f.runtime["detail"] += f" (linted with the imports it lacks: {'; '.join(res.completed_imports)})"
+                f.runtime["linted_with"] = list(res.completed_imports)
     if getattr(args, "output_format", "text") in ("text", "concise"):
         annotate_text(results, concise=args.output_format == "concise", show_harness=getattr(args, "show_harness", False))
+
+
+def lint_fragments(results: List) -> List:
+    """A fragment that imports no framework draws no finding: the analysis needs to see
+    what `torch`, `nn` or `autograd` are, and most forum posts show the loop without its
+    imports. Before verifying, each result with no finding whose text is such a fragment
+    (``holes.completing_imports``) is linted again with those imports appended, after its
+    last line, so every row stays its own; its findings, if any, replace the empty list
+    (the text itself is unchanged: the harness imports what it uses). Returns the results
+    so completed (each with ``completed_imports``)."""
+    from scopelint.engine import lint_source
+    from scopelint.finding import SYNTAX_ERROR
+    from scopelint.runner import _LINE_BREAK
+    from scopelint.runtime_check.holes import completing_imports
+
+    done = []
+    for res in results:
+        source = getattr(res, "source", None)
+        if source is None and getattr(res, "path", None) is not None:
+            try:
+                with open(res.path, encoding="utf-8") as fh:
+                    source = fh.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+        if source is None or res.findings or str(res.filename).endswith(".ipynb"):
+            continue
+        lines = completing_imports(source)
+        if not lines:
+            continue
+        text = (source if source.endswith("\n") else source + "\n") + "\n".join(lines) + "\n"
+        rows = len(source.splitlines())
+        found = [f for f in lint_source(text, res.filename).findings if f.code != SYNTAX_ERROR and f.start[0] <= rows]
+        if found:
+            res.findings = sorted(found, key=lambda f: (f.start, f.code))
+            res.source = source
+            shown = _LINE_BREAK.split(source)
+            for f in res.findings:
+                if 1 <= f.start[0] <= len(shown):
+                    res.lines[(None, f.start[0])] = shown[f.start[0] - 1]
+            res.completed_imports = lines
+            done.append(res)
+    return done
 
 
 def _key(text: str, f) -> tuple:

@@ -40,7 +40,13 @@ IMPORTS = {
     "random": (None, "import random"),
     "time": (None, "import time"),
     "copy": (None, "import copy"),
+    "Variable": ("torch", "from torch.autograd import Variable"),
+    "Parameter": ("torch", "from torch.nn import Parameter"),
 }
+# Builtins a forum snippet often rebinds to data (`output = model(input)`): one the
+# fragment never calls but feeds to a call or reads attributes of is a hole, not the builtin.
+SHADOWED_BUILTINS = {"input", "iter", "next", "filter", "map", "sum", "max", "min", "id", "type", "hash", "format",
+                     "vars", "object", "len", "all", "any", "range", "zip", "list", "dict", "set", "slice"}
 
 MODEL_METHODS = {"eval", "train", "parameters", "named_parameters", "state_dict", "load_state_dict", "modules",
                  "children", "zero_grad_", "to", "cuda", "cpu", "collect_params", "hybridize", "initialize",
@@ -52,7 +58,9 @@ TENSOR_ATTRS = {"shape", "size", "view", "reshape", "float", "long", "dim", "num
                 "detach", "item", "sum", "mean", "asnumpy", "asscalar", "as_in_context", "T", "dtype", "t",
                 "permute", "transpose", "flatten", "argmax", "max", "min", "clone", "numpy", "requires_grad",
                 "astype", "copyto", "context", "ndim"}
-INT_SCALARS = re.compile(r"^(n_?|num_?)?(epochs?|iters?|iterations?|steps?|batches|updates)$|^(epoch|batch_size|bs|log_interval|print_every|log_every|accum(ulation)?(_steps)?|grad_accum(_steps)?|seq_len|bptt|k)$")
+INT_SCALARS = re.compile(r"^(n_?|num_?)?(epochs?|iters?|iterations?|steps?|batches|updates)$|^(epoch|batch_size|bs|log_interval|print_every|log_every|accum(ulation)?(_steps)?|grad_accum(_steps)?|seq_len|bptt|k)$"
+                         r"|^(input|hidden|output|embed|embedding|in|out)_?(size|dim|features|units|channels)$|^n_?(in|out|hidden|features|inputs|outputs|classes|tokens|layers)$"
+                         r"|^(vocab_size|num_classes|nclasses|ntokens|ntoken|num_layers|nlayers|n_layers)$", re.I)
 FLOAT_SCALARS = re.compile(r"^(lr|learning_rate|alpha|beta|gamma|lam|lambda_?\w*|weight_decay|wd|clip|max_norm|grad_clip|clip_value|eps|momentum|temperature|tau|scale)$")
 LOADER_NAMES = re.compile(r"(loader|dataloader|data_iter|train_iter|train_data|val_data|test_data|batches|dataset)$", re.I)
 MODEL_NAMES = re.compile(r"(model|net|network|encoder|decoder|classifier|module|rnn|lstm|gru|generator|discriminator|^net[GD]$|^[GD]$|^netG|^netD|teacher|student|backbone|policy|critic|actor)", re.I)
@@ -61,6 +69,11 @@ OPT_NAMES = re.compile(r"^(opt|optim|optimizer|optimiser)(_?[a-zA-Z0-9]+)?$|_opt
 TARGET_NAMES = re.compile(r"^(y|target|targets|label|labels|gt|y_true|truth)$", re.I)
 INPUT_NAMES = re.compile(r"^(x|inputs?|images?|imgs?|data|batch|features|X|src|sample|samples|x_batch|xb)$")
 DEVICE_NAMES = re.compile(r"^(device|dev)$")
+DTYPE_NAMES = re.compile(r"^(dtype|tensor_type|float_type|dtype_float)$")
+# A logging meter (`AverageMeter`): `data_time.update(time.time() - end)`, `losses.avg`.
+METER_ATTRS = {"update", "reset", "avg", "val", "sum", "count", "value"}
+# An argparse namespace or config object: only its attributes are read (`args.batch_size`).
+NAMESPACE_NAMES = re.compile(r"^(args|arguments|config|cfg|conf|hparams|hp|hps|flags|FLAGS|opts|options|settings|params_cfg)$")
 CTX_NAMES = re.compile(r"^(ctx|context)$")
 
 
@@ -70,12 +83,13 @@ class Hole:
 
     name: str
     origin: str  # "free" (used, never defined) | "param" (a parameter of ``function``)
-    kind: Optional[str] = None  # model optimizer trainer scheduler loss loader tensor target device ctx int float hidden import
+    kind: Optional[str] = None  # model optimizer trainer scheduler loss loader tensor target device ctx int float hidden import dtype meter namespace
     uses: List[str] = field(default_factory=list)  # what was seen (for the reason when it cannot be filled)
     function: Optional[str] = None
-    arity: int = 0  # loader: items a batch unpacks to (0: unknown)
+    arity: int = 0  # loader: items a batch unpacks to (0: unknown); loss: the arguments it is called with
     import_line: Optional[str] = None
     has_default: bool = False
+    attrs: List[str] = field(default_factory=list)  # namespace: the attributes read
 
 
 @dataclass
@@ -117,6 +131,8 @@ class _Uses(ast.NodeVisitor):
         self.subscripted: Set[str] = set()
         self.stepped_with_arg: Set[str] = set()
         self.passed_to_to: Set[str] = set()
+        self.as_dtype: Set[str] = set()  # `.type(x)`, `dtype=x`
+        self.call_args: Set[str] = set()  # names passed to any call
         self.recurrent = False
 
     def visit_Attribute(self, node):
@@ -143,9 +159,18 @@ class _Uses(ast.NodeVisitor):
                 self.stepped_with_arg.add(f.value.id)
             if f.attr in ("to", "as_in_context", "copyto", "cuda") and node.args and isinstance(node.args[0], ast.Name):
                 self.passed_to_to.add(node.args[0].id)
+            if f.attr in ("type", "astype") and node.args and isinstance(node.args[0], ast.Name):
+                self.as_dtype.add(node.args[0].id)
+        for a in node.args:
+            if isinstance(a, ast.Name):
+                self.call_args.add(a.id)
         for kw in node.keywords:
             if kw.arg in ("device", "ctx") and isinstance(kw.value, ast.Name):
                 self.passed_to_to.add(kw.value.id)
+            if kw.arg == "dtype" and isinstance(kw.value, ast.Name):
+                self.as_dtype.add(kw.value.id)
+            if isinstance(kw.value, ast.Name):
+                self.call_args.add(kw.value.id)
         self.generic_visit(node)
 
     def visit_For(self, node):
@@ -157,6 +182,12 @@ class _Uses(ast.NodeVisitor):
             target = node.target
         if isinstance(it, ast.Name):
             self.iterated[it.id] = len(target.elts) if isinstance(target, ast.Tuple) else 1
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node):
+        # `[model(x) for x in data]`: `data` is iterated like a loop's iterable
+        if isinstance(node.iter, ast.Name):
+            self.iterated.setdefault(node.iter.id, len(node.target.elts) if isinstance(node.target, ast.Tuple) else 1)
         self.generic_visit(node)
 
     def visit_Assign(self, node):
@@ -197,6 +228,12 @@ def _classify(h: Hole, u: _Uses) -> None:
         h.uses.append("called")
     if n in u.iterated:
         h.uses.append("iterated")
+    if DTYPE_NAMES.match(n) or (n in u.as_dtype and not attrs and n not in u.called):
+        h.kind = "dtype"
+        return
+    if NAMESPACE_NAMES.match(n) and attrs and n not in u.called and n not in u.iterated and n not in u.subscripted:
+        h.kind, h.attrs = "namespace", sorted(attrs)
+        return
     if DEVICE_NAMES.match(n) or (n in u.passed_to_to and not CTX_NAMES.match(n) and n not in u.called):
         h.kind = "ctx" if CTX_NAMES.match(n) else "device"
     elif CTX_NAMES.match(n):
@@ -213,8 +250,11 @@ def _classify(h: Hole, u: _Uses) -> None:
         h.kind = "model"
     elif LOSS_NAMES.search(n) and (n in u.called or not attrs):
         h.kind = "loss"
+        h.arity = max(u.called.get(n, [2]))
+    elif "update" in attrs and attrs <= METER_ATTRS and n not in u.called:
+        h.kind = "meter"
     elif n in u.called and max(u.called[n]) >= 2 and "loss" in n.lower():
-        h.kind = "loss"
+        h.kind, h.arity = "loss", max(u.called[n])
     elif INT_SCALARS.match(n):
         h.kind = "int"
     elif FLOAT_SCALARS.match(n):
@@ -235,7 +275,10 @@ def analyze(source: str) -> Optional[Analysis]:
         return None
     uses = _Uses()
     uses.visit(tree)
-    defined = _defined(tree) | set(dir(builtins)) | {"__file__", "__name__"}
+    bound = _defined(tree)
+    shadowed = {n for n in SHADOWED_BUILTINS - bound
+                if n not in uses.called and (n in uses.call_args or n in uses.attrs or n in uses.subscripted)}
+    defined = (bound | set(dir(builtins)) | {"__file__", "__name__"}) - shadowed
     seen: Set[str] = set()
     free: List[Hole] = []
     frameworks: Set[str] = set()
@@ -287,10 +330,12 @@ def analyze(source: str) -> Optional[Analysis]:
                                   node.name in called_top or node.name in called_any, loops))
     view = None
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape")
-                and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, int)
-                and node.args[1].value > 1):
-            view = node.args[1].value
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape"):
+            # `.view(-1, 784)`, and the tuple form `.reshape((-1, 784))` (MXNet's only one)
+            dims = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) else node.args
+            if (len(dims) == 2 and isinstance(dims[1], ast.Constant) and isinstance(dims[1].value, int)
+                    and not isinstance(dims[1].value, bool) and dims[1].value > 1):
+                view = dims[1].value
     regression = bool(re.search(r"MSELoss|mse_loss|L1Loss|l1_loss|L2Loss|SmoothL1|HuberLoss|smooth_l1|BCELoss|BCEWithLogits|binary_cross_entropy|SigmoidBinaryCrossEntropy", source))
     return Analysis(sorted(frameworks), free, functions, uses.recurrent, view, regression)
 
@@ -303,3 +348,41 @@ def _imported(tree: ast.AST) -> Set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             out.add(node.module.split(".")[0])
     return out
+
+
+FRAGMENT_KINDS = {"model", "optimizer", "trainer", "loss", "scheduler"}  # (a loader alone: any loop over an undefined name)
+TORCH_LINT_IMPORTS = ["import torch", "import torch.nn as nn", "import torch.nn.functional as F",
+                      "from torch.autograd import Variable"]
+MXNET_LINT_IMPORTS = ["import mxnet as mx", "from mxnet import autograd, gluon, nd"]
+
+
+def completing_imports(source: str) -> Optional[List[str]]:
+    """The import lines a fragment that imports no framework needs to be read as its
+    framework's code, or None (it imports one, does not parse, or is not a fragment).
+
+    Forum posts show the loop, not the imports: `torch.no_grad()`, `autograd.record()`,
+    `nn.Linear` used as given, or no framework name at all (`model`, `optimizer`,
+    `criterion` never defined). The analysis stays silent on a file that imports no
+    framework; ``scopelint verify`` lints such a fragment with these lines appended (its
+    own line numbers unchanged) and runs it in its harness, which imports them too. A
+    fragment is a text with a framework name used but never imported, or with an
+    undefined model, optimizer, trainer, loss or scheduler (a free name, or a
+    parameter of one of its functions)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if _imported(tree) & {"torch", "mxnet"}:
+        return None
+    analysis = analyze(source)
+    if analysis is None:
+        return None
+    framework_names = [h for h in analysis.free if h.kind == "import" and h.name in IMPORTS and IMPORTS[h.name][0]]
+    params = [p for fn in analysis.functions for p in fn.params if not p.has_default]
+    if not framework_names and not any(h.kind in FRAGMENT_KINDS for h in analysis.free + params):
+        return None
+    if "mxnet" in analysis.frameworks and "torch" not in analysis.frameworks:
+        return list(MXNET_LINT_IMPORTS)
+    if not analysis.frameworks and any(h.kind in ("trainer", "ctx") for h in analysis.free + params):
+        return list(MXNET_LINT_IMPORTS)
+    return list(TORCH_LINT_IMPORTS)

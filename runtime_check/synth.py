@@ -145,7 +145,10 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 return f"cannot fill `{h.name}` (a scheduler) without an optimizer to schedule"
             out.append(f"{h.name} = torch.optim.lr_scheduler.StepLR({opts[0].name}, step_size=1, gamma=0.5)")
         for h in by_kind.get("loss", []):
-            out.append(f"{h.name} = torch.nn.{'MSELoss' if regression else 'CrossEntropyLoss'}()")
+            if h.arity == 1:  # `criterion(output)`: a loss of the output alone (forum pseudo-code)
+                out.append(f"{h.name} = lambda _out: _out.float().pow(2).mean().reshape(1)")  # (one element: `loss[0]` of old posts works)
+            else:
+                out.append(f"{h.name} = torch.nn.{'MSELoss' if regression else 'CrossEntropyLoss'}()")
         for h in by_kind.get("loader", []):
             if h.arity == 1:
                 out.append(f"{h.name} = list(_X.split(_B))")
@@ -159,6 +162,10 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             out.append(f"{h.name} = torch.device('cuda' if torch.cuda.is_available() else 'cpu')")
         for h in by_kind.get("hidden", []):
             out.append(f"{h.name} = None")
+        for h in by_kind.get("dtype", []):
+            out.append(f"{h.name} = torch.float32")
+        if cuda_stand_in(source):
+            out += CUDA_STAND_IN
     else:
         out.append(f"_X = nd.random.normal(shape={shape})")
         out.append(f"_Y = nd.random.normal(shape=(_B * {BATCHES}, _C))" if regression
@@ -193,7 +200,10 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             h = by_kind["scheduler"][0]
             return f"cannot fill `{h.name}` (a scheduler) in an MXNet fragment"
         for h in by_kind.get("loss", []):
-            out.append(f"{h.name} = gluon.loss.{'L2Loss' if regression else 'SoftmaxCrossEntropyLoss'}()")
+            if h.arity == 1:
+                out.append(f"{h.name} = lambda _out: (_out ** 2).mean()")
+            else:
+                out.append(f"{h.name} = gluon.loss.{'L2Loss' if regression else 'SoftmaxCrossEntropyLoss'}()")
         for h in by_kind.get("loader", []):
             if h.arity == 1:
                 out.append(f"{h.name} = [_X[i:i + _B] for i in range(0, _X.shape[0], _B)]")
@@ -207,6 +217,21 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             out.append(f"{h.name} = mx.cpu()")
         for h in by_kind.get("hidden", []):
             out.append(f"{h.name} = None")
+        for h in by_kind.get("dtype", []):
+            out.append(f"{h.name} = 'float32'")
+    for h in by_kind.get("meter", []):
+        if METER_CLASS[0] not in out:
+            out += METER_CLASS
+        out.append(f"{h.name} = _Meter()")
+    for h in by_kind.get("namespace", []):
+        values = []
+        for a in h.attrs:
+            v = _scalar(a)
+            if v is None:
+                return f"cannot fill `{h.name}.{a}` (an attribute of the `{h.name}` namespace): its name does not say what it holds"
+            values.append(f"{a}={v}")
+        imp("import types")
+        out.append(f"{h.name} = types.SimpleNamespace({', '.join(values)})")
     for h in by_kind.get("int", []):
         out.append(f"{h.name} = {INT_VALUES.get(h.name, 2)}")
     for h in by_kind.get("float", []):
@@ -219,7 +244,48 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
         else:  # a step function: a few calls, as a loop would make
             epilogue = f"for _i in range({BATCHES}):\n    _result = {fn.name}({args})\n"
     filled = [f"{h.name}: {h.kind}" for h in holes]
+    if fw == "torch" and cuda_stand_in(source):
+        filled.append(".cuda(): a CPU copy where CUDA is absent")
     return Harness("\n".join(out) + "\n", epilogue, frameworks, filled, attempt)
+
+
+METER_CLASS = [
+    "class _Meter:  # a logging meter (`AverageMeter`): it only records",
+    "    def __init__(self):",
+    "        self.reset()",
+    "    def reset(self):",
+    "        self.val = self.avg = self.sum = self.count = self.value = 0.0",
+    "    def update(self, val, n=1):",
+    "        self.val = self.value = float(val)",
+    "        self.sum += float(val) * n",
+    "        self.count += n",
+    "        self.avg = self.sum / self.count",
+]
+# A CPU-only run of a fragment that calls `.cuda()` (most forum posts do): the tensor's
+# `.cuda()` becomes a differentiable copy on the CPU -- like the real one, a new tensor
+# (a non-leaf when its source requires grad, which SL302 is about) -- and a module's
+# `.cuda()` keeps it where it is. Nothing changes where CUDA is present.
+CUDA_STAND_IN = [
+    "if not torch.cuda.is_available():  # (no CUDA here: `.cuda()` stays on the CPU)",
+    "    torch.Tensor.cuda = lambda self, *args, **kwargs: self.to(copy=True)",
+    "    torch.nn.Module.cuda = lambda self, *args, **kwargs: self",
+]
+CUDA_CALL = re.compile(r"\.cuda\(")
+
+
+def cuda_stand_in(source: str) -> bool:
+    return bool(CUDA_CALL.search(source))
+
+
+def _scalar(name: str) -> Optional[str]:
+    """The value of a hyper-parameter by its name (``args.batch_size``), or None."""
+    from scopelint.runtime_check.holes import FLOAT_SCALARS, INT_SCALARS
+
+    if INT_SCALARS.match(name):
+        return str(INT_VALUES.get(name, 2))
+    if FLOAT_SCALARS.match(name):
+        return str(FLOAT_VALUES.get(name, 0.01))
+    return None
 
 
 def _model_for(h: Hole, models: List[Hole]) -> Hole:
