@@ -2,7 +2,7 @@ import libcst as cst
 
 from scopelint.core.flow import carried_tag
 from scopelint.core.frameworks import MXNET
-from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, graph_path, recorded
+from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
 from scopelint.fixkit import code_of, detach_expression, detached, detached_state, localized, module_fix, quiet, statement_of
 from scopelint.rule import Report, Rule
@@ -25,7 +25,9 @@ class HiddenStateNotDetached(Rule):
         the next forward, each step's graph links to all previous ones: PyTorch raises
         `RuntimeError: Trying to backward through the graph a second time` (the
         earlier part was freed by the previous backward); MXNet backpropagates through
-        the whole history, ever slower, or fails likewise.
+        the whole history, ever slower, or fails likewise. The same holds for a state a
+        module keeps on itself (`out, self.hidden = self.lstm(x, self.hidden)` in
+        `forward`) when each training step calls it and nothing detaches or resets it.
     """
     bad = """
         import torch
@@ -70,6 +72,11 @@ class HiddenStateNotDetached(Rule):
                 each = True if facts.frameworks == {MXNET} else (False if single else "either")
                 fix = _detach_fix(ctx, call.node, expr, each)
                 yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached", fix)
+        for call, i, key in state_kept_on_self(facts):
+            expr = call.node.args[i].value
+            single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
+            each = True if facts.frameworks == {MXNET} else (False if single else "either")
+            yield Report(call.node, f"the state `{key}` fed into this forward pass was stored by the previous call's forward and is not detached", _detach_fix(ctx, call.node, expr, each))
 
     @staticmethod
     def _carries_graph(arg, loop, facts) -> bool:

@@ -319,6 +319,77 @@ def forward_of(facts: Facts, call) -> Optional[FunctionInfo]:
     return found[0] if len(found) == 1 else None
 
 
+def state_kept_on_self(facts: Facts) -> list:
+    """Recurrent state kept on the object across calls: in a method, a model call is
+    handed ``self.a`` and its result is stored back into ``self.a`` (``out, self.hidden =
+    self.lstm(x, self.hidden)``), with recording on and no detach on the way; the method
+    is run once per iteration of a loop that backpropagates each iteration; and nothing
+    else writes or detaches ``.a`` (a reset between steps). Each as (the call, the index
+    of the argument, ``"self.a"``)."""
+    found, writes = [], None
+    for c in facts.calls:
+        func = c.func
+        if func is None or func.cls is None or func.parent is not None or c.qname is not None:
+            continue
+        for i, arg in enumerate(c.node.args):
+            key = dotted(arg.value)
+            if key is None or not key.startswith("self.") or key.count(".") != 1 or i >= len(c.args):
+                continue
+            if any("left-graph" in v.tags for v in c.args[i].ancestors()) or not any(recorded(c.args[i], fw) for fw in facts.frameworks):
+                continue
+            if not is_model_call(c):
+                continue
+            if writes is None:
+                writes = _attribute_writes(facts)
+            attr = key[5:]
+            init = {id(f.node) for f in facts.functions if f.name == "__init__" and f.cls is func.cls}
+            mine = [w for w in writes.get(attr, ()) if w[1] not in init]
+            # Stored back by the call's own statement, and written nowhere else.
+            if not any(stored is c.node and where == id(func.node) for stored, where in mine):
+                continue
+            if any(stored is not c.node for stored, _ in mine) or not _run_per_backward(facts, func):
+                continue
+            found.append((c, i, key))
+    return found
+
+
+def _attribute_writes(facts: Facts) -> dict:
+    """attr -> [(what is written there: the assigned value, or the node of an in-place
+    ``X.attr.detach_()`` or a ``del``; the id of the outermost function it is in)]: the
+    writes to ``X.attr`` anywhere in the module."""
+    out: dict = {}
+
+    def visit(node, where):
+        for n in walk(node, is_nested_scope):
+            if n is not node and type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                visit(n, where if where is not None or type(n) is not cst.FunctionDef else id(n))
+                continue
+            t = type(n)
+            if t in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del):
+                targets = [tg.target for tg in n.targets] if t is cst.Assign else [n.target]
+                for tg in targets:
+                    for a in walk(tg):
+                        if type(a) is cst.Attribute:
+                            out.setdefault(a.attr.value, []).append((n.value if t is cst.Assign else n, where))
+            elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("detach_", "zero_", "fill_") \
+                    and type(n.func.value) is cst.Attribute:
+                out.setdefault(n.func.value.attr.value, []).append((n, where))
+
+    visit(facts.module, None)
+    return out
+
+
+def _run_per_backward(facts: Facts, func: FunctionInfo) -> bool:
+    """``func`` (a method; ``forward`` also through ``model(x)``) runs in a loop that
+    backpropagates each iteration."""
+    for c in facts.calls:
+        if c.target is not func and forward_of(facts, c) is not func:
+            continue
+        if any(backwards_in_loop(facts, loop) for loop in loops_around(facts, c)):
+            return True
+    return False
+
+
 def detaches_param(func: FunctionInfo, index) -> bool:
     """The function cuts the graph of its ``index``-th argument itself (``h =
     h.detach()``, ``h.detach_()``, ``h = tuple(s.detach() for s in h)``): a model that

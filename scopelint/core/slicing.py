@@ -207,6 +207,27 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             lines.add(node.lineno)
         elif name == "setattr" and node.args and _constant_in(node.args[0], ("grad_req",)):
             lines.add(node.lineno)
+    # State kept on the object (SL204, ``queries.state_kept_on_self``): a call handed
+    # ``self.a`` whose result is stored back into ``self.a``, and every other write of
+    # any ``X.a`` (a reset or detach between steps, ``__init__``'s first value).
+    carried = set()
+    for node in found[ast.Assign]:
+        value = node.value
+        if type(value) is ast.Call:
+            handed = {a.attr for a in value.args if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self"}
+            if handed:
+                stored = {a.attr for t in node.targets for a in ast.walk(t) if type(a) is ast.Attribute and a.attr in handed}
+                if stored:
+                    carried |= stored
+                    lines.add(node.lineno)
+    if carried:
+        for node in found[ast.Attribute]:
+            if node.attr in carried and type(node.ctx) is not ast.Load:
+                lines.add(node.lineno)
+        for node in found[ast.Call]:
+            f = node.func
+            if type(f) is ast.Attribute and f.attr in ("detach_", "zero_", "fill_") and type(f.value) is ast.Attribute and f.value.attr in carried:
+                lines.add(node.lineno)
     inference = F.name_matcher(tuple(inference_functions))
     for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
