@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
 
     from scopelint import positions
     from scopelint.core.interfile import Context, Exports
+    from scopelint import rule
     from scopelint.notebook import Notebook
     from scopelint.rule import Report, Rule
 
@@ -560,9 +561,9 @@ def _module_edit(old: str, new: str) -> Edit:
 class _Statements:
     """``_module_edit`` for a fix that replaces the module, in the time of the statements
     it changes (not the file's: a file with thousands of findings made each of them
-    generate and compare the whole module). A fix's new module shares the module-level
-    statements it leaves alone and says which it replaced (``NodeFix.statements``, set by
-    ``counterfactuals._module_fix``), so only those are generated; the lines around them
+    generate and compare the whole module). A fix of the module is a ``ModuleSplice``:
+    the module-level statements it replaces (``fixkit.module_fix``), so only those are
+    generated; the lines around them
     are the text's own, compared exactly as ``_module_edit`` compares them (same edit)."""
 
     def __init__(self, module: "cst.Module", text: str):
@@ -583,21 +584,16 @@ class _Statements:
                 self.starts = []  # (the text is not this module's code as counted: never here)
         return bool(self.starts)
 
-    def edit(self, new: "cst.Module", span: Tuple[int, int, int]) -> Optional[Edit]:
-        """``span``: ``NodeFix.statements``."""
+    def edit(self, splice: "rule.ModuleSplice") -> Optional[Edit]:
         m = self.module
-        if not (new.header is m.header and new.footer is m.footer and m.has_trailing_newline and new.has_trailing_newline
-                and new.default_newline == m.default_newline and new.default_indent == m.default_indent):
+        if splice.module is not m or not m.has_trailing_newline:
             return None
-        a, b = m.body, new.body
-        head, end, new_end = span
-        if not (0 <= head <= end <= len(a) and len(b) - new_end == len(a) - end >= 0 and head <= new_end):
-            return None
-        if not self._index():
+        head, end = splice.first, splice.end
+        if not (0 <= head <= end <= len(m.body)) or not self._index():
             return None
         old = self.lines
         s, e = self.starts[head], self.starts[end]
-        snippet = slicing.split_lines("".join(m.code_for_node(stmt) for stmt in b[head:new_end]))
+        snippet = slicing.split_lines("".join(m.code_for_node(stmt) for stmt in splice.statements))
         n_old, n_new = len(old), len(old) - (e - s) + len(snippet)
 
         def line(k: int) -> str:  # line k of the new text
@@ -627,12 +623,16 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
     start, end = _columns(ranges[id(report.node)])
     fix = None
     if report.fix is not None:
+        from scopelint.rule import ModuleSplice
+
         f = report.fix
         edits = []
         for node, replacement in f.pairs():
             if node is module:
-                edit = statements.edit(replacement, f.statements) if statements is not None and f.statements is not None else None
-                edits.append(edit if edit is not None else _module_edit(text, module.code_for_node(replacement)))
+                splice = replacement if isinstance(replacement, ModuleSplice) else None
+                edit = statements.edit(splice) if statements is not None and splice is not None else None
+                whole = splice.to_module() if splice is not None else replacement
+                edits.append(edit if edit is not None else _module_edit(text, module.code_for_node(whole)))
                 continue
             content = module.code_for_node(replacement)
             if content == module.code_for_node(node):

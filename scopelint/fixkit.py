@@ -24,7 +24,7 @@ import libcst as cst
 
 from scopelint.core.frameworks import canonical
 from scopelint.core.syntax import iter_children
-from scopelint.rule import NodeFix
+from scopelint.rule import ModuleSplice, NodeFix
 
 UNSAFE = "unsafe"
 Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
@@ -132,34 +132,31 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
     changed = _top_statements(module, mapping)
     if changed is None:  # (a mapped node outside the body: the whole module)
         new = module.visit(Replace(mapping))
-        same = not imports and new.code == module.code
-    else:
-        body: List[cst.BaseStatement] = list(module.body)
-        same = True
-        within = _ancestors(module, mapping)
-        for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
-            stmt = module.body[i]
-            replace = Replace(mapping, within)
-            out = stmt.visit(replace)
-            parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
-            body[i:i + 1] = parts
-            same = same and _same_code(module, replace.replaced, mapping)
-        new = module.with_changes(body=body)
-        same = same and not imports
-    if imports:
-        new = add_imports(new, imports)
-    if same:
+        if not imports and new.code == module.code:
+            return None
+        return NodeFix(module, add_imports(new, imports) if imports else new, UNSAFE, message)
+    first, end = min(changed), max(changed) + 1
+    # Only the statements from the first to the last changed one are made anew.
+    span: List[cst.BaseStatement] = list(module.body[first:end])
+    same = True
+    within = _ancestors(module, mapping)
+    for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
+        replace = Replace(mapping, within)
+        out = module.body[i].visit(replace)
+        parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
+        span[i - first:i - first + 1] = parts
+        same = same and _same_code(module, replace.replaced, mapping)
+    if same and not imports:
         return None
-    span = None
-    if changed is not None:  # what differs: from the first statement not shared to the last changed one
-        end = max(changed) + 1
-        first = min(changed)
-        if imports:  # (they go near the top, after a docstring and ``__future__`` imports)
-            first = 0
-            while first < min(changed) and new.body[first] is module.body[first]:
-                first += 1
-        span = (first, end, len(new.body) - (len(module.body) - end))
-    return NodeFix(module, new, UNSAFE, message, statements=span)
+    splice = ModuleSplice(module, first, end, tuple(span))
+    if imports:  # (they go near the top, after a docstring and ``__future__`` imports)
+        new = add_imports(splice.to_module(), imports)
+        start = 0
+        while start < first and new.body[start] is module.body[start]:
+            start += 1
+        splice = ModuleSplice(module, start, end, tuple(new.body[start:len(new.body) - (len(module.body) - end)]))
+    return NodeFix(module, splice, UNSAFE, message)
+
 
 
 def _ancestors(module: cst.Module, mapping: Dict[int, Replacement]) -> set:

@@ -618,12 +618,14 @@ def test_counterfactual_sl302_requires_grad_last():
         w = torch.randn(3, requires_grad=True) * 0.01
         loss = (w * 2).sum()
         loss.backward()
+        print(w.grad)
     """, "SL302")
     assert "w = (torch.randn(3) * 0.01).requires_grad_()\n" in text
     text = _fixed("""
         import torch
         x = torch.randn(5, requires_grad=True, dtype=torch.float32).double()
         x.sum().backward()
+        print(x.grad)
     """, "SL302")
     assert "x = torch.randn(5, dtype=torch.float32).double().requires_grad_()\n" in text
 
