@@ -3,7 +3,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from scopelint.core.names import dotted
-from scopelint.core.queries import optimizer_owner, stepped_optimizer
+from scopelint.core.queries import optimizer_owners, stepped_optimizer
 from scopelint.core.roles import is_data_iterable, is_optimizer_step
 from scopelint.core.syntax import walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
@@ -61,23 +61,30 @@ class OptimizerRecreatedInLoop(Rule):
         for ctor in facts.calls:
             if not ctor.loops or id(ctor.node) not in steps or not _keeps_state(ctor):
                 continue
-            owned = optimizer_owner(facts, ctor)
+            owned = optimizer_owners(facts, ctor)
             if owned is None:
                 continue
             loop = ctor.loops[-1]
             if not _steps_in(facts, steps[id(ctor.node)], loop) or _runs_once(loop) or not _steps_of_training(loop):
                 continue
-            owner = owned[1]
-            spelled = dotted(owned[0].node.func.value)
-            if not _persists(facts, owner, spelled, loop):
-                continue
-            fix = hoist(ctx, ctor, loop)
-            yield Report(
-                ctor.node,
-                f"optimizer built inside the loop over `{spelled}`, which persists across iterations: "
-                "its momentum/adaptive state and step count restart every iteration",
-                fix,
-            )
+            # Every model it is built over persists (one rebuilt in the iteration: a fresh run).
+            spelled = []
+            for params, owner in owned:
+                name = dotted(params.node.func.value)
+                if not _persists(facts, owner, name, loop):
+                    break
+                if name not in spelled:
+                    spelled.append(name)
+            else:
+                fix = hoist(ctx, ctor, loop)
+                over = " and ".join(f"`{n}`" for n in spelled)
+                which = "which persists" if len(spelled) == 1 else "which persist"
+                yield Report(
+                    ctor.node,
+                    f"optimizer built inside the loop over {over}, {which} across iterations: "
+                    "its momentum/adaptive state and step count restart every iteration",
+                    fix,
+                )
 
 
 def _steps_in(facts, steps, loop) -> bool:

@@ -656,6 +656,74 @@ def optimizer_owner(facts: Facts, ctor):
     return fact, fact.receiver
 
 
+def optimizer_owners(facts: Facts, ctor):
+    """For an optimizer built over the whole parameters of one or more models:
+    ``torch.optim.X(M.parameters())``, ``X(list(A.parameters()) + list(B.parameters()))``,
+    ``X(itertools.chain(A.parameters(), B.parameters()))``, ``X([*A.parameters(), ...])``,
+    param groups ``X([{"params": A.parameters(), "lr": ...}, ...])``: a list of (the
+    ``M.parameters()`` CallFact, the value of ``M``), one per model, in order. None when
+    any part of the argument is something else (a filter, a slice, a name the flow
+    holds): every parameter the optimizer gets must be known to be some model's."""
+    from scopelint.core.flow import call_arg
+
+    arg = call_arg(ctor.node, 0, "params")
+    if arg is None:
+        return None
+    scope = ctor.func.scope if ctor.func is not None else facts.names.root
+    out = []
+
+    def parts(expr, depth: int = 0) -> bool:
+        if depth > 8:
+            return False
+        t = type(expr)
+        if t is cst.BinaryOperation and type(expr.operator) is cst.Add:
+            return parts(expr.left, depth + 1) and parts(expr.right, depth + 1)
+        if t in (cst.List, cst.Tuple):
+            if not expr.elements:
+                return False
+            for el in expr.elements:
+                if type(el) in (cst.StarredElement,):
+                    if not parts(el.value, depth + 1):
+                        return False
+                elif type(el.value) is cst.Dict:
+                    if not group(el.value, depth + 1):
+                        return False
+                else:
+                    return False  # a tensor listed by hand: whose, the rule would have to say
+            return True
+        if t is not cst.Call:
+            return False
+        if any(a.keyword is not None or a.star for a in expr.args):
+            return False
+        callee = facts.names.builtin(expr.func, scope)
+        if callee in ("list", "tuple") and len(expr.args) == 1:
+            return parts(expr.args[0].value, depth + 1)
+        if facts.names.qualify(expr.func, scope) == "itertools.chain" and expr.args:
+            return all(parts(a.value, depth + 1) for a in expr.args)
+        if type(expr.func) is not cst.Attribute or expr.func.attr.value not in F.PARAMETER_METHODS:
+            return False
+        if expr.args or dotted(expr.func.value) is None:
+            return False
+        fact = facts.call_of(expr)
+        if fact is None or fact.receiver is None:
+            return False
+        out.append((fact, fact.receiver))
+        return True
+
+    def group(d: cst.Dict, depth: int) -> bool:
+        found = False
+        for el in d.elements:
+            if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
+                return False
+            if el.key.evaluated_value == "params":
+                if found or not parts(el.value, depth + 1):
+                    return False
+                found = True
+        return found
+
+    return out if parts(arg.value) and out else None
+
+
 _MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")
 # Builtins that compute from their arguments only (``sum(losses)``).
 _PLAIN_BUILTINS = {"sum", "min", "max", "abs", "float", "len", "zip", "enumerate", "list", "tuple", "range", "reversed", "sorted"}
