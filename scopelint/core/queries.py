@@ -670,58 +670,55 @@ def optimizer_owners(facts: Facts, ctor):
     if arg is None:
         return None
     scope = ctor.func.scope if ctor.func is not None else facts.names.root
-    out = []
+    out: list = []
+    return out if _owner_parts(facts, scope, arg.value, out, 0) and out else None
 
-    def parts(expr, depth: int = 0) -> bool:
-        if depth > 8:
-            return False
-        t = type(expr)
-        if t is cst.BinaryOperation and type(expr.operator) is cst.Add:
-            return parts(expr.left, depth + 1) and parts(expr.right, depth + 1)
-        if t in (cst.List, cst.Tuple):
-            if not expr.elements:
-                return False
-            for el in expr.elements:
-                if type(el) in (cst.StarredElement,):
-                    if not parts(el.value, depth + 1):
-                        return False
-                elif type(el.value) is cst.Dict:
-                    if not group(el.value, depth + 1):
-                        return False
-                else:
-                    return False  # a tensor listed by hand: whose, the rule would have to say
-            return True
-        if t is not cst.Call:
-            return False
-        if any(a.keyword is not None or a.star for a in expr.args):
-            return False
-        callee = facts.names.builtin(expr.func, scope)
-        if callee in ("list", "tuple") and len(expr.args) == 1:
-            return parts(expr.args[0].value, depth + 1)
-        if facts.names.qualify(expr.func, scope) == "itertools.chain" and expr.args:
-            return all(parts(a.value, depth + 1) for a in expr.args)
-        if type(expr.func) is not cst.Attribute or expr.func.attr.value not in F.PARAMETER_METHODS:
-            return False
-        if expr.args or dotted(expr.func.value) is None:
-            return False
-        fact = facts.call_of(expr)
-        if fact is None or fact.receiver is None:
-            return False
-        out.append((fact, fact.receiver))
-        return True
 
-    def group(d: cst.Dict, depth: int) -> bool:
-        found = False
-        for el in d.elements:
-            if type(el) is not cst.DictElement or type(el.key) is not cst.SimpleString:
-                return False
-            if el.key.evaluated_value == "params":
-                if found or not parts(el.value, depth + 1):
+def _owner_parts(facts: Facts, scope, expr, out: list, depth: int) -> bool:
+    """Adds to ``out`` the models whose ``.parameters()`` make up ``expr`` (see
+    ``optimizer_owners``); False when a part is anything else. (Module-level, not a
+    closure: a recursive closure is a reference cycle that keeps the facts alive.)"""
+    if depth > 8:
+        return False
+    t = type(expr)
+    if t is cst.BinaryOperation and type(expr.operator) is cst.Add:
+        return _owner_parts(facts, scope, expr.left, out, depth + 1) and _owner_parts(facts, scope, expr.right, out, depth + 1)
+    if t in (cst.List, cst.Tuple):
+        if not expr.elements:
+            return False
+        for el in expr.elements:
+            if type(el) is cst.StarredElement:
+                if not _owner_parts(facts, scope, el.value, out, depth + 1):
                     return False
-                found = True
-        return found
-
-    return out if parts(arg.value) and out else None
+            elif type(el.value) is cst.Dict:  # a param group: its "params"
+                found = False
+                for item in el.value.elements:
+                    if type(item) is not cst.DictElement or type(item.key) is not cst.SimpleString:
+                        return False
+                    if item.key.evaluated_value == "params":
+                        if found or not _owner_parts(facts, scope, item.value, out, depth + 1):
+                            return False
+                        found = True
+                if not found:
+                    return False
+            else:
+                return False  # a tensor listed by hand: whose, the rule would have to say
+        return True
+    if t is not cst.Call or any(a.keyword is not None or a.star for a in expr.args):
+        return False
+    if facts.names.builtin(expr.func, scope) in ("list", "tuple") and len(expr.args) == 1:
+        return _owner_parts(facts, scope, expr.args[0].value, out, depth + 1)
+    if expr.args and facts.names.qualify(expr.func, scope) == "itertools.chain":
+        return all(_owner_parts(facts, scope, a.value, out, depth + 1) for a in expr.args)
+    if type(expr.func) is not cst.Attribute or expr.func.attr.value not in F.PARAMETER_METHODS:
+        return False
+    if expr.args or dotted(expr.func.value) is None:
+        return False
+    fact = facts.call_of(expr)
+    if fact is None or fact.receiver is None:
+        return False
+    out.append((fact, fact.receiver))
+    return True
 
 
 _MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")
