@@ -591,6 +591,101 @@ def wanted_as_leaf(facts: Facts, names: set) -> bool:
     return False
 
 
+def from_gradient(facts: Facts, value: Optional[Value]) -> bool:
+    """``value`` is computed from a gradient (``w - lr * w.grad``, from
+    ``torch.autograd.grad(...)``): an update of a parameter, the optimizer's rule."""
+    for v in value.ancestors() if value is not None else ():
+        node = v.node
+        if type(node) is cst.Attribute and node.attr.value == "grad":
+            return True
+        if type(node) is cst.Call:
+            call = facts.call_of(node)
+            if call is not None and call.qname in ("torch.autograd.grad", "torch.autograd.functional.vjp"):
+                return True
+    return False
+
+
+def written_leaf(m) -> Optional[Value]:
+    """The leaf that requires grad whose storage the write ``m`` (a MutationFact of kind
+    "augassign", "inplace" or "subscript") lands in: the value written itself, or the
+    tensor it is a view of by basic indexing (``c[:] += 1``, ``c[0] = v``,
+    ``c[:2].add_(1)``, ``d = c[1:]; d += 1``). None when it is no leaf, or when the view
+    may be a copy (``c[idx]`` with an index the flow cannot tell a slice or a number:
+    advanced indexing copies, and a write into a copy is no write into the leaf)."""
+    if m.kind not in ("augassign", "inplace", "subscript"):
+        return None
+    v = m.before
+    if m.kind == "augassign" and type(m.node.target) is cst.Subscript:
+        # ``c[i] += x`` is ``c[i] = c[i] + x``: stored into ``c`` (``before`` is ``c[i]``)
+        if v.node is not m.node.target or not v.parents:
+            return None
+        v = v.parents[0]
+    for _ in range(8):
+        if v is None or "leaf" in v.tags:
+            break
+        if type(v.node) is not cst.Subscript or not v.parents or not _basic_index(v.node):
+            return None
+        v = v.parents[0]
+    return v if v is not None and "leaf" in v.tags and "left-graph" not in v.tags else None
+
+
+def _basic_index(node: cst.Subscript) -> bool:
+    """Every index is a slice, an integer literal, ``...`` or ``None``: a view, not a copy."""
+    def basic(e) -> bool:
+        t = type(e)
+        if t is cst.Integer or t is cst.Ellipsis or (t is cst.Name and e.value == "None"):
+            return True
+        if t is cst.UnaryOperation and type(e.operator) is cst.Minus:
+            return type(e.expression) is cst.Integer
+        return False
+
+    for el in node.slice:
+        s = el.slice
+        if type(s) is cst.Slice:
+            continue  # (its bounds may be names: still a slice)
+        if type(s) is not cst.Index or not basic(s.value):
+            return False
+    return True
+
+
+def wanted_as_leaf_after(facts: Facts, func: Optional[FunctionInfo], node: cst.CSTNode, loops, names: set) -> bool:
+    """After ``node`` (a statement of ``func``, None: the module), in the same function or
+    in a loop around ``node`` (its next iteration), the tensor bound to ``names`` is
+    expected to be a leaf: its ``.grad`` is read (not ``.grad = None``, ``.grad.zero_()``),
+    or an optimizer is given it. Nested functions are not looked into."""
+    if not names:
+        return False
+    unit = func.node if func is not None else facts.module
+    order = {}
+    for i, n in enumerate(walk(unit, is_nested_scope)):
+        order[id(n)] = i
+    if id(node) not in order:
+        return False
+    start = max(order.get(id(n), -1) for n in walk(node, is_nested_scope))  # (after the statement, not in it)
+    within = set()
+    for loop in loops:
+        within.update(id(n) for n in walk(loop, is_nested_scope))
+    skip = set()
+    for n in walk(unit, is_nested_scope):
+        t = type(n)
+        if t in (cst.AssignTarget, cst.AugAssign):
+            skip.add(id(n.target))
+        elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("zero_", "detach_", "fill_"):
+            skip.add(id(n.func.value))
+    for n in walk(unit, is_nested_scope):
+        if id(n) not in within and order.get(id(n), -1) <= start:
+            continue
+        if type(n) is cst.Attribute and n.attr.value == "grad" and id(n) not in skip and dotted(n.value) in names:
+            return True
+        if type(n) is cst.Call:
+            c = facts.call_of(n)
+            if c is not None and F.is_optimizer_constructor(c.qname) and any(
+                dotted(m) in names for a in n.args for m in walk(a.value)
+            ):
+                return True
+    return False
+
+
 def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[str]) -> set:
     """For an optimizer kept on the object (``self.opt_d``, a method's ``func`` steps it):
     the dotted names of the models whose ``.parameters()`` its constructor, assigned to
