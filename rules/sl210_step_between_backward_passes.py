@@ -7,6 +7,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, optimized_by_name, origins
 from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step
+from scopelint.core.syntax import runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -26,7 +27,9 @@ class StepBetweenBackwardPasses(Rule):
         through that part of the graph, PyTorch (>= 1.5) raises `RuntimeError: one of
         the variables needed for gradient computation has been modified by an inplace
         operation`. The classic case is a GAN whose discriminator and generator losses
-        share one forward pass, or an actor-critic with a shared trunk.
+        share one forward pass, or an actor-critic with a shared trunk. The two backward
+        passes may also be one call in successive iterations of a loop, through a
+        forward pass made once before the loop: the step in the loop runs between them.
     """
     bad = """
         import torch
@@ -77,9 +80,10 @@ class StepBetweenBackwardPasses(Rule):
                 for step in steps:
                     if step.seq >= second.seq or id(step.node) in reported or step.loops != first.loops:
                         continue
-                    model = _stepped_forward(facts, step, shared)
-                    if model is None:
+                    forward = _stepped_forward(facts, step, shared)
+                    if forward is None:
                         continue
+                    model = forward.callee
                     reported.add(id(step.node))
                     fix = move_after(ctx, step.node, second.node, "Step after the second backward pass")
                     yield Report(
@@ -88,6 +92,32 @@ class StepBetweenBackwardPasses(Rule):
                         "the second backward raises (a variable needed for gradient computation was modified by an inplace operation)",
                         fix,
                     )
+            # The loop form: one backward per iteration through a forward made before the
+            # loop, with a step in the loop: the step runs between two of them.
+            if not first.loops:
+                continue
+            loop = first.loops[-1]
+            if runs_once(loop):
+                continue
+            kept = _kept_across(facts, first, loop)
+            if not kept:
+                continue
+            for step in facts.calls_in(first.func):
+                if not is_optimizer_step(step) or loop not in step.loops or id(step.node) in reported:
+                    continue
+                forward = _stepped_forward(facts, step, kept)
+                if forward is None:
+                    continue
+                reported.add(id(step.node))
+                model = forward.callee
+                fix = recompute_in_loop(ctx, forward.node, loop)
+                yield Report(
+                    step.node,
+                    f"`{step.callee}()` updates `{model}` in place between the backward passes of successive iterations "
+                    "through one forward pass made before the loop: the second iteration's backward raises (a variable "
+                    "needed for gradient computation was modified by an inplace operation)",
+                    fix,
+                )
 
 
 def _retains_graph(node: cst.Call) -> bool:
@@ -101,30 +131,7 @@ def _shared_forwards(facts, first, second):
     are needed for the input's gradient), or it stacks parametrised layers. A forward
     whose result is unpacked (``logits, value = model(x)``) and that the two reach only
     through different elements may share nothing the step changes: not counted."""
-
-    def stop(v):
-        return "left-graph" in v.tags or "const" in v.tags or v.rec[TORCH].off
-
-    def forwards(b):
-        seen = {}
-        for value in b.values:
-            for v in value.ancestors(stop):
-                seen[id(v)] = v
-        out = {}
-        for v in seen.values():
-            if stop(v) or type(v.node) is not cst.Call:
-                continue
-            call = facts.call_of(v.node)
-            if call is None or not is_model_call(call) or not call.state.torch.probably_on or call.seq >= first.seq:
-                continue
-            if not _saves_weights(facts, call):
-                continue
-            entries = [w for w in seen.values() if any(p is v for p in w.parents)]
-            parts = None if not entries or any("part" not in w.tags for w in entries) else {id(w) for w in entries}
-            out[id(v)] = (call, parts)
-        return out
-
-    a, b = forwards(first), forwards(second)
+    a, b = _forwards(facts, first, first.seq), _forwards(facts, second, first.seq)
     shared = []
     for key, (call, parts) in a.items():
         if key not in b:
@@ -134,6 +141,45 @@ def _shared_forwards(facts, first, second):
             continue
         shared.append(call)
     return shared
+
+
+def _no_graph(v) -> bool:
+    return "left-graph" in v.tags or "const" in v.tags or v.rec[TORCH].off
+
+
+def _forwards(facts, b, before: int, definite: bool = False) -> dict:
+    """The forward passes (made before ``before``) that the backward ``b`` goes through
+    and that save their model's weights: id of the value -> (its call, the ids of the
+    unpacked elements it is reached through, or None). ``definite``: only through values
+    that are the same on every path (not a join of branches or of loop iterations)."""
+    stop = (lambda v: _no_graph(v) or v.node is None) if definite else _no_graph
+    seen = {}
+    for value in b.values:
+        for v in value.ancestors(stop):
+            seen[id(v)] = v
+    out = {}
+    for v in seen.values():
+        if _no_graph(v) or type(v.node) is not cst.Call:
+            continue
+        call = facts.call_of(v.node)
+        if call is None or not is_model_call(call) or not call.state.torch.probably_on or call.seq >= before:
+            continue
+        if not _saves_weights(facts, call):
+            continue
+        entries = [w for w in seen.values() if any(p is v for p in w.parents)]
+        parts = None if not entries or any("part" not in w.tags for w in entries) else {id(w) for w in entries}
+        out[id(v)] = (call, parts)
+    return out
+
+
+def _kept_across(facts, b, loop) -> list:
+    """The forward passes the backward ``b`` (in ``loop``) goes through that were made
+    before the loop, not again in it: every iteration's backward walks the same saved
+    tensors (``out = net(x)`` once, ``out.pow(2).mean().backward(retain_graph=True)`` per
+    iteration), through values that are the same in every iteration (not one the loop
+    rebinds: ``out = net(x)`` again at the end of the body)."""
+    inside = {id(n) for n in walk(loop)}
+    return [call for call, _ in _forwards(facts, b, b.seq, definite=True).values() if id(call.node) not in inside]
 
 
 _LAYERS = ("Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
@@ -165,8 +211,8 @@ def _is_layer(node) -> bool:
     return type(node) is cst.Call and (dotted(node.func) or "").rsplit(".", 1)[-1] in _LAYERS
 
 
-def _stepped_forward(facts, step, shared) -> Optional[str]:
-    """The model of a shared forward pass whose parameters ``step``'s optimizer holds."""
+def _stepped_forward(facts, step, shared):
+    """The shared forward pass (its CallFact) whose model's parameters ``step``'s optimizer holds."""
     opt = step.args[0] if is_scaler_step(step) and step.args else step.receiver
     if opt is None or not origins(opt):
         return None
@@ -178,9 +224,9 @@ def _stepped_forward(facts, step, shared) -> Optional[str]:
         if call.seq >= step.seq:
             continue
         if call.callee_value is not None and origins(call.callee_value) & models:
-            return call.callee
+            return call
         if call.callee in names:
-            return call.callee
+            return call
     return None
 
 
@@ -198,6 +244,28 @@ def move_after(ctx, step: cst.CSTNode, later: cst.CSTNode, message: str) -> Opti
         return None
     moved = a.with_changes(leading_lines=())
     return module_fix(module, {id(a): cst.RemovalSentinel.REMOVE, id(b): cst.FlattenSentinel([b, moved])}, message)
+
+
+@quiet
+def recompute_in_loop(ctx, forward: cst.CSTNode, loop) -> Optional[NodeFix]:
+    """The statement that makes the forward pass (``out = net(x)``, just one assignment to
+    names, in the block that holds the loop, before it) repeated first thing in the loop:
+    every iteration backpropagates a graph of its own."""
+    module = ctx.facts.module
+    stmt = statement_of(module, forward)
+    if stmt is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    assign = stmt.body[0]
+    if not isinstance(assign, cst.Assign) or not all(isinstance(t.target, cst.Name) for t in assign.targets):
+        return None
+    where, there = block_of(module, stmt), block_of(module, loop)
+    if where is None or there is None or where[0] is not there[0] or where[1] >= there[1]:
+        return None
+    if not isinstance(loop.body, cst.IndentedBlock) or not loop.body.body:
+        return None
+    again = stmt.with_changes(leading_lines=())
+    body = loop.body.with_changes(body=[again, *loop.body.body])
+    return module_fix(module, {id(loop.body): body}, "Recompute the forward pass in each iteration")
 
 
 RULE = StepBetweenBackwardPasses

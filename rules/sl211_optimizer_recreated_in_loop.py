@@ -3,9 +3,9 @@ from typing import Optional, Set
 import libcst as cst
 
 from scopelint.core.names import dotted
-from scopelint.core.queries import optimizer_owner, stepped_optimizer
+from scopelint.core.queries import optimizer_owners, stepped_optimizer
 from scopelint.core.roles import is_data_iterable, is_optimizer_step
-from scopelint.core.syntax import walk
+from scopelint.core.syntax import runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -61,23 +61,30 @@ class OptimizerRecreatedInLoop(Rule):
         for ctor in facts.calls:
             if not ctor.loops or id(ctor.node) not in steps or not _keeps_state(ctor):
                 continue
-            owned = optimizer_owner(facts, ctor)
+            owned = optimizer_owners(facts, ctor)
             if owned is None:
                 continue
             loop = ctor.loops[-1]
-            if not _steps_in(facts, steps[id(ctor.node)], loop) or _runs_once(loop) or not _steps_of_training(loop):
+            if not _steps_in(facts, steps[id(ctor.node)], loop) or runs_once(loop) or not _steps_of_training(loop):
                 continue
-            owner = owned[1]
-            spelled = dotted(owned[0].node.func.value)
-            if not _persists(facts, owner, spelled, loop):
-                continue
-            fix = hoist(ctx, ctor, loop)
-            yield Report(
-                ctor.node,
-                f"optimizer built inside the loop over `{spelled}`, which persists across iterations: "
-                "its momentum/adaptive state and step count restart every iteration",
-                fix,
-            )
+            # Every model it is built over persists (one rebuilt in the iteration: a fresh run).
+            spelled = []
+            for params, owner in owned:
+                name = dotted(params.node.func.value)
+                if not _persists(facts, owner, name, loop):
+                    break
+                if name not in spelled:
+                    spelled.append(name)
+            else:
+                fix = hoist(ctx, ctor, loop)
+                over = " and ".join(f"`{n}`" for n in spelled)
+                which = "which persists" if len(spelled) == 1 else "which persist"
+                yield Report(
+                    ctor.node,
+                    f"optimizer built inside the loop over {over}, {which} across iterations: "
+                    "its momentum/adaptive state and step count restart every iteration",
+                    fix,
+                )
 
 
 def _steps_in(facts, steps, loop) -> bool:
@@ -118,19 +125,6 @@ def _zero(expr) -> bool:
     return type(expr) in (cst.Integer, cst.Float) and float(expr.value) == 0
 
 
-def _runs_once(loop) -> bool:
-    """``for _ in range(1)``, ``for x in [a]``, or a loop whose body (or the ``try`` in
-    it) ends in ``break``: a retry loop (``while True: try: ...; break``)."""
-    if _ends_in_break(loop.body):
-        return True
-    if type(loop) is not cst.For:
-        return False
-    it = loop.iter
-    if type(it) is cst.Call and dotted(it.func) == "range" and len(it.args) == 1 and type(it.args[0].value) is cst.Integer:
-        return it.args[0].value.evaluated_value <= 1
-    return type(it) in (cst.List, cst.Tuple) and len(it.elements) <= 1
-
-
 def _steps_of_training(loop) -> bool:
     """A loop over epochs or batches: ``while``, ``for ... in range(...)`` (through
     ``enumerate``/``tqdm``), or over a data loader. A loop over stages, models or
@@ -145,18 +139,6 @@ def _steps_of_training(loop) -> bool:
     if type(it) is cst.Call and dotted(it.func) == "range":
         return True
     return is_data_iterable(it)
-
-
-def _ends_in_break(block) -> bool:
-    body = list(getattr(block, "body", ()))
-    if not body:
-        return False
-    last = body[-1]
-    if type(last) is cst.SimpleStatementLine:
-        return any(type(small) is cst.Break for small in last.body)
-    if type(last) in (cst.Try, cst.TryStar):
-        return _ends_in_break(last.body)
-    return False
 
 
 # Calls that put a model back to fresh (or other) weights: the iteration starts a new run.

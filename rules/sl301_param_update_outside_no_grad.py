@@ -3,6 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
+from scopelint.core.queries import from_gradient, wanted_as_leaf_after, written_leaf
 from scopelint.fixkit import keyword_call, module_fix, quiet, scope_of, spell_or_import, statement_of, wrap
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -18,9 +19,10 @@ class ParamUpdateOutsideNoGrad(Rule):
     why = """
         `w -= lr * w.grad` or `p.add_(...)` on a leaf that requires grad, with
         recording on, raises `RuntimeError: a leaf Variable that requires grad is
-        being used in an in-place operation`. Rebinding instead (`w = w - lr * w.grad`)
-        runs, but makes `w` a non-leaf: the next `w.grad` is `None` and training
-        silently stops.
+        being used in an in-place operation`; a write into a slice of it (`w[:] -= ...`,
+        `w[0] = v`) raises the same for "a view of a leaf Variable". Rebinding instead
+        (`w = w - lr * w.grad`) runs, but makes `w` a non-leaf: the next `w.grad` is
+        `None` and training silently stops.
     """
     bad = """
         import torch
@@ -50,34 +52,27 @@ class ParamUpdateOutsideNoGrad(Rule):
             return
         trains = {id(b.func) for b in facts.backwards}
         for m in facts.mutations:
-            if m.kind not in ("augassign", "inplace", "rebind") or "leaf" not in m.before.tags:
+            if m.kind == "rebind":
+                if "leaf" not in m.before.tags:
+                    continue
+            elif written_leaf(m) is None:  # (also a write into a view of the leaf: ``w[:] -= ...``)
                 continue
             sw = m.state.torch
             # ON, or a function entry nobody fixed in a function that backpropagates.
             known_on = sw.on or (sw.probably_on and id(m.func) in trains)
             if not known_on:
                 continue
-            if m.kind == "rebind" and not _from_gradient(facts, m.value):
+            if m.kind == "rebind" and not from_gradient(facts, m.value):
                 continue  # (``acc = acc + loss`` on a seed made with requires_grad=True: no parameter)
+            if m.kind == "rebind" and not wanted_as_leaf_after(facts, m.func, m.node, m.loops, {m.key}):
+                continue  # (one FGSM step, ``x = x + eps * x.grad.sign()``: no next ``.grad`` to miss)
             fix = wrap_in_no_grad(ctx, m.func, m.node, "Update the parameter under `torch.no_grad()`")
             if m.kind == "rebind":
                 yield Report(m.node, f"`{m.key}` is rebound from itself while recording: it becomes a non-leaf and its next `.grad` is None", fix)
-            else:
+            elif written_leaf(m) is m.before and m.kind != "subscript":
                 yield Report(m.node, "in-place update of a parameter that requires grad while recording: raises at run time", fix)
-
-
-def _from_gradient(facts, value) -> bool:
-    """The new value is computed from a gradient (``w - lr * w.grad``, from
-    ``torch.autograd.grad(...)``): an update of a parameter, the optimizer's rule."""
-    for v in value.ancestors() if value is not None else ():
-        node = v.node
-        if type(node) is cst.Attribute and node.attr.value == "grad":
-            return True
-        if type(node) is cst.Call:
-            call = facts.call_of(node)
-            if call is not None and call.qname in ("torch.autograd.grad", "torch.autograd.functional.vjp"):
-                return True
-    return False
+            else:
+                yield Report(m.node, "in-place write into a slice of a parameter that requires grad while recording: raises at run time", fix)
 
 
 # --- the fix ----------------------------------------------------------------------------
@@ -93,7 +88,8 @@ def wrap_in_no_grad(ctx, func, node: cst.CSTNode, message: str) -> Optional[Node
     scope_fn, imports = spell_or_import(ctx, scope_of(ctx, func), "torch.no_grad")
     if stmt is None or scope_fn is None:
         return None
-    if isinstance(node, cst.Assign) and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+    if isinstance(node, cst.Assign) and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and not isinstance(node.targets[0].target, cst.Subscript):  # (``w[i] = v``: wrapped as it is)
         value, target = node.value, node.targets[0].target
         op = _IN_PLACE.get(type(getattr(value, "operator", None)))
         if op is None or not isinstance(value, cst.BinaryOperation) or not value.left.deep_equals(target):

@@ -140,3 +140,34 @@ def test_sl211_self_model_rebuilt_by_another_method_is_silent():
     kept = src.replace("self.model = nn.Linear(3, 1)\n\n            def fit", "pass\n\n            def fit")
     kept = kept.replace("self.reset()", "print(epoch)")
     assert kept != src and codes(kept, "SL211") == [15]
+
+
+@pytest.mark.parametrize("params, extra, flagged", [
+    ("list(enc.parameters()) + list(head.parameters())", "", True),
+    ("[*enc.parameters(), *head.parameters()]", "", True),
+    ("itertools.chain(enc.parameters(), head.parameters())", "", True),
+    ('[{"params": enc.parameters()}, {"params": head.parameters(), "lr": 1e-2}]', "", True),
+    # one of the models is built in the iteration: a fresh run
+    ("list(enc.parameters()) + list(head.parameters())", "head = nn.Linear(8, 1)", False),
+    ('[{"params": enc.parameters()}, {"params": head.parameters()}]', "head = nn.Linear(8, 1)", False),
+    # a part the rule cannot read: silent
+    ("list(enc.parameters()) + extra", "", False),
+    ("list(enc.parameters()) + [p for p in head.parameters() if p.requires_grad]", "", False),
+    ('[{"params": enc.parameters()}, {"lr": 1e-2}]', "", False),
+])
+def test_sl211_optimizer_over_several_models(params, extra, flagged):
+    src = f"""
+        import itertools
+        import torch
+        from torch import nn
+
+        enc, head = nn.Linear(3, 8), nn.Linear(8, 1)
+        extra = [torch.zeros(1, requires_grad=True)]
+        for epoch in range(3):
+            {extra}
+            opt = torch.optim.Adam({params}, lr=1e-3)
+            opt.zero_grad()
+            head(enc(torch.randn(4, 3))).sum().backward()
+            opt.step()
+    """
+    assert bool(codes(src, "SL211")) == flagged

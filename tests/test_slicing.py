@@ -98,6 +98,9 @@ def test_no_anchor_means_nothing_to_parse():
     ("w = torch.zeros(3, requires_grad=1)", True),
     ("w = torch.zeros(3, requires_grad=flag)", False),  # not a leaf the analysis knows
     ("w = torch.zeros(3, requires_grad=False)", False),
+    ("w.requires_grad = True", True),  # a leaf from here on
+    ("w.requires_grad = flag", False),
+    ("w.requires_grad = False", False),
     ("net.initialize(grad_req='add')", True),
     ("net.initialize(grad_req='write')", False),
     ("net.collect_params().setattr('grad_req', 'add')", True),
@@ -109,7 +112,7 @@ def test_no_anchor_means_nothing_to_parse():
     ("setattr('grad_req', 'add')", False),
 ])
 def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anchors):
-    plan = _plan(f"import torch\n\n\ndef f(net, obj, module, name, value, flag, p, buffer):\n    {line}\n")
+    plan = _plan(f"import torch\n\n\ndef f(net, obj, module, name, value, flag, p, buffer, w):\n    {line}\n")
     assert (plan.source is not None) == anchors
 
 

@@ -945,6 +945,12 @@ class Analyzer:
             # ``p.grad_req = "add"``: MXNet then adds into the gradient buffers (SL202)
             self._mutation(node, "grad-req", key, self._ev(target.value), value)
             return
+        if type(target) is cst.Attribute and target.attr.value == "requires_grad":
+            # ``x.requires_grad = True``: ``x`` is a leaf that requires grad from here on,
+            # as after ``x.requires_grad_()`` (setting it on a non-leaf raises).
+            if literal_bool(node.value) is True:
+                self._make_leaf(target)
+            return
         if key.endswith(".grad") and type(node.value) is cst.Name and node.value.value == "None":
             env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
             self._mutation(node, "grad-none", key, self._lookup(target), None)
@@ -957,6 +963,25 @@ class Analyzer:
         elif type(node.value) is cst.BinaryOperation and key in (dotted(node.value.left), dotted(node.value.right)):
             added = [p for p in value.parents if p is not old]
             self._mutation(node, "accumulate", key, old, added[0] if len(added) == 1 else None)
+
+    def _make_leaf(self, target: cst.Attribute) -> None:
+        """``x.requires_grad = True`` binds ``x`` to a leaf of PyTorch's, when ``x`` may be
+        a tensor: not a model or another object (on an ``nn.Module`` the attribute is a
+        plain one), nor already a leaf (a parameter stays what the flow knows of it)."""
+        owner = dotted(target.value)
+        env = self.flow.env
+        if owner is None or env is None:
+            return
+        old = env.vals.get(owner)
+        if old is None and "." in owner:
+            return  # ``self.fc.requires_grad = True``: a module's attribute as often as a tensor
+        if old is not None:
+            if "leaf" in old.tags or "model" in old.tags or PART <= old.tags or CONTAINER <= old.tags:
+                return
+            if any(t.startswith("instance:") or (t.startswith("ctor:") and roles.is_class_name(t.rsplit(".", 1)[-1]))
+                   for t in old.tags):
+                return
+        self._bind_name(owner, leaf_value(target, F.TORCH))
 
     def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value]) -> None:
         self._seq += 1

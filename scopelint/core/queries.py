@@ -662,6 +662,101 @@ def wanted_as_leaf(facts: Facts, names: set) -> bool:
     return False
 
 
+def from_gradient(facts: Facts, value: Optional[Value]) -> bool:
+    """``value`` is computed from a gradient (``w - lr * w.grad``, from
+    ``torch.autograd.grad(...)``): an update of a parameter, the optimizer's rule."""
+    for v in value.ancestors() if value is not None else ():
+        node = v.node
+        if type(node) is cst.Attribute and node.attr.value == "grad":
+            return True
+        if type(node) is cst.Call:
+            call = facts.call_of(node)
+            if call is not None and call.qname in ("torch.autograd.grad", "torch.autograd.functional.vjp"):
+                return True
+    return False
+
+
+def written_leaf(m) -> Optional[Value]:
+    """The leaf that requires grad whose storage the write ``m`` (a MutationFact of kind
+    "augassign", "inplace" or "subscript") lands in: the value written itself, or the
+    tensor it is a view of by basic indexing (``c[:] += 1``, ``c[0] = v``,
+    ``c[:2].add_(1)``, ``d = c[1:]; d += 1``). None when it is no leaf, or when the view
+    may be a copy (``c[idx]`` with an index the flow cannot tell a slice or a number:
+    advanced indexing copies, and a write into a copy is no write into the leaf)."""
+    if m.kind not in ("augassign", "inplace", "subscript"):
+        return None
+    v = m.before
+    if m.kind == "augassign" and type(m.node.target) is cst.Subscript:
+        # ``c[i] += x`` is ``c[i] = c[i] + x``: stored into ``c`` (``before`` is ``c[i]``)
+        if v.node is not m.node.target or not v.parents:
+            return None
+        v = v.parents[0]
+    for _ in range(8):
+        if v is None or "leaf" in v.tags:
+            break
+        if type(v.node) is not cst.Subscript or not v.parents or not _basic_index(v.node):
+            return None
+        v = v.parents[0]
+    return v if v is not None and "leaf" in v.tags and "left-graph" not in v.tags else None
+
+
+def _basic_index(node: cst.Subscript) -> bool:
+    """Every index is a slice, an integer literal, ``...`` or ``None``: a view, not a copy."""
+    def basic(e) -> bool:
+        t = type(e)
+        if t is cst.Integer or t is cst.Ellipsis or (t is cst.Name and e.value == "None"):
+            return True
+        if t is cst.UnaryOperation and type(e.operator) is cst.Minus:
+            return type(e.expression) is cst.Integer
+        return False
+
+    for el in node.slice:
+        s = el.slice
+        if type(s) is cst.Slice:
+            continue  # (its bounds may be names: still a slice)
+        if type(s) is not cst.Index or not basic(s.value):
+            return False
+    return True
+
+
+def wanted_as_leaf_after(facts: Facts, func: Optional[FunctionInfo], node: cst.CSTNode, loops, names: set) -> bool:
+    """After ``node`` (a statement of ``func``, None: the module), in the same function or
+    in a loop around ``node`` (its next iteration), the tensor bound to ``names`` is
+    expected to be a leaf: its ``.grad`` is read (not ``.grad = None``, ``.grad.zero_()``),
+    or an optimizer is given it. Nested functions are not looked into."""
+    if not names:
+        return False
+    unit = func.node if func is not None else facts.module
+    order = {}
+    for i, n in enumerate(walk(unit, is_nested_scope)):
+        order[id(n)] = i
+    if id(node) not in order:
+        return False
+    start = max(order.get(id(n), -1) for n in walk(node, is_nested_scope))  # (after the statement, not in it)
+    within = set()
+    for loop in loops:
+        within.update(id(n) for n in walk(loop, is_nested_scope))
+    skip = set()
+    for n in walk(unit, is_nested_scope):
+        t = type(n)
+        if t in (cst.AssignTarget, cst.AugAssign):
+            skip.add(id(n.target))
+        elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("zero_", "detach_", "fill_"):
+            skip.add(id(n.func.value))
+    for n in walk(unit, is_nested_scope):
+        if id(n) not in within and order.get(id(n), -1) <= start:
+            continue
+        if type(n) is cst.Attribute and n.attr.value == "grad" and id(n) not in skip and dotted(n.value) in names:
+            return True
+        if type(n) is cst.Call:
+            c = facts.call_of(n)
+            if c is not None and F.is_optimizer_constructor(c.qname) and any(
+                dotted(m) in names for a in n.args for m in walk(a.value)
+            ):
+                return True
+    return False
+
+
 def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[str]) -> set:
     """For an optimizer kept on the object (``self.opt_d``, a method's ``func`` steps it):
     the dotted names of the models whose ``.parameters()`` its constructor, assigned to
@@ -725,6 +820,71 @@ def optimizer_owner(facts: Facts, ctor):
     if fact is None or fact.receiver is None:
         return None
     return fact, fact.receiver
+
+
+def optimizer_owners(facts: Facts, ctor):
+    """For an optimizer built over the whole parameters of one or more models:
+    ``torch.optim.X(M.parameters())``, ``X(list(A.parameters()) + list(B.parameters()))``,
+    ``X(itertools.chain(A.parameters(), B.parameters()))``, ``X([*A.parameters(), ...])``,
+    param groups ``X([{"params": A.parameters(), "lr": ...}, ...])``: a list of (the
+    ``M.parameters()`` CallFact, the value of ``M``), one per model, in order. None when
+    any part of the argument is something else (a filter, a slice, a name the flow
+    holds): every parameter the optimizer gets must be known to be some model's."""
+    from scopelint.core.flow import call_arg
+
+    arg = call_arg(ctor.node, 0, "params")
+    if arg is None:
+        return None
+    scope = ctor.func.scope if ctor.func is not None else facts.names.root
+    out: list = []
+    return out if _owner_parts(facts, scope, arg.value, out, 0) and out else None
+
+
+def _owner_parts(facts: Facts, scope, expr, out: list, depth: int) -> bool:
+    """Adds to ``out`` the models whose ``.parameters()`` make up ``expr`` (see
+    ``optimizer_owners``); False when a part is anything else. (Module-level, not a
+    closure: a recursive closure is a reference cycle that keeps the facts alive.)"""
+    if depth > 8:
+        return False
+    t = type(expr)
+    if t is cst.BinaryOperation and type(expr.operator) is cst.Add:
+        return _owner_parts(facts, scope, expr.left, out, depth + 1) and _owner_parts(facts, scope, expr.right, out, depth + 1)
+    if t in (cst.List, cst.Tuple):
+        if not expr.elements:
+            return False
+        for el in expr.elements:
+            if type(el) is cst.StarredElement:
+                if not _owner_parts(facts, scope, el.value, out, depth + 1):
+                    return False
+            elif type(el.value) is cst.Dict:  # a param group: its "params"
+                found = False
+                for item in el.value.elements:
+                    if type(item) is not cst.DictElement or type(item.key) is not cst.SimpleString:
+                        return False
+                    if item.key.evaluated_value == "params":
+                        if found or not _owner_parts(facts, scope, item.value, out, depth + 1):
+                            return False
+                        found = True
+                if not found:
+                    return False
+            else:
+                return False  # a tensor listed by hand: whose, the rule would have to say
+        return True
+    if t is not cst.Call or any(a.keyword is not None or a.star for a in expr.args):
+        return False
+    if facts.names.builtin(expr.func, scope) in ("list", "tuple") and len(expr.args) == 1:
+        return _owner_parts(facts, scope, expr.args[0].value, out, depth + 1)
+    if expr.args and facts.names.qualify(expr.func, scope) == "itertools.chain":
+        return all(_owner_parts(facts, scope, a.value, out, depth + 1) for a in expr.args)
+    if type(expr.func) is not cst.Attribute or expr.func.attr.value not in F.PARAMETER_METHODS:
+        return False
+    if expr.args or dotted(expr.func.value) is None:
+        return False
+    fact = facts.call_of(expr)
+    if fact is None or fact.receiver is None:
+        return False
+    out.append((fact, fact.receiver))
+    return True
 
 
 _MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")

@@ -5,8 +5,8 @@ The file is cut into *units*: each module-level statement, and for a module-leve
 class its header (bases, decorators, body statements that are not methods) and each of
 its methods. A unit is an *anchor* when it does something the analysis reacts to (a
 backward call, a grad-mode scope or switch, ``zero_grad()``, ``eval()``/``train()``, a
-leaf made with ``requires_grad=True``/``Parameter()``/``parameters()``, ``p.grad =
-None``, a loss call, an inference-named function that may call a model or, where
+leaf made with ``requires_grad=True``/``x.requires_grad = True``/``Parameter()``/
+``parameters()``, ``p.grad = None``, a loss call, an inference-named function that may call a model or, where
 something is put in eval mode, any), in the form the analysis reads it
 (``requires_grad=True``, not ``requires_grad=flag``; a name that is not ASCII anchors
 whatever it spells: ``ast`` reads it NFKC-normalised, LibCST as written). A finding
@@ -174,6 +174,10 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
         lines.update([node.lineno for node in found[ast.Name] if node.id in scope_ids])
     for node in found[ast.keyword]:
         if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
+            lines.add(node.lineno)
+    for node in found[ast.Assign]:  # ``x.requires_grad = True``: a leaf (``flow.Analyzer._make_leaf``)
+        if _constant_in(node.value, _KEYWORDS["requires_grad"]) and any(
+                type(t) is ast.Attribute and t.attr == "requires_grad" for t in node.targets):
             lines.add(node.lineno)
     sets_mode = False  # some ``x.eval()``/``x.train(...)``: names in eval mode are models
     anchoring: Dict[str, bool] = {}  # callee name -> an API or loss name (names repeat)

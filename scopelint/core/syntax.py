@@ -139,3 +139,32 @@ def block_path(body, target: cst.CSTNode) -> List[Tuple[Sequence[cst.CSTNode], i
         return None
 
     return search(body) or []
+
+
+def runs_once(loop) -> bool:
+    """``for _ in range(1)``, ``for x in [a]``, or a loop whose body (or the ``try`` in
+    it) ends in ``break``: a retry loop (``while True: try: ...; break``)."""
+    if ends_in_break(loop.body):
+        return True
+    if type(loop) is not cst.For:
+        return False
+    it = loop.iter
+    if type(it) is cst.Call and _dotted_name(it.func) == "range" and len(it.args) == 1 and type(it.args[0].value) is cst.Integer:
+        return it.args[0].value.evaluated_value <= 1
+    return type(it) in (cst.List, cst.Tuple) and len(it.elements) <= 1
+
+
+def ends_in_break(block) -> bool:
+    body = list(getattr(block, "body", ()))
+    if not body:
+        return False
+    last = body[-1]
+    if type(last) is cst.SimpleStatementLine:
+        return any(type(small) is cst.Break for small in last.body)
+    if type(last) in (cst.Try, cst.TryStar):
+        return ends_in_break(last.body)
+    return False
+
+
+def _dotted_name(node) -> Optional[str]:
+    return node.value if type(node) is cst.Name else None
