@@ -350,10 +350,20 @@ class _Loads(cst.CSTVisitor):
         return False
 
     def _comp(self, node):
-        # the first iterable is evaluated outside; the rest sees the targets
+        # the first iterable is evaluated at once, outside; the rest sees the targets (and,
+        # in a generator expression, runs later)
+        node.for_in.iter.visit(self)
         self.stack.append((_comp_targets(node), isinstance(node, cst.GeneratorExp)))
-        for child in node.children:
-            child.visit(self)
+        for part in (getattr(node, "elt", None), getattr(node, "key", None), getattr(node, "value", None)):
+            if part is not None:
+                part.visit(self)
+        f = node.for_in
+        while f is not None:
+            if f is not node.for_in:
+                f.iter.visit(self)
+            for i in f.ifs:
+                i.visit(self)
+            f = f.inner_for_in
         self.stack.pop()
         return False
 
@@ -489,12 +499,15 @@ class Flow:
         self.needs: Set[str] = set()
         self.stores: Set[str] = set()
         self.reads: Set[str] = set()
+        self.late: Set[str] = set()  # read inside a lambda or generator expression: when it runs
         self.order: List[str] = []
 
     def load(self, node: Optional[cst.CSTNode], assigned: Set[str]):
         if node is None:
             return
-        for n in loads([node]).loads:
+        found = loads([node])
+        self.late |= found.nested
+        for n in found.loads:
             self.reads.add(n)
             if n not in assigned:
                 self.needs.add(n)
@@ -843,19 +856,20 @@ def _frameworks(text: str) -> Set[str]:
     return found
 
 
-def _loop_bound(program: Program, scope: Scope, loops: Sequence[cst.CSTNode]) -> Set[str]:
-    """Names bound anywhere in the enclosing loops (a later iteration sees them)."""
-    if not loops:
-        return set()
-    return set(bindings([loops[0]]))
-
-
-def _bound_before(program: Program, scope: Scope, name: str, line: int, loops) -> bool:
+def _bound_before(program: Program, region: "Region", name: str) -> bool:
+    """Bound in the scope before the region's first line, or (a later iteration sees
+    it) by a statement of an enclosing loop outside the region."""
+    scope, loops = region.block.scope, region.block.loops
     if scope.kind == "function" and name in scope.params:
         return True
-    if any(l < line for l in scope.lines.get(name, ())):
+    first, last = program.lines(region.stmts[0])[0], program.lines(region.stmts[-1])[1]
+    lines = scope.lines.get(name, ())
+    if any(l < first for l in lines):
         return True
-    return name in _loop_bound(program, scope, loops)
+    if loops:
+        start, end = program.lines(loops[0])
+        return any(start <= l <= end and not first <= l <= last for l in lines)
+    return False
 
 
 def _global_reads(program: Program) -> Set[str]:
@@ -895,7 +909,7 @@ def _analyse_now(program: Program, region: Region, stmts: Optional[Sequence[cst.
     outside = program.reads_outside(region)
     live = set(outside.loads)
     if block.loops:
-        live |= flow.reads
+        live |= flow.needs  # read before bound: what the previous iteration left
     outputs = [n for n in flow.order if n in live]
     declared_global = _global_reads(program)
     touched = flow.reads | flow.stores
@@ -924,7 +938,6 @@ def extract(program: Program, region: Region, stmts: Optional[Sequence[cst.BaseS
     flow, definite, outputs = _analyse(program, region, stmts)
     block = region.block
     scope = block.scope
-    first_line = program.lines(region.stmts[0])[0]
     stmts = list(stmts if stmts is not None else region.stmts)
 
     def variable(n: str) -> bool:
@@ -945,11 +958,18 @@ def extract(program: Program, region: Region, stmts: Optional[Sequence[cst.BaseS
         params = [n for n in sorted(flow.needs) if n in flow.stores]
     else:
         params = [n for n in sorted(flow.needs) if variable(n) or n in flow.stores]
+        # a lambda or generator expression reads its names when it runs: handed over, it
+        # would keep the value of the call
+        late = [n for n in params if n in flow.late]
+        if late and scope.kind == "module" and not set(late) & flow.stores:
+            params = [n for n in params if n not in late]
+        elif late:
+            raise NotApplicable("a lambda in the region reads a variable of the scope")
     for n in outputs:
         if n not in definite and n not in params:
             params.append(n)
     for n in params:
-        if not _bound_before(program, scope, n, first_line, block.loops):
+        if not _bound_before(program, region, n):
             raise NotApplicable("hands over a name that may be unbound")
     return Extraction(params, outputs, stmts)
 
@@ -1071,13 +1091,13 @@ def refactor_region(program: Program, region: Region, kind: str, n: int) -> str:
         name = f"{PREFIX}helper{n}"
         return _rewrite_region(program, region, [_call_site(f"{name}({args})", ex.outputs)], [_def(name, ex.params, body)])
     if kind == "method":
-        cls, obj = f"{PREFIX.title()}Steps{n}", f"{PREFIX}obj{n}"
+        cls, obj = f"InvSteps{n}", f"{PREFIX}obj{n}"
         method = _def("run", *_as_method(ex.params, body))
         site = [_stmt(f"{obj} = {cls}()\n"), _call_site(f"{obj}.run({args})", ex.outputs)]
         return _rewrite_region(program, region, site, [_class(cls, "", [method])])
     if kind == "forward":
         imp, base = _base_class(program)
-        cls, net = f"{PREFIX.title()}Step{n}", f"{PREFIX}net{n}"
+        cls, net = f"InvStep{n}", f"{PREFIX}net{n}"
         method = _def("forward", *_as_method(ex.params, body))
         site = [_stmt(f"{net} = {cls}()\n"), _call_site(f"{net}({args})", ex.outputs)]
         return _rewrite_region(program, region, site, [imp, _class(cls, base, [method])])
@@ -1108,7 +1128,7 @@ def _trainer(program: Program, region: Region, n: int) -> str:
     body_block, _ = program.where[id(loop.body.body[0])]
     body_region = Region(body_block, 0, len(body_block.stmts))
     inner = extract(program, body_region)
-    cls, obj, me = f"{PREFIX.title()}Trainer{n}", f"{PREFIX}trainer{n}", f"{PREFIX}me"
+    cls, obj, me = f"InvTrainer{n}", f"{PREFIX}trainer{n}", f"{PREFIX}me"
     call = _call_site(f"{me}.train_epoch({', '.join(inner.params)})", inner.outputs)
     new_loop = loop.with_changes(body=loop.body.with_changes(body=[call]))
     loop_region = Region(outer_block, i, i + 1)
@@ -1188,7 +1208,7 @@ def loss_module(program: Program) -> str:
                 reasons[str(e)] += 1
                 continue
             n += 1
-            cls, mod = f"{PREFIX.title()}Loss{n}", f"{PREFIX}loss{n}"
+            cls, mod = f"InvLoss{n}", f"{PREFIX}loss{n}"
             ret = cst.SimpleStatementLine([cst.Return(a.value)], trailing_whitespace=s.trailing_whitespace)
             forward = _def("forward", *_as_method(ex.params, [ret]))
             target = a.targets[0].target.value
@@ -1536,7 +1556,10 @@ def write_baseline(results: Dict[str, dict], skipped: Sequence[Skipped], path: P
         "not_applicable": dict(sorted(na.items())),
         "variants": dict(sorted(results.items())),
     }
-    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    # one line per variant: a change of reach reads as a diff of lines
+    rows = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in data["variants"].items()]
+    head = json.dumps({k: v for k, v in data.items() if k != "variants"}, indent=1)[:-2]
+    path.write_text(head + ',\n "variants": {\n' + ",\n".join(" " + r for r in rows) + "\n }\n}\n", encoding="utf-8")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
