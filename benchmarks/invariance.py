@@ -473,20 +473,34 @@ def banned(nodes: Sequence[cst.CSTNode]) -> Set[str]:
     return v.reasons
 
 
-def _runs_once_at_least(node: cst.For) -> bool:
-    """``for ... in range(<literal>)`` or over a non-empty literal list or tuple."""
-    it = node.iter
+def _nonempty(it: cst.BaseExpression, known: Dict[str, cst.BaseExpression], depth: int = 0) -> bool:
+    """An iterable that is not empty: ``range(<literal>)``, a non-empty literal list or
+    tuple, ``[...] * <literal>``, a list comprehension over one of those, ``enumerate``,
+    ``zip``, ``list`` or ``tqdm`` of them, or a module name bound once to one of them."""
+    if depth > 4:
+        return False
     if isinstance(it, (cst.List, cst.Tuple)):
-        return bool(it.elements)
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
-        try:
-            nums = [int(cst.Module([]).code_for_node(a.value)) for a in it.args]
-        except ValueError:
-            return False
-        if len(nums) == 1:
-            return nums[0] > 0
-        if len(nums) in (2, 3):
-            return len(range(*nums)) > 0
+        return bool(it.elements) and not any(isinstance(e, cst.StarredElement) for e in it.elements)
+    if isinstance(it, cst.ListComp):
+        f = it.for_in
+        return f.inner_for_in is None and not f.ifs and _nonempty(f.iter, known, depth + 1)
+    if isinstance(it, cst.BinaryOperation) and isinstance(it.operator, cst.Multiply):
+        return isinstance(it.right, cst.Integer) and int(it.right.value) > 0 and _nonempty(it.left, known, depth + 1)
+    if isinstance(it, cst.Name):
+        return it.value in known and _nonempty(known[it.value], known, depth + 1)
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
+        name = it.func.value
+        if name == "range":
+            try:
+                nums = [int(cst.Module([]).code_for_node(a.value)) for a in it.args]
+            except ValueError:
+                return False
+            return 1 <= len(nums) <= 3 and len(range(*nums)) > 0
+        positional = [a.value for a in it.args if a.keyword is None and not a.star]
+        if name in ("enumerate", "list", "tqdm") and positional:
+            return _nonempty(positional[0], known, depth + 1)
+        if name == "zip" and positional:
+            return all(_nonempty(a, known, depth + 1) for a in positional)
     return False
 
 
@@ -495,7 +509,8 @@ class Flow:
     (``needs``), every name it binds (``stores``), and those bound on every path through it
     (what ``walk`` returns)."""
 
-    def __init__(self):
+    def __init__(self, known: Optional[Dict[str, cst.BaseExpression]] = None):
+        self.known = known or {}  # module names bound once: a loop over one may be known to run
         self.needs: Set[str] = set()
         self.stores: Set[str] = set()
         self.reads: Set[str] = set()
@@ -564,7 +579,7 @@ class Flow:
             # the body again: what it reads before binding, bound by the previous iteration
             if s.orelse is not None:
                 self._block(s.orelse.body, assigned)
-            return a if _runs_once_at_least(s) and s.orelse is None else set(assigned)
+            return a if _nonempty(s.iter, self.known) and s.orelse is None else set(assigned)
         if isinstance(s, cst.While):
             self.load(s.test, assigned)
             self._block(s.body, assigned)
@@ -704,6 +719,15 @@ class Program:
         root = Scope(self.module, "module", None)
         self._scope(root, self.module.body)
         self._walk(self.module, list(self.module.body), root, [], -1)
+        # module names bound once, by a plain assignment at module level
+        self.known: Dict[str, cst.BaseExpression] = {}
+        for st in self.module.body:
+            if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
+                a = st.body[0]
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
+                    name = a.targets[0].target.value
+                    if root.names.get(name) == {"assign"} and len(root.lines.get(name, ())) == 1:
+                        self.known[name] = a.value
 
     def lines(self, node) -> Tuple[int, int]:
         p = self.pos[node]
@@ -904,7 +928,7 @@ def _analyse_now(program: Program, region: Region, stmts: Optional[Sequence[cst.
     reasons = banned(stmts)
     if reasons:
         raise NotApplicable(sorted(reasons)[0])
-    flow = Flow()
+    flow = Flow(program.known)
     definite = flow.walk(stmts, set())
     outside = program.reads_outside(region)
     live = set(outside.loads)
@@ -1121,7 +1145,7 @@ def _trainer(program: Program, region: Region, n: int) -> str:
     elif block.loops:
         loop = block.loops[-1]
     else:
-        raise NotApplicable("no loop around the region")
+        return _trainer_once(program, region, n)
     if not isinstance(loop.body, cst.IndentedBlock):
         raise NotApplicable("one-line loop")
     if loop.orelse is not None:
@@ -1143,6 +1167,19 @@ def _trainer(program: Program, region: Region, n: int) -> str:
     epoch = _def("train_epoch", *_as_method(inner.params, list(inner.stmts) + _return(inner.outputs)))
     site = [_stmt(f"{obj} = {cls}()\n"), _call_site(f"{obj}.fit({', '.join(outer.params)})", outer.outputs)]
     return _rewrite_region(program, loop_region, site, [_class(cls, "", [fit, epoch])])
+
+
+def _trainer_once(program: Program, region: Region, n: int) -> str:
+    """No loop around the region: ``fit`` calls ``train_epoch``, which holds it, once."""
+    ex = extract(program, region)
+    cls, obj = f"InvTrainer{n}", f"{PREFIX}trainer{n}"
+    params, body = _as_method(ex.params, list(ex.stmts) + _return(ex.outputs))
+    inner = ", ".join(params[1:])
+    call = f"self.train_epoch({inner})"
+    fit = _def("fit", params, [_stmt(f"return {call}\n" if ex.outputs else f"{call}\n")])
+    epoch = _def("train_epoch", params, body)
+    site = [_stmt(f"{obj} = {cls}()\n"), _call_site(f"{obj}.fit({', '.join(ex.params)})", ex.outputs)]
+    return _rewrite_region(program, region, site, [_class(cls, "", [fit, epoch])])
 
 
 # fixture-wide refactorings ------------------------------------------------------------------------
@@ -1538,6 +1575,27 @@ def table(variants: Sequence[Variant], skipped: Sequence[Skipped], results: Dict
     return "\n".join(rows + per_ref + per_code)
 
 
+def classify(row: dict) -> List[str]:
+    """How a variant missed: ``lost SLx`` (expected, found nowhere), ``moved SLx`` (found on
+    another line: the call site, mostly), ``SLx->SLy`` (another code on the line),
+    ``extra SLy`` (a finding nobody expected)."""
+    expected = {tuple(r) for r in row.get("expected", [])}
+    found = {tuple(r) for r in row.get("found", [])}
+    missing, extra = expected - found, found - expected
+    out = []
+    for line, code in sorted(missing):
+        if any(c == code for _, c in extra):
+            out.append(f"moved {code}")
+        elif any(l == line for l, _ in extra):
+            out.append(f"{code}->{next(c for l, c in sorted(extra) if l == line)}")
+        else:
+            out.append(f"lost {code}")
+    for line, code in sorted(extra):
+        if not any(c == code for _, c in missing) and not any(l == line for l, _ in missing):
+            out.append(f"extra {code}")
+    return sorted(set(out))
+
+
 def load_baseline(path: Path = BASELINE) -> Dict[str, dict]:
     if not path.exists():
         return {}
@@ -1640,9 +1698,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(table(variants, skipped, results))
     if args.failures:
         print("\nnon-invariant variants:")
+        kinds = Counter()
         for k, r in sorted(results.items()):
             if not r["invariant"]:
-                print(f"  {k}: expected {r['expected']} found {r['found']}")
+                print(f"  {k}: expected {r['expected']} found {r['found']}  [{', '.join(classify(r))}]")
+                kinds.update((k.split("/")[2], "bad" if k.split("/")[1].startswith("bad_") else "good", c) for c in classify(r))
+        print("\nhow they missed (refactoring, fixtures, kind: variants):")
+        for (kind, side, c), n in sorted(kinds.items(), key=lambda x: (REFACTORINGS.index(x[0][0]), x[0][1], -x[1])):
+            print(f"  {kind:12} {side:5} {c:16} {n}")
     status = 0
     if not args.only:
         baseline = load_baseline()

@@ -109,9 +109,6 @@ print(a.add([1, 2, 3]), a.total)
 @pytest.mark.parametrize("text", [LOOP_CARRIED, MODULE_LEVEL, METHOD_SELF], ids=["loop_carried", "module_level", "method_self"])
 def test_a_variant_computes_what_its_original_computes(text, kind):
     variant = _refactor(text, kind)
-    if kind == "trainer" and text is MODULE_LEVEL:
-        assert isinstance(variant, inv.NotApplicable) and "no loop" in str(variant)
-        return
     assert isinstance(variant, str), variant
     original = _marked(text)[0]
     assert variant != original
@@ -140,6 +137,21 @@ def test_a_trainer_whose_loop_may_not_run_hands_nothing_unbound():
     variant = _refactor(text, "trainer")
     assert isinstance(variant, inv.NotApplicable) and "may be unbound" in str(variant)
     assert isinstance(_refactor(text, "helper"), str)
+
+
+def test_a_loop_over_a_module_list_known_non_empty_runs():
+    text = "batches = [(i, i + 1) for i in range(3)]\nfor step, (x, y) in enumerate(batches):\n    last = x * y  # R\nprint(last, step)\n"
+    variant = _refactor(text, "trainer")
+    assert isinstance(variant, str), variant
+    assert _output(variant) == _output(_marked(text)[0])
+    # the same list, bound twice: not known
+    twice = text.replace("for step", "batches = batches[:0]\nfor step")
+    assert "may be unbound" in str(_refactor(twice, "trainer"))
+
+
+def test_a_trainer_without_a_loop_delegates_once():
+    variant = _refactor(MODULE_LEVEL, "trainer")
+    assert "return self.train_epoch(data)" in variant and "_inv_trainer0.fit(data)" in variant
 
 
 def test_the_enclosing_methods_self_is_handed_over_as_outer():
@@ -298,3 +310,10 @@ def test_behaviour_is_judged_by_the_declared_effect(tmp_path):
     prog.write_text("print('grads equal: False')\n", encoding="utf-8")
     assert inv.behaves(prog, False, None, tmp_path)[0]
     assert not inv.behaves(prog, True, ("prints", "grads equal: True"), tmp_path)[0]
+
+
+def test_a_miss_is_classified_by_how_it_missed():
+    assert inv.classify({"expected": [[5, "SL101"]], "found": []}) == ["lost SL101"]
+    assert inv.classify({"expected": [[5, "SL108"]], "found": [[9, "SL108"]]}) == ["moved SL108"]
+    assert inv.classify({"expected": [[5, "SL105"]], "found": [[5, "SL101"]]}) == ["SL105->SL101"]
+    assert inv.classify({"expected": [], "found": [[3, "SL207"]]}) == ["extra SL207"]
