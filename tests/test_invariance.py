@@ -317,3 +317,11 @@ def test_a_miss_is_classified_by_how_it_missed():
     assert inv.classify({"expected": [[5, "SL108"]], "found": [[9, "SL108"]]}) == ["moved SL108"]
     assert inv.classify({"expected": [[5, "SL105"]], "found": [[5, "SL101"]]}) == ["SL105->SL101"]
     assert inv.classify({"expected": [], "found": [[3, "SL207"]]}) == ["extra SL207"]
+
+
+def test_the_baseline_diff_names_lost_gained_new_and_gone():
+    ok, miss = {"invariant": True}, {"invariant": False, "expected": [[3, "SL101"]], "found": []}
+    baseline = {"a": ok, "b": miss, "c": ok, "d": miss, "gone": ok}
+    results = {"a": miss, "b": ok, "c": ok, "d": dict(miss, found=[[4, "SL101"]]), "new": ok}
+    lost, gained, changed, new, gone = inv.diff_baseline(results, baseline)
+    assert (lost, gained, changed, new, gone) == (["a"], ["b"], ["d"], ["new"], ["gone"])
