@@ -1,0 +1,14 @@
+import torch
+
+
+def train(w):
+    with torch.no_grad():
+        loss = (w * 2).sum()
+
+    def step():
+        loss.backward()  # want: SL101
+
+    step()
+
+
+train(torch.randn(3, requires_grad=True))

@@ -1,0 +1,19 @@
+import torch
+from torch import nn
+
+model = nn.Linear(5, 5)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 5)
+with torch.inference_mode():
+    mask = (torch.rand(4, 5) > 0.3).float()
+
+
+def masked(model, x, mask):
+    return model(x) * mask  # want: SL108 (reported at the call site instead)
+
+
+for step in range(3):
+    opt.zero_grad()
+    out = masked(model, x, mask)
+    out.pow(2).mean().backward()
+    opt.step()
