@@ -78,10 +78,13 @@ def main(argv=None) -> int:
     ap.add_argument("--repos", help="comma-separated owner/name to check (default: all judged)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--per-file", action="store_true", help="also diff against each file checked alone")
+    ap.add_argument("--false", action="store_true", help="list the findings still judged false, with their pattern")
     args = ap.parse_args(argv)
 
     judged = json.loads(JUDGED.read_text())
     verdict = {(f["repo"], f["path"], f["line"], f["code"]): f["verdict"] for f in judged["findings"]}
+    pattern = {(f["repo"], f["path"], f["line"], f["code"]): f.get("pattern") or f.get("reason", "") for f in judged["findings"]}
+    still_false = []
     alone_verdict = {(f["repo"], f["path"], f["line"], f["code"]): f["verdict"] for f in judged["per_file_only"]}
     wanted = set(args.repos.split(",")) if args.repos else None
     appeared, lost, fixed, checked = [], [], [], []
@@ -103,6 +106,8 @@ def main(argv=None) -> int:
                 appeared.append(k)
             else:
                 tally[repo][verdict[k]] += 1
+                if verdict[k] == "false":
+                    still_false.append(k)
         for k in sorted(before - now):
             (lost if verdict[k] == "true" else fixed).append(k)
         if args.per_file:
@@ -119,6 +124,10 @@ def main(argv=None) -> int:
     for repo, c in tally.items():
         print(f"{repo}: {c['true']} true, {c['false']} false")
     print(f"all: {t} true, {f} false" + (f", precision {t / (t + f):.2f}" if t + f else ""))
+    if args.false:
+        print(f"still judged false: {len(still_false)}")
+        for k in still_false:
+            print("  ", k, "--", pattern[k])
     for name, rows in (("appeared (unjudged)", appeared), ("lost (judged true)", lost), ("fixed (judged false)", fixed)):
         if rows:
             print(f"{name}: {len(rows)}")

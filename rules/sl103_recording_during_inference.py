@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, names_escaping_block
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, names_escaping_block
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
@@ -59,9 +59,13 @@ class RecordingDuringInference(Rule):
 
     def _torch(self, ctx):
         facts = ctx.facts
+        # A function that backpropagates itself trains; one that calls a training step
+        # (through a helper) is no inference code by its name, but a forward pass it makes
+        # after ``model.eval()`` still is (an epoch's evaluation after its training).
         trains = backward_functions(facts)
+        backprops = {id(b.func) for b in facts.backwards if b.func is not None}
         for func in facts.functions:
-            if id(func) in trains or func.opaque or is_unit_test(func):
+            if id(func) in backprops or func.opaque or is_unit_test(func):
                 continue
             # A hook of a LightningModule (or of Lightning's own class: its default
             # ``predict_step``), which the Trainer runs without grad.
@@ -69,7 +73,7 @@ class RecordingDuringInference(Rule):
                 any(b in F.LIGHTNING_MODULES for b in func.framework_bases)
                 or (func.cls is not None and func.cls.name.value == "LightningModule")
             )
-            by_name = matches_any(func.name, ctx.inference_functions) and not lightning_hook
+            by_name = matches_any(func.name, ctx.inference_functions) and not lightning_hook and id(func) not in trains
             for call in facts.calls_in(func):
                 sw = call.state.torch
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
@@ -112,7 +116,7 @@ class RecordingDuringInference(Rule):
             inside = [c for c in facts.calls if c.state.mxnet.origin is not None and c.state.mxnet.origin.node is scope.item]
             if not any(is_model_call(c) for c in inside):
                 continue
-            if names_escaping_block(scope.with_node, scope.func):
+            if names_escaping_block(scope.with_node, scope.func) or chosen_by_caller(scope.with_node, scope.func):
                 continue
             yield Report(
                 scope.item.item,

@@ -7,6 +7,7 @@ from scopelint.core.queries import (
     recorded, returns_backpropagated, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
+from scopelint.core.state import DATA_TAGS
 from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
 
@@ -59,6 +60,16 @@ def _not_arithmetic(v) -> bool:
     # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part; a
     # list given to a call (``fn(reps)``) is no arithmetic on each of its items.
     return not v.pure or "loop-item" in v.tags or "part" in v.tags or "container" in v.tags
+
+
+def _may_hold_graph(v) -> bool:
+    """A value whose graph a backward may share: not one that left the graph, not data
+    (a loader's items, a factory's tensor), and not a name nobody knows (``args``, a
+    config, ``batch.batch_size``'s batch: a size read from what also feeds the loss is no
+    part of its graph)."""
+    if "left-graph" in v.tags or DATA_TAGS & v.tags:
+        return False
+    return bool(v.parents) or type(v.node) not in (cst.Name, cst.Attribute)
 
 
 class _Fact:
@@ -138,7 +149,7 @@ class LossAccumulatedWithGraph(Rule):
             if isinstance(value.node, NOT_TENSORS):
                 continue
             # The loss itself, or arithmetic on it -- not some function of it (metadata, logs).
-            lineage = [v for v in graph_path(value, _not_arithmetic) if "left-graph" not in v.tags]
+            lineage = [v for v in graph_path(value, _not_arithmetic) if _may_hold_graph(v)]
             backward_in_loop = any(
                 (b.func is func if per_call else loops[-1] in b.loops)
                 and any(v in lineage for bv in b.values for v in graph_path(bv, _not_arithmetic))

@@ -252,6 +252,19 @@ class Program:
                 return found
         return found
 
+    def imported_paths(self, path: str) -> Set[str]:
+        """The files of the program's modules that the module of ``path`` imports (by name,
+        as a module, or with ``*``), through re-exports."""
+        mod = self.module(path)
+        if mod is None:
+            return set()
+        out = set()
+        for dotted in set(mod.imports.values()) | set(mod.stars):
+            found = self._resolve(mod, dotted)
+            if found is not None:
+                out.add(found[0].path)
+        return out
+
     def _context(self, mod: _Module, framework: Optional[str], with_functions: bool) -> Optional[Context]:
         functions: Dict[str, Summary] = {}
         models: Set[str] = set()
@@ -326,35 +339,56 @@ def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=la
             (mod.imports or mod.stars) and mod.text is not None and mentions_framework(mod.text)
             and text_may_anchor(mod.text, mod.frameworks, patterns)))
         out.append(program.context(mod, fw) if linted else None)
-    return _with_callers_off(mods, out, program.texts)
+    return _with_callers_off(program, mods, out)
 
 
-def _with_callers_off(mods: Sequence[Optional[_Module]], found: List[Optional[Context]], buffers: Dict[str, str]) -> List[Optional[Context]]:
-    """Tells each file which of its functions and methods other files of its program call
-    with PyTorch's recording off (``slicing.names_called_without_grad``, matched by name):
-    a method ``infer`` of ``model.py`` that ``tts.py`` runs inside ``torch.no_grad()``. The
-    other files are the run's and, read as context, those of each file's package (or a
-    script's folder), as the run would have named them (``buffers``: an editor's unsaved
-    texts, by absolute path)."""
-    texts: Dict[str, str] = {m.path: m.text for m in mods if m is not None and m.text}
+def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found: List[Optional[Context]]) -> List[Optional[Context]]:
+    """Tells each file which of its functions and methods other files near it call with
+    PyTorch's recording off (``slicing.names_called_without_grad``, matched by name): a
+    method ``infer`` of ``model.py`` that ``tts.py`` runs inside ``torch.no_grad()``. Near
+    it: the files of its package (or its script's folder), read as context when the run
+    does not name them, so one file named alone is told what its folder would tell it;
+    also the run's files that import its module."""
+    run: Dict[str, str] = {m.path: m.text for m in mods if m is not None and m.text}
+    texts: Dict[str, str] = dict(run)  # (the run's files: importers from farther away too)
+    nearby: Dict[Tuple[str, ...], Set[str]] = {}
     for files in {_neighbours(m) for m in mods if m is not None and m.text}:
+        nearby[files] = set(files)
         for path in files:
             if path not in texts:
-                text = buffers[path] if path in buffers else _read(path)
+                text = run.get(path) or (program.texts[path] if path in program.texts else _read(path))
                 if text:
                     texts[path] = text
-    callers: Dict[str, Set[str]] = {}  # name -> the files calling it without grad
+    bare: Dict[str, Set[str]] = {}  # name -> the files calling it without grad, bare
+    attr: Dict[str, Set[str]] = {}  # ... or as an attribute (``model.infer(...)``)
     for path, text in texts.items():
         if "torch" in text:
-            for name in names_called_without_grad(text):
-                callers.setdefault(name, set()).add(path)
-    if not callers:
+            called_bare, called_attr = names_called_without_grad(text)
+            for name in called_bare:
+                bare.setdefault(name, set()).add(path)
+            for name in called_attr:
+                attr.setdefault(name, set()).add(path)
+    if not bare and not attr:
         return found
+    imported: Dict[str, Set[str]] = {}  # path -> the paths of the program's modules it imports
     out = []
     for mod, ctx in zip(mods, found):
         if mod is not None and mod.text:
-            names = tuple(sorted(n for n in defined_names(mod.text)
-                                 if n in callers and not n.startswith("__") and callers[n] != {mod.path}))
+            top, inner = defined_names(mod.text)
+            near = nearby.get(_neighbours(mod), set()) - {mod.path}  # (its package, or its script's folder)
+
+            def imports_it(path: str) -> bool:
+                if path not in imported:
+                    imported[path] = program.imported_paths(path)
+                return mod.path in imported[path]
+
+            # A method: called on an object by name from another file near it (an instance
+            # can come from anywhere) or from one that imports its module. A module-level
+            # function: from a file that imports its module (sibling scripts each have
+            # their own ``evaluate``).
+            names = {n for n in inner if any(p in near or imports_it(p) for p in attr.get(n, set()) - {mod.path})}
+            names |= {n for n in top if any(imports_it(p) for p in (bare.get(n, set()) | attr.get(n, set())) - {mod.path})}
+            names = tuple(sorted(n for n in names if not n.startswith("__")))
             if names:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), called_off=names)
         out.append(ctx)
@@ -398,10 +432,15 @@ def with_program(settings, path: str, texts: Dict[str, str], display=lambda p: p
 def imports_module(text: str, path: str) -> bool:
     """Whether ``text`` may import the module of the file ``path`` (a line that imports
     and names it: an editor re-lints the documents that may depend on a changed one)."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if stem == "__init__":
-        stem = os.path.basename(os.path.dirname(path))
+    stem = _stem(path)
     return stem.isidentifier() and re.search(rf"^[ \t]*(?:from|import)\b[^\n]*\b{re.escape(stem)}\b", text, re.M) is not None
+
+
+def _stem(path: str) -> str:
+    """The name a module of the file ``path`` is imported by (its package's, for an
+    ``__init__.py``)."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem
 
 
 def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declared: Sequence[Optional[str]]) -> List[Optional[str]]:

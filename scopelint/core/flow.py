@@ -43,6 +43,8 @@ NEUTRAL_DECORATORS = {
 }
 # Methods that take a value out of the graph (SL206's business; never "OFF" here).
 LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "asscalar", "cpu_numpy"}
+# Methods that read a tensor's shape or layout: a number, no graph (as ``.shape``).
+SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "get_device", "is_contiguous"})
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
 PART = frozenset({"part"})  # tag: one element of an unpacked value
@@ -1261,6 +1263,8 @@ class Analyzer:
             self._mutation(call, "out", dotted(out.value), self._lookup(out.value), None)
 
         # the value it produces
+        if method in SHAPE_METHODS and receiver is not None and qname is None:
+            return opaque_value(call, frozenset({"attr:" + method}))  # ``out.size(0)``: a number, as ``out.shape``
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
         if qname in F.SCOPES:
             tags = tags | {"scope"}

@@ -149,28 +149,25 @@ def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bo
     for n in walk(func.node, is_nested_scope):
         if type(n) in (cst.Return, cst.Yield) and n.value is not None:
             returned.update(_graph_names_in(n.value))
-        elif type(n) is cst.Assign and any(_stored_outside(t.target, func) for t in n.targets):
-            returned.update(_graph_names_in(n.value))  # ``results[i] = output``: the caller's dict
-        elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _STORING_METHODS \
-                and _stored_outside(n.func, func):
-            returned.update(m for a in n.args for m in _graph_names_in(a.value))  # ``queue.put(out)``
     return bool(assigned & returned)
 
 
-def _stored_outside(target: cst.BaseExpression, func: FunctionInfo) -> bool:
-    """``x[i] = ...``, ``x.a = ...``, ``x.append(...)`` where ``x`` is not the function's
-    own local: a parameter (the caller's container), ``self``, a global or a closure's."""
-    base = target
-    while type(base) in (cst.Subscript, cst.Attribute):
-        base = base.value
-    if type(base) is not cst.Name or base is target:
+def chosen_by_caller(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bool:
+    """``block`` (a scope's ``with``) runs only under an ``if`` whose test reads a
+    parameter of ``func`` or the recording state itself (gluon-cv's thread workers:
+    ``if is_recording: with autograd.record(is_training): ...``): whether it records is
+    the caller's choice, handed on, not a prediction recorded by mistake."""
+    if func is None:
         return False
-    name = base.value
-    return name in func.param_names or name not in func.scope.bound
-
-
-# Methods that put their argument into the receiver (a container, a queue).
-_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "put", "put_nowait", "appendleft", "setdefault", "update"})
+    params = set(func.param_names)
+    for b, i in block_path(func.node.body, block):
+        stmt = b[i]
+        if type(stmt) is cst.If and stmt is not block:
+            for n in walk(stmt.test):
+                if (type(n) is cst.Name and n.value in params) or (
+                        type(n) is cst.Call and (dotted(n.func) or "").rsplit(".", 1)[-1] in ("is_recording", "is_training")):
+                    return True
+    return False
 
 
 # Calls that read the current global state, so it can be put back later.
@@ -645,12 +642,13 @@ def grad_read(facts: Facts, names: set, prefix: bool = False) -> bool:
 
 def wanted_as_leaf(facts: Facts, names: set) -> bool:
     """Something expects the tensor bound to ``names`` to be a leaf that gets a gradient:
-    its ``.grad`` is read (``self.a`` also as ``model.a.grad``), or an optimizer is given it."""
+    its ``.grad`` is read (an attribute ``self.a`` also as ``model.a.grad``: an object's
+    field is read through other names), or an optimizer is given it."""
     if not names:
         return False
     if grad_read(facts, names):
         return True
-    attrs = {n.rpartition(".")[2] for n in names if n.startswith("self.")}
+    attrs = {n.rpartition(".")[2] for n in names if "." in n}
     if attrs and any(g.rpartition(".")[2] in attrs for g in facts.names.assigned()[1]):
         return True
     for c in facts.calls:

@@ -55,10 +55,15 @@ _ACTION = re.compile(
 
 def is_unit_test(func) -> bool:
     """A pytest/unittest test: ``test*`` at module level or in a ``Test*`` class (or a
-    ``unittest.TestCase``), asserting something. It runs once and returns: what it
-    records is freed with it, and its forward passes check shapes, not predictions."""
+    ``unittest.TestCase``), asserting something, that nothing in its file calls (a test
+    runner does). It runs once and returns: what it records is freed with it, and its
+    forward passes check shapes, not predictions. (A script's own ``test_conversion(...)``
+    call makes it the script's code.)"""
     if func is None or not func.name.startswith("test") or func.parent is not None:
         return False
+    origin = func.called_in.torch.origin
+    if origin is None or origin.kind not in ("unknown-entry", "called-elsewhere", "opaque"):
+        return False  # (called in the file, where all agree)
     if func.cls is not None and not (func.cls.name.value.startswith("Test") or any(b.endswith("TestCase") for b in func.class_bases)):
         return False
     return finds(func.node.body, lambda n: type(n) is cst.Assert or (

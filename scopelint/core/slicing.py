@@ -366,15 +366,17 @@ _CALLED_WORD = re.compile(r"([A-Za-z_][0-9A-Za-z_]*)[ \t]*\(")
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_][0-9A-Za-z_]*)", re.M)
 
 
-def names_called_without_grad(text: str) -> FrozenSet[str]:
-    """The names called (``f(...)``, ``obj.f(...)``: ``f``) in a block that runs with
-    PyTorch's recording off: under ``with torch.no_grad():`` (``inference_mode()``,
-    ``set_grad_enabled(False)``) or in a function decorated so. Read from the text by
-    indentation (a cheap upper bound: another module's call of a method by that name
-    may be entered without grad)."""
+def names_called_without_grad(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The names called in a block that runs with PyTorch's recording off (under ``with
+    torch.no_grad():``, ``inference_mode()``, ``set_grad_enabled(False)``, or in a
+    function decorated so): those called bare (``evaluate(...)``) and those called as an
+    attribute (``model.infer(...)``, ``utils.evaluate(...)``). Read from the text by
+    indentation (a cheap upper bound: another module's call by that name may enter a
+    function without grad)."""
     if "no_grad" not in text and "inference_mode" not in text and "set_grad_enabled" not in text:
-        return frozenset()
-    found: Set[str] = set()
+        return frozenset(), frozenset()
+    bare: Set[str] = set()
+    attr: Set[str] = set()
     lines = text.splitlines()
     starts = {}
     offset = 0
@@ -397,13 +399,21 @@ def names_called_without_grad(text: str) -> FrozenSet[str]:
                     header = not _DEF_LINE.match(body)
                     continue
                 break
-            found.update(_CALLED_WORD.findall(body))
-    return frozenset(found)
+            for c in _CALLED_WORD.finditer(body):
+                (attr if c.start() > 0 and body[c.start() - 1] == "." else bare).add(c.group(1))
+    return frozenset(bare), frozenset(attr)
 
 
-def defined_names(text: str) -> FrozenSet[str]:
-    """The names of the functions and methods a module's text defines."""
-    return frozenset(_DEFINED.findall(text)) if "def" in text else frozenset()
+def defined_names(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The names of the functions a module's text defines at its top level, and of the
+    others (methods, nested functions)."""
+    if "def" not in text:
+        return frozenset(), frozenset()
+    top: Set[str] = set()
+    inner: Set[str] = set()
+    for m in _DEFINED.finditer(text):
+        (inner if m.group(0)[:1] in " \t" else top).add(m.group(1))
+    return frozenset(top), frozenset(inner)
 
 
 def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: Tuple[str, ...]) -> bool:
