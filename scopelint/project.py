@@ -343,7 +343,8 @@ def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=la
 
 
 def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found: List[Optional[Context]]) -> List[Optional[Context]]:
-    """Tells each file which of its functions and methods other files near it call with
+    """Tells each file whether another file near it (or of the run) imports it, and which
+    of its functions and methods other files near it call with
     PyTorch's recording off (``slicing.names_called_without_grad``, matched by name): a
     method ``infer`` of ``model.py`` that ``tts.py`` runs inside ``torch.no_grad()``. Near
     it: the files of its package (or its script's folder), read as context when the run
@@ -359,6 +360,9 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 text = run.get(path) or (program.texts[path] if path in program.texts else _read(path))
                 if text:
                     texts[path] = text
+    # The modules some file near them (or of the run) imports.
+    imports_of = {path: program.imported_paths(path) - {path} for path in texts}
+    imported_somewhere: Set[str] = set().union(*imports_of.values()) if imports_of else set()
     bare: Dict[str, Set[str]] = {}  # name -> the files calling it without grad, bare
     attr: Dict[str, Set[str]] = {}  # ... or as an attribute (``model.infer(...)``)
     for path, text in texts.items():
@@ -368,19 +372,16 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 bare.setdefault(name, set()).add(path)
             for name in called_attr:
                 attr.setdefault(name, set()).add(path)
-    if not bare and not attr:
-        return found
-    imported: Dict[str, Set[str]] = {}  # path -> the paths of the program's modules it imports
     out = []
     for mod, ctx in zip(mods, found):
-        if mod is not None and mod.text:
+        if mod is not None and mod.path in imported_somewhere:
+            ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), imported=True)
+        if mod is not None and mod.text and (bare or attr):
             top, inner = defined_names(mod.text)
             near = nearby.get(_neighbours(mod), set()) - {mod.path}  # (its package, or its script's folder)
 
             def imports_it(path: str) -> bool:
-                if path not in imported:
-                    imported[path] = program.imported_paths(path)
-                return mod.path in imported[path]
+                return mod.path in imports_of.get(path, ())
 
             # A method: called on an object by name from another file near it (an instance
             # can come from anywhere) or from one that imports its module. A module-level

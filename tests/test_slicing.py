@@ -220,8 +220,9 @@ def test_callers_are_kept_because_they_give_the_entry_state():
 
 
 def test_a_function_that_escapes_does_not_need_its_callers():
-    """Referenced other than by a call (a callback, a table), a function's entry state
-    and parameters are unknown whatever its call sites: they are not kept for it."""
+    """Referenced other than by a call (a callback, a table), or called implicitly (a
+    dunder method), a function's entry state and parameters are unknown whatever its call
+    sites: they are not kept for it."""
     src = textwrap.dedent(
         """\
         import torch
@@ -236,12 +237,12 @@ def test_a_function_that_escapes_does_not_need_its_callers():
             return helper(y) + 1
 
         class Table:
-            def forward(self, x):
+            def __call__(self, x):
                 with torch.no_grad():
                     return x
 
             def unrelated_method(self, x):
-                return self.forward(x)
+                return self.__call__(x)
         """
     )
     plan = _plan(src)

@@ -47,6 +47,21 @@ LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "a
 SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "get_device", "is_contiguous"})
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
+# What calling an instance runs, in this order of lookup.
+CALL_METHODS = ("forward", "hybrid_forward", "__call__")
+# A module's own methods that never call its forward (an instance is not handed on), and
+# those of them that return the module itself.
+RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_",
+                          "type", "share_memory", "apply", "as_in_context"})
+MODULE_METHODS = RETURNS_SELF | frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "state_dict", "load_state_dict", "zero_grad", "register_buffer", "register_parameter",
+    "add_module", "register_module", "extra_repr", "collect_params", "initialize", "hybridize", "save_parameters",
+    "load_parameters", "cast", "register_child", "reset_parameters", "init_weights", "get_submodule", "get_parameter",
+})
+# Calls that take an instance without calling it.
+HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "issubclass", "type", "id", "str", "repr", "hasattr", "callable",
+                            "format", "vars", "dir", "hash"})
 PART = frozenset({"part"})  # tag: one element of an unpacked value
 # Tag: a Python list, tuple, set or generator (a literal, a comprehension, ``tuple(...)`` /
 # ``list(...)`` of one, what ``.append`` filled). Its parents are its items (a parent
@@ -372,7 +387,13 @@ class Analyzer:
         # Calls of a function from its own body (recursion): they cannot be how it is
         # first entered. Kept across rounds (a replayed walk makes the same calls).
         self._self_calls: Set[int] = set()
+        # Classes of this file whose instances reach code the flow does not follow (handed
+        # to an unknown call, stored in an object or container, returned): their ``net(x)``
+        # may be called where no site is seen. Only grows (kept across rounds).
+        self._escaped_classes: Set[str] = set()
         self._collect(module.body, None, None, self.names.root)
+        if self.program.imported:
+            self._escaped_classes.update(self.classes)
         self._escapes = self._find_escapes()
 
     # --- discovery -------------------------------------------------------------
@@ -455,6 +476,11 @@ class Analyzer:
             for info in units:
                 self._walk_unit(info)
             changed = False
+            for name in self._escaped_classes:
+                for method in CALL_METHODS:
+                    found = self._method_of(name, method)
+                    if found is not None:
+                        self._escapes.add(id(found))
             for info in self.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
                 summary = self._summaries.get(id(info), frozenset())
@@ -754,7 +780,9 @@ class Analyzer:
                 self._bind(small.target, computed_value(small, self.flow.state, [old, new], True))
         elif type(small) is cst.Return:
             if small.value is not None:
-                self._returned.append(self._ev(small.value))
+                returned = self._ev(small.value)
+                self._escaped_classes.update(_instance_classes(returned))
+                self._returned.append(returned)
                 if self.func is not None:
                     self._passed.add(self._passed_param(small.value))
             self._returns.append(self.flow)
@@ -913,6 +941,8 @@ class Analyzer:
         if type(target) is cst.StarredElement:
             self._bind(target.value, value)
             return
+        if type(target) in (cst.Attribute, cst.Subscript):
+            self._escaped_classes.update(_instance_classes(value))  # (stored in an object)
         key = dotted(target)
         if key is not None:
             env = self.flow.env
@@ -1182,10 +1212,17 @@ class Analyzer:
         args = tuple([self._ev(a.value) for a in call.args])
         state = self.flow.state
         env = self.flow.env
+        callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
         target = self._local_target(func) or self._instance_method(func, receiver)
+        params = target.param_names if target is not None else ()
+        if target is None and callee_value is not None:
+            # ``net(x)`` on an instance of a class of this file: its ``forward``.
+            target = self._called_instance(callee_value)
+            params = target.param_names[1:] if target is not None else ()
+        if target is None:
+            self._note_escapes(func, qname, method, receiver, args)
         external = self.program.function(qname) if target is None and not F.framework_of(qname) else None
         loops = tuple(self._loop_nodes)
-        callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
         self._seq += 1
         fact = CallFact(
             call, qname, dotted(func), method, state, self.func, receiver, args, statement,
@@ -1198,8 +1235,8 @@ class Analyzer:
                 self._self_calls.add(id(call))
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
-            self._record_site_args(call, target, args)
-            self._leave_in_eval(call, target.param_names, target.cls is not None, target.leaves_eval)
+            self._site_args[id(target)][id(call)] = _bound_arguments(call, params, args)
+            self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval)
         elif external is not None:
             self._leave_in_eval(call, external.params, False, external.leaves_eval)
         elif type(func) is cst.Attribute:
@@ -1294,7 +1331,7 @@ class Analyzer:
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
         if target is not None:  # a local function or method: its summary
             inference = target.decorator is not None and target.decorator[0] == "torch.inference_mode"
-            made = self._returned_by(call, target.param_names, target.returns, inference, args, state, tags)
+            made = self._returned_by(call, params, target.returns, inference, args, state, tags)
             if made is not None:
                 return made
         if external is not None:  # a function of another module of the program: its summary
@@ -1303,7 +1340,9 @@ class Analyzer:
                 return made
         if receiver is not None:
             pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
-            return computed_value(call, state, (receiver,) + args, pure)
+            if method in RETURNS_SELF:  # ``net = net.to(device)``: the same module
+                tags = tags | {t for t in receiver.tags if t.startswith("instance:")}
+            return computed_value(call, state, (receiver,) + args, pure, tags)
         if qname is not None and F.framework_of(qname):
             if F.is_data_factory(qname):  # ``torch.randn(...)``, ``nd.zeros(...)``: data, no graph
                 tags = tags | DATA
@@ -1386,6 +1425,31 @@ class Analyzer:
         if len(classes) != 1:
             return None
         return self._method_of(next(iter(classes)), func.attr.value)
+
+    def _called_instance(self, callee: Value) -> Optional[FunctionInfo]:
+        """The method a call of ``callee`` runs when it is an instance of a class of this
+        file (``net(x)``: ``forward``, ``hybrid_forward`` or ``__call__``)."""
+        classes = _instance_classes(callee, items=False)
+        if len(classes) != 1:
+            return None
+        (name,) = classes
+        for method in CALL_METHODS:
+            found = self._method_of(name, method)
+            if found is not None:
+                return found
+        return None
+
+    def _note_escapes(self, func, qname: Optional[str], method: Optional[str], receiver: Optional[Value], args) -> None:
+        """An unresolved call handed an instance of a class of this file (or a method the
+        flow does not know called on one) may call it where no site is seen."""
+        if qname is not None and qname in HARMLESS_CALLS:
+            return
+        if type(func) is cst.Name and self.names.builtin(func, self.scope) in HARMLESS_CALLS:
+            return
+        for a in args:
+            self._escaped_classes.update(_instance_classes(a))
+        if receiver is not None and method not in MODULE_METHODS:
+            self._escaped_classes.update(_instance_classes(receiver, items=False))
 
     def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
         if type(func) is cst.Name:
@@ -1483,6 +1547,15 @@ def container_value(node: Optional[cst.CSTNode], parts: Sequence[Value], state: 
     elif all("left-graph" in v.tags or "const" in v.tags for v in items):
         made.tags = CONTAINER | {"left-graph"}
     return made
+
+
+def _instance_classes(v: Value, items: bool = True) -> Set[str]:
+    """The classes of this file ``v`` is an instance of (``items``: or a container of)."""
+    found = {t[9:] for t in v.tags if t.startswith("instance:")}
+    if items and CONTAINER <= v.tags:
+        for item in container_items(v):
+            found |= {t[9:] for t in item.tags if t.startswith("instance:")}
+    return found
 
 
 def container_items(v: Value) -> List[Value]:

@@ -126,6 +126,9 @@ class Context:
     # PyTorch records nothing (``with torch.no_grad(): model.infer(x)``), matched by name:
     # such a function is no longer guessed to be entered with recording on.
     called_off: Tuple[str, ...] = ()
+    # Another module of the program imports it: its classes are made and called there too
+    # (a ``net(x)`` of this file is not every call of their ``forward``).
+    imported: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))

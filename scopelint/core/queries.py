@@ -526,18 +526,36 @@ def outlives_call(func: Optional[FunctionInfo], key: Optional[str], before: Opti
     return True
 
 
-def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo]) -> bool:
+def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen: Optional[set] = None) -> bool:
     """What ``func`` returns may be backpropagated where it is called: some call site's
-    result is, or a call site is not known (the function is called from elsewhere, or
-    from nowhere in the file): unknown means yes."""
+    result is, or is returned by its own function to callers that backpropagate it
+    (``forward`` returning ``joint_loss(...)``), or a call site is not known (the
+    function is called from elsewhere, or from nowhere in the file): unknown means yes."""
     if func is None:
         return True
+    seen = _seen if _seen is not None else set()
+    if id(func) in seen:
+        return False
+    seen.add(id(func))
     sites = [c for c in facts.calls if c.target is func]
     entry = func.called_in.torch
     if not sites or (entry.origin is not None and entry.origin.kind in ("unknown-entry", "called-elsewhere", "opaque")):
         return True
     used = backpropagated_nodes(facts)
-    return any(id(c.node) in used for c in sites)
+    for c in sites:
+        if id(c.node) in used:
+            return True
+        if c.func is not None and _returned_as_is(c) and backpropagated_by_callers(facts, c.func, seen):
+            return True
+    return False
+
+
+def _returned_as_is(call) -> bool:
+    """``return f(...)``: the call's result is what its function returns."""
+    for n in walk(call.func.node.body, is_nested_scope):
+        if type(n) is cst.Return and n.value is call.node:
+            return True
+    return False
 
 
 def made_this_iteration(v: Value, loop: cst.CSTNode) -> bool:

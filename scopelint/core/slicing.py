@@ -77,8 +77,9 @@ class Whole:
 
     def escapes(self, name: str, method: bool) -> bool:
         """Whether the function (a method: ``method``) named ``name`` is referenced
-        other than by a direct call, or is a method called implicitly (``__x__``,
-        ``forward``): its callers are unknown."""
+        other than by a direct call, or is a method called implicitly (``__x__``): its
+        callers are unknown. (``forward`` is called as ``net(x)``: the flow resolves those
+        calls, and makes it escape when an instance reaches code it does not follow.)"""
         return escapes(name, method, self.name_refs, self.name_calls, self.attr_refs, self.self_calls)
 
 
@@ -90,7 +91,7 @@ def escapes(name: str, method: bool, name_refs: Dict[str, int], name_calls: Dict
     if not name.isascii():
         name = unicodedata.normalize("NFKC", name)
     if method:
-        return name.startswith("__") or name == "forward" or attr_refs.get(name, 0) > self_calls.get(name, 0)
+        return name.startswith("__") or attr_refs.get(name, 0) > self_calls.get(name, 0)
     return name_refs.get(name, 0) > name_calls.get(name, 0)
 
 
@@ -984,10 +985,20 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
                 needs[j].add(h)
         return h
 
+    # Where instances of a class are made (and, through the module walk, called): a
+    # ``forward`` gets its entry state and arguments from ``net(x)``.
+    namers: Dict[str, List[int]] = defaultdict(list)
+    classes = {u.name for u in units if u.kind == "class"}
+    for u in units:
+        if u.kind != "class":
+            for word in u.words & classes:
+                namers[word].append(u.index)
     for u in units:
         i = u.index
         if u.kind == "method":
             needs[i].add(u.cls)
+            if u.name in ("forward", "hybrid_forward") and i not in escaped:
+                needs[i].add(hub(("instances", units[u.cls].name), namers.get(units[u.cls].name, ())))
         # What is analysed needs the functions it calls and the classes it names, and a
         # function its call sites. (A call in a decorator is one: the module walk makes
         # it, with the values it passes.) A module-level function only through its
