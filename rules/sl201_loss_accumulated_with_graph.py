@@ -1,6 +1,7 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
+from scopelint.core.flow import carried_tag
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
     backpropagated, backpropagated_by_callers, graph_path, loops_around, made_this_iteration, outlives_call,
@@ -140,19 +141,31 @@ class LossAccumulatedWithGraph(Rule):
             if value is None or accumulator is None or not recorded(value, TORCH):
                 continue
             per_call = False  # a helper called once per step, writing where the step's caller keeps it
+            handed = False  # ... or into what its caller's loop hands it and takes back
             if not loops:
-                if not outlives_call(func, key, accumulator):
+                around = loops_around(facts, _Fact(func))
+                carried = [l for l in around if carried_tag(l) in accumulator.tags]
+                if carried and func is not None and returns_derived(func, written_name(node)):
+                    # ``total = add(total, loss)`` in a loop: ``add``'s ``total += loss``
+                    # adds to what the previous iteration's call returned.
+                    loops, handed = tuple(carried), True
+                elif not outlives_call(func, key, accumulator):
                     continue
-                loops, per_call = loops_around(facts, _Fact(func)), True
-                if not loops or _reset_elsewhere(facts, func, key):
-                    continue
+                else:
+                    loops, per_call = around, True
+                    if not loops or _reset_elsewhere(facts, func, key):
+                        continue
             if isinstance(value.node, NOT_TENSORS):
                 continue
             # The loss itself, or arithmetic on it -- not some function of it (metadata, logs).
             lineage = [v for v in graph_path(value, _not_arithmetic) if _may_hold_graph(v)]
+            # (What a callee is handed comes from its callers' walk of the previous round:
+            # the same expressions, not always the same value objects.)
+            nodes = {id(w.node) for w in lineage if w.node is not None}
+            same = (lambda v: id(v.node) in nodes) if handed else (lambda v: v in lineage)
             backward_in_loop = any(
-                (b.func is func if per_call else loops[-1] in b.loops)
-                and any(v in lineage for bv in b.values for v in graph_path(bv, _not_arithmetic))
+                (b.func is func if per_call else loops[-1] in b.loops or (handed and b.func is func))
+                and any(same(v) for bv in b.values for v in graph_path(bv, _not_arithmetic))
                 for b in facts.backwards if not b.differentiates  # (a derivative kept in the graph: no step)
             )
             from_loss = any(
@@ -161,7 +174,9 @@ class LossAccumulatedWithGraph(Rule):
             )
             if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
                 continue
-            if not backward_in_loop and not per_call and func is not None and returns_derived(func, written_name(node)):
+            if handed and not backward_in_loop:
+                continue  # (carried by a loop that takes no step: one step's joint loss, summed)
+            if not backward_in_loop and not per_call and not handed and func is not None and returns_derived(func, written_name(node)):
                 if backpropagated_by_callers(facts, func):
                     continue  # a joint loss handed to the caller (as it is or computed from)
             if not per_call and made_this_iteration(accumulator, loops[-1]):
