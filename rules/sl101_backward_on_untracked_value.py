@@ -90,7 +90,8 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
             return None
         with_node = enclosing_with(module, item)
         func = function_of(ctx, with_node or item)
-        if func is not function_of(ctx, backward.node) and not (func is not None and func.entry.recording(fw).on):
+        here = function_of(ctx, backward.node)
+        if func is not here and not (func is not None and func.entry.recording(fw).on) and not _encloses(func, here):
             return None  # the scope is in a helper that is not only called while recording: no fix
         scope = scope_of(ctx, func)
         if origin.api.startswith("torch."):
@@ -107,6 +108,17 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
         if callee is not None and callee.called_in.recording(fw).on:  # only called while recording
             return drop_decorator(ctx, origin.node, f"Record what `{callee.name}` computes: remove `@{code_of(origin.node.decorator)}`")
     return None
+
+
+def _encloses(outer, inner) -> bool:
+    """``inner`` is defined in ``outer`` (None: the module) and reads its values there
+    (a closure, or a function reading a global the module computed)."""
+    if inner is None:
+        return False
+    f = inner.parent
+    while f is not None and f is not outer:
+        f = f.parent
+    return f is outer
 
 
 def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:

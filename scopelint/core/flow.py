@@ -19,7 +19,7 @@ from scopelint.core.facts import BackwardFact, CallFact, Facts, FunctionInfo, Mu
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import child_blocks, finds, is_subclass, iter_children, statements, walk
+from scopelint.core.syntax import child_blocks, finds, is_nested_scope, is_subclass, iter_children, statements, walk
 from scopelint.core.state import (
     DATA,
     UNKNOWN,
@@ -75,6 +75,14 @@ CONST = frozenset({"const"})
 FLAG_TRUTH = frozenset({"truthy", "falsy"})  # a flag's truth, known after ``if flag: return``
 SCOPE = frozenset({"scope"})  # a recording scope, or the class or factory that makes one
 UNKNOWN_SITE = unknown_entry_state()  # a call site that may call the method with any state
+UNBOUND = "*"  # in a call site's argument values: its parameters' are not known (``f(*args)``)
+FREE_KEY = "\0free:"  # ... and the values a callback handed to it had for its free names
+
+
+def _free_key(callback: "FunctionInfo", name: str) -> str:
+    return f"{FREE_KEY}{id(callback.node)}:{name}"
+
+
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
 
@@ -394,6 +402,15 @@ class Analyzer:
         self._collect(module.body, None, None, self.names.root)
         if self.program.imported:
             self._escaped_classes.update(self.classes)
+        # Callbacks: a function handed to a local function (a runner) whose parameter is
+        # only ever called there. By function id: the argument nodes it was handed as.
+        # (The values its free names had where it was handed travel with the runner's
+        # arguments: ``_free_key``.)
+        self._info_by_node: Dict[int, FunctionInfo] = {id(info.node): info for info in self.functions}
+        self._by_id: Dict[int, FunctionInfo] = {id(info): info for info in self.functions}
+        self._handed: Dict[int, Set[int]] = defaultdict(set)
+        self._free_of: Dict[int, Tuple[str, ...]] = {}
+        self._only_called_of: Dict[Tuple[int, str], bool] = {}
         self._escapes = self._find_escapes()
 
     # --- discovery -------------------------------------------------------------
@@ -481,6 +498,10 @@ class Analyzer:
                     found = self._method_of(name, method)
                     if found is not None:
                         self._escapes.add(id(found))
+            for fid, handed in self._handed.items():
+                info = self._by_id[fid]
+                if fid in self._escapes and info.cls is None and len(handed) >= self._value_references(info):
+                    self._escapes.discard(fid)  # (every reference hands it to a runner that calls it)
             for info in self.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
                 summary = self._summaries.get(id(info), frozenset())
@@ -576,9 +597,21 @@ class Analyzer:
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
         sites = self._site_args.get(id(info))
-        if info.opaque or id(info) in self._escapes or not sites or any(a is None for a in sites.values()):
+        if info.opaque or id(info) in self._escapes or not sites:
             return {}
         out: Dict[str, Value] = {}
+        # Its free names (``loss`` of the enclosing scope or the module, read when it
+        # runs): their values where it is called, or where it was handed to a runner.
+        handed = {k for a in sites.values() if a is not None for k in a if k.startswith(FREE_KEY)}
+        for name in (*self._free_names(info), *sorted(handed)):
+            values = [a.get(name) if a is not None else None for a in sites.values()]
+            if all(v is not None for v in values):
+                joined = values[0]
+                for v in values[1:]:
+                    joined = _join_values(joined, v)
+                out[name] = joined
+        if any(a is None or UNBOUND in a for a in sites.values()):
+            return out
         for name in info.param_names:
             values = [a.get(name) for a in sites.values()]
             if all(v is not None for v in values):
@@ -1123,6 +1156,8 @@ class Analyzer:
             tags = self._attribute_tags(e)
             if "leaf" in tags:
                 return leaf_value(e, None, tags)
+            if "model" in base.tags or any(t.startswith("instance:") for t in base.tags):
+                return opaque_value(e, tags)  # a field of a module or object (``model.rewards``): not its output
             return computed_value(e, state, [base], True, tags)
         if t is cst.Call:
             return self._call(e, statement)
@@ -1215,10 +1250,15 @@ class Analyzer:
         callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
         target = self._local_target(func) or self._instance_method(func, receiver)
         params = target.param_names if target is not None else ()
+        through_runner = False
         if target is None and callee_value is not None:
             # ``net(x)`` on an instance of a class of this file: its ``forward``.
             target = self._called_instance(callee_value)
             params = target.param_names[1:] if target is not None else ()
+            # ``fn(...)`` where ``fn`` holds a function of this file handed to a runner.
+            handed = self._info_by_node.get(id(callee_value.node)) if target is None else None
+            if handed is not None and handed.cls is None:
+                target, params, through_runner = handed, handed.param_names, True
         if target is None:
             self._note_escapes(func, qname, method, receiver, args)
         external = self.program.function(qname) if target is None and not F.framework_of(qname) else None
@@ -1235,7 +1275,11 @@ class Analyzer:
                 self._self_calls.add(id(call))
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
-            self._site_args[id(target)][id(call)] = _bound_arguments(call, params, args)
+            bound = _bound_arguments(call, params, args)
+            extra = {**self._free_values(target, through_runner), **self._note_handed(call, target, args)}
+            if extra:
+                bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
+            self._site_args[id(target)][id(call)] = bound
             self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval)
         elif external is not None:
             self._leave_in_eval(call, external.params, False, external.leaves_eval)
@@ -1438,6 +1482,97 @@ class Analyzer:
             if found is not None:
                 return found
         return None
+
+    def _value_references(self, info: FunctionInfo) -> int:
+        """How often ``info``'s name is used other than called: in its enclosing
+        function's body for a nested function (several may share a name), in the file
+        for a module-level one (``Whole``'s counts)."""
+        if info.parent is None:
+            if self.whole is None:
+                return 1 << 30
+            return self.whole.name_refs.get(info.name, 0) - self.whole.name_calls.get(info.name, 0)
+        called = set()
+        refs = []
+        for n in walk(info.parent.node.body):
+            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == info.name:
+                called.add(id(n.func))
+            elif type(n) is cst.Name and n.value == info.name:
+                refs.append(n)
+        return sum(1 for n in refs if id(n) not in called)
+
+    def _free_names(self, info: FunctionInfo) -> Tuple[str, ...]:
+        """The names ``info`` reads but does not bind (its enclosing function's or the
+        module's, read when it runs)."""
+        found = self._free_of.get(id(info))
+        if found is None:
+            bound = info.scope.bound
+            names = set()
+            for n in walk(info.node.body, is_nested_scope):
+                if type(n) is cst.Name and n.value not in bound and n.value not in info.param_names:
+                    names.add(n.value)
+            found = self._free_of[id(info)] = tuple(sorted(names))
+        return found
+
+    def _free_values(self, target: FunctionInfo, through_runner: bool) -> Dict[str, Value]:
+        """At a call of ``target``: what its free names hold. Called directly, the
+        caller's values (a nested function called in its enclosing one, a module-level
+        function called at module level); run by a runner, the values where it was handed
+        over (joined over where it was)."""
+        env = self.flow.env
+        if env is None:
+            return {}
+        names = self._free_names(target)
+        if not names:
+            return {}
+        if through_runner:  # (the runner's parameters carry them: ``_note_handed``)
+            keys = {n: _free_key(target, n) for n in names}
+            return {n: env.vals[k] for n, k in keys.items() if k in env.vals}
+        return {n: env.vals[n] for n in names if n in env.vals and self.scope.binder(n) is not None
+                and self.scope.binder(n) is target.scope.binder(n)}
+
+    def _note_handed(self, call: cst.Call, runner: FunctionInfo, args) -> Dict[str, Value]:
+        """Functions of this file handed to ``runner`` as an argument its body only calls
+        (``run(step, loss)`` with ``def run(fn, *a): return fn(*a)``): callbacks whose
+        calls there are their call sites. What their free names hold here is handed to
+        the runner with them (extra argument values, ``_free_key``)."""
+        env = self.flow.env
+        extra: Dict[str, Value] = {}
+        params = list(runner.param_names)
+        if runner.cls is not None and params and params[0] in ("self", "cls") and type(call.func) is cst.Attribute:
+            params = params[1:]
+        position = 0
+        for arg, value in zip(call.args, args):
+            if arg.star:
+                return extra
+            name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+            if arg.keyword is None:
+                position += 1
+            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name else None
+            if info is None or info.cls is not None or name is None or not self._only_called(runner, name):
+                continue
+            self._handed[id(info)].add(id(arg.value))
+            if env is not None:
+                for n in self._free_names(info):
+                    if n in env.vals and self.scope.binder(n) is not None and self.scope.binder(n) is info.scope.binder(n):
+                        extra[_free_key(info, n)] = env.vals[n]
+        return extra
+
+    def _only_called(self, runner: FunctionInfo, param: str) -> bool:
+        """``param`` of ``runner`` is never rebound and only ever called there."""
+        key = (id(runner), param)
+        found = self._only_called_of.get(key)
+        if found is None:
+            callees = set()
+            found = True
+            for n in walk(runner.node.body):
+                if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == param:
+                    callees.add(id(n.func))
+            for n in walk(runner.node.body):
+                if type(n) is cst.Name and n.value == param and id(n) not in callees:
+                    found = False
+                    break
+            self._only_called_of[key] = found
+        return found
 
     def _note_escapes(self, func, qname: Optional[str], method: Optional[str], receiver: Optional[Value], args) -> None:
         """An unresolved call handed an instance of a class of this file (or a method the

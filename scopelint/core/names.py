@@ -59,6 +59,22 @@ class Scope:
         self.bound: Set[str] = set()  # bound by anything but an import
         self.globals: Set[str] = set()
 
+    def binder(self, name: str) -> Optional["Scope"]:
+        """The scope whose binding of ``name`` this scope reads (None: an import, a
+        builtin, or nothing)."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            if scope is self or type(scope.node) is not cst.ClassDef:
+                if name in scope.globals:
+                    root = _root(scope)
+                    return root if name in root.bound else None
+                if name in scope.bound:
+                    return scope
+                if name in scope.imports:
+                    return None
+            scope = scope.parent
+        return None
+
     def resolve_name(self, name: str) -> Optional[str]:
         scope: Optional[Scope] = self
         while scope is not None:
