@@ -1211,7 +1211,10 @@ class Analyzer:
             self._sites[id(override)][id(call)] = state
 
         # backward entry points
-        if qname is None and method == "backward" and receiver is not None:
+        if qname is None and method == "backward" and receiver is not None and F.MXNET in self.names.frameworks and \
+                roles.is_symbolic_module(func.value, receiver, self.func.node if self.func is not None else self.module):
+            pass  # ``mod.backward()`` of MXNet's symbolic Module: its executor's, no autograd
+        elif qname is None and method == "backward" and receiver is not None:
             values = (receiver,)
             if call.args and roles.is_accelerator(fact):
                 values = (args[0],)

@@ -16,7 +16,7 @@ from scopelint.core import frameworks as F
 from scopelint.core.frameworks import is_model_constructor
 from scopelint.core.facts import CallFact
 from scopelint.core.names import dotted
-from scopelint.core.syntax import finds
+from scopelint.core.syntax import finds, is_nested_scope, walk
 
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
@@ -68,6 +68,35 @@ def is_unit_test(func) -> bool:
         return False
     return finds(func.node.body, lambda n: type(n) is cst.Assert or (
         type(n) is cst.Attribute and n.attr.value.startswith("assert") and type(n.value) is cst.Name and n.value.value == "self"))
+
+
+# Methods only MXNet's symbolic ``mx.mod.Module`` (its executor API) has: an NDArray has
+# none of them, a Gluon block none but ``forward``.
+_MODULE_ONLY_METHODS = frozenset({"bind", "init_optimizer", "get_outputs", "get_input_grads", "forward_backward", "update_metric"})
+
+
+def is_symbolic_module(receiver: cst.BaseExpression, value, unit: cst.CSTNode) -> bool:
+    """``receiver`` (of a ``.backward()``) is an MXNet symbolic module, not an NDArray:
+    made by ``mx.mod.*`` / ``mx.module.*``, or a name on which ``unit`` (the function or
+    module the call is in, not its nested functions) calls what only a module has
+    (``.bind(...)``, ``.init_optimizer(...)``, ``.get_outputs()``, ``.update()`` with no
+    argument, ``.forward(batch, is_train=...)``). Its ``backward()`` runs the bound
+    executor's backward pass: no autograd, no ``record()`` needed."""
+    for t in getattr(value, "tags", None) or ():
+        if t.startswith(("ctor:mxnet.mod.", "ctor:mxnet.module.")):
+            return True
+    name = dotted(receiver)
+    if name is None:
+        return False
+    for n in walk(unit, is_nested_scope):
+        if type(n) is not cst.Call or type(n.func) is not cst.Attribute or dotted(n.func.value) != name:
+            continue
+        method = n.func.attr.value
+        if method in _MODULE_ONLY_METHODS or (method == "update" and not n.args):
+            return True
+        if method == "forward" and any(a.keyword is not None and a.keyword.value == "is_train" for a in n.args):
+            return True
+    return False
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
