@@ -890,6 +890,13 @@ _MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")
 _PLAIN_BUILTINS = {"sum", "min", "max", "abs", "float", "len", "zip", "enumerate", "list", "tuple", "range", "reversed", "sorted"}
 
 
+def plain_builtin(facts: Facts, fact) -> bool:
+    """The call is one of Python's builtins that compute from their arguments only
+    (``sum(losses)``, ``len(x)``), not a name of the program's that shadows one."""
+    return fact.callee in _PLAIN_BUILTINS and bool(
+        facts.names.builtin(fact.node.func, fact.func.scope if fact.func else facts.names.root))
+
+
 def called_object(fact) -> Optional[Value]:
     """The object a call runs: ``net`` in ``net(x)`` / ``net.forward(x)``, when the flow
     knows what it is (None: a function, or a name nobody knows)."""
@@ -937,7 +944,7 @@ def graph_sources(facts: Facts, values: Iterable[Value], fw: str):
             if fact.qname is not None or (fact.receiver is not None and fact.method is not None):
                 todo.extend(v.parents)
                 continue
-            if fact.callee in _PLAIN_BUILTINS and facts.names.builtin(node.func, fact.func.scope if fact.func else facts.names.root):
+            if plain_builtin(facts, fact):
                 todo.extend(v.parents)
                 continue
             return None  # a function (local or not): what it reaches, the flow does not say
