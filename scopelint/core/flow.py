@@ -1261,6 +1261,11 @@ class Analyzer:
                     self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags - CONTAINER))
             elif method.endswith("_") and not method.startswith("_") and receiver is not None and method not in F.MAKE_LEAF_METHODS:
                 self._mutation(call, "inplace", recv_key, receiver, args[0] if args else None)
+        if method == "enter_context" and receiver is not None and len(call.args) == 1 and type(call.args[0].value) is cst.Call:
+            entered = call.args[0].value  # ``stack.enter_context(torch.no_grad())`` in ``with ExitStack() as stack:``
+            api = self.names.qualify(entered.func, self.scope)
+            if api in F.SCOPES and roles.entered_exit_stack(receiver, call, self.func.node if self.func is not None else self.module):
+                self.flow.state = _apply_scope(self.flow.state, api, entered, Origin("with", call, api))
         out = call_arg(call, None, "out")
         if out is not None:
             self._mutation(call, "out", dotted(out.value), self._lookup(out.value), None)
