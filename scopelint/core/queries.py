@@ -11,7 +11,7 @@ from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_ta
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
-from scopelint.core.state import Origin, State, Switch, Value
+from scopelint.core.state import DATA_TAGS, Origin, State, Switch, Value
 
 _SPELLING = {
     "torch.no_grad": "torch.no_grad()",
@@ -577,6 +577,59 @@ def may_carry_graph(v: Value, fw: str) -> bool:
         return recorded(v, fw)
     if not v.parents and type(v.node) in (cst.Name, cst.Attribute) and not v.rec[fw].off:
         return not any(t.startswith("attr:") for t in v.tags)
+    return False
+
+
+# Methods whose arguments are a device, a dtype or a shape, never a graph: what they
+# return carries what their receiver carries.
+_RECEIVER_ONLY_METHODS = frozenset({
+    "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "type", "type_as",
+    "contiguous", "pin_memory", "view", "reshape", "squeeze", "unsqueeze", "flatten", "permute", "transpose",
+})
+
+
+_GRADIENT_NORMS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_by_global_norm"})
+
+
+def gradient_norm(v: Value) -> bool:
+    """``torch.nn.utils.clip_grad_norm_(model.parameters(), c)``, ``optimizer.clip_grad_norm(c)``:
+    a norm of the ``.grad`` buffers, no graph (what its arguments are made of does not matter)."""
+    node = v.node
+    if type(node) is not cst.Call:
+        return False
+    name = node.func.attr.value if type(node.func) is cst.Attribute else node.func.value if type(node.func) is cst.Name else None
+    return name in _GRADIENT_NORMS
+
+
+def holds_graph(facts: Facts, value: Value, fw: str) -> bool:
+    """``value`` may carry a graph of ``fw``: something it is computed from is a leaf or
+    the output of a recorded call of a model or of a function the flow cannot see into --
+    not data (a loader's items, moved with ``.to(device)``), not values taken out of the
+    graph, not objects (a parsed config), not names nobody knows, not what Python's
+    builtins (``enumerate(it)``) make of such."""
+    for v in value.ancestors(lambda v: _no_graph_here(v, fw)):
+        if _no_graph_here(v, fw):
+            continue
+        if "leaf" in v.tags:
+            return True
+        node = v.node
+        if type(node) is cst.Call and not v.pure and recorded(v, fw):
+            fact = facts.call_of(node)
+            if fact is None or not plain_builtin(facts, fact):
+                return True
+    return False
+
+
+def _no_graph_here(v: Value, fw: str) -> bool:
+    tags = v.tags
+    if "left-graph" in tags or "const" in tags or DATA_TAGS & tags or is_object(v) or gradient_norm(v):
+        return True
+    if any(t.startswith("attr:") for t in tags):
+        return True
+    node = v.node
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _RECEIVER_ONLY_METHODS \
+            and v.parents and "leaf" not in tags:
+        return _no_graph_here(v.parents[0], fw)  # ``labels.to(device)``: the receiver decides
     return False
 
 
