@@ -65,7 +65,7 @@ class RecordingDuringInference(Rule):
         trains = backward_functions(facts)
         backprops = {id(b.func) for b in facts.backwards if b.func is not None}
         for func in facts.functions:
-            if id(func) in backprops or func.opaque or is_unit_test(func):
+            if id(func) in backprops or func.opaque or is_unit_test(func, facts):
                 continue
             # A hook of a LightningModule (or of Lightning's own class: its default
             # ``predict_step``), which the Trainer runs without grad.

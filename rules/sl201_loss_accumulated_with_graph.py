@@ -4,7 +4,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.flow import carried_tag
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
-    backpropagated, backpropagated_by_callers, graph_path, loops_around, made_this_iteration, outlives_call,
+    backpropagated, backpropagated_by_callers, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call,
     recorded, returns_backpropagated, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
@@ -60,7 +60,7 @@ def _added_expression(node):
 def _not_arithmetic(v) -> bool:
     # A part of an unpacked tuple (``loss, n = step(...)``) is not its sibling part; a
     # list given to a call (``fn(reps)``) is no arithmetic on each of its items.
-    return not v.pure or "loop-item" in v.tags or "part" in v.tags or "container" in v.tags
+    return not v.pure or "loop-item" in v.tags or "part" in v.tags or "container" in v.tags or gradient_norm(v)
 
 
 def _may_hold_graph(v) -> bool:
@@ -68,8 +68,8 @@ def _may_hold_graph(v) -> bool:
     (a loader's items, a factory's tensor), and not a name nobody knows (``args``, a
     config, ``batch.batch_size``'s batch: a size read from what also feeds the loss is no
     part of its graph)."""
-    if "left-graph" in v.tags or DATA_TAGS & v.tags:
-        return False
+    if "left-graph" in v.tags or DATA_TAGS & v.tags or gradient_norm(v):
+        return False  # (a gradient norm: of ``.grad`` buffers, whatever its arguments)
     return bool(v.parents) or type(v.node) not in (cst.Name, cst.Attribute)
 
 
@@ -165,7 +165,7 @@ class LossAccumulatedWithGraph(Rule):
             same = (lambda v: id(v.node) in nodes) if handed else (lambda v: v in lineage)
             backward_in_loop = any(
                 (b.func is func if per_call else loops[-1] in b.loops or (handed and b.func is func))
-                and any(same(v) for bv in b.values for v in graph_path(bv, _not_arithmetic))
+                and any(same(v) and holds_graph(facts, v, TORCH) for bv in b.values for v in graph_path(bv, _not_arithmetic))
                 for b in facts.backwards if not b.differentiates  # (a derivative kept in the graph: no step)
             )
             from_loss = any(

@@ -33,7 +33,11 @@ class GraphBrokenByConversion(Rule):
         path to the loss (a stop-gradient target) is fine; other conversions of a model's
         output next to it (`main + torch.tensor(aux_losses).sum()`) still drop those
         gradients, and a fresh `torch.zeros(1, requires_grad=True)` that only starts the
-        sum is no other path.
+        sum is no other path. In MXNet too, a number taken out of an output that reaches
+        the loss through another term as well (an actor-critic's advantage `r -
+        v.asnumpy()[0, 0]` next to the critic's `(v - r) ** 2`) is a constant on purpose;
+        and a value converted to be handed to an object (`env.step(action.asnumpy())`)
+        comes back as that object's data, not as a broken path.
     """
     bad = """
         import torch
@@ -73,6 +77,8 @@ class GraphBrokenByConversion(Rule):
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
+                    if mxnet_partial and other_path and _number_taken_out(facts, conv) and _trained_elsewhere(facts, conv, value, fw):
+                        continue  # a REINFORCE advantage ``r - v.asnumpy()[0, 0]``: a constant on purpose
                     # Next to a real second path, only a deliberate stop-gradient is fine
                     # (``target.detach()``, ``R - value.item()``); ``torch.tensor(losses)``
                     # there still drops those losses' gradients (when they are known to
@@ -84,6 +90,32 @@ class GraphBrokenByConversion(Rule):
                     chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
                     fix = reconnect_graph(ctx, chain, fw)
                     yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix)
+
+
+def _number_taken_out(facts, conv) -> bool:
+    """The conversion takes a number out of an array: ``.asscalar()``, ``.item()``, or
+    ``.asnumpy()`` indexed by integers alone (``v.asnumpy()[0, 0]``)."""
+    node = conv.node
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return False
+    method = node.func.attr.value
+    if method in ("asscalar", "item"):
+        return True
+    if method not in ("asnumpy", "numpy"):
+        return False
+    sub = parents(facts.module).get(id(node))
+    return type(sub) is cst.Subscript and sub.value is node and all(
+        type(el.slice) is cst.Index and type(el.slice.value) is cst.Integer for el in sub.slice)
+
+
+def _trained_elsewhere(facts, conv, value, fw) -> bool:
+    """Every output the conversion reads (a model call's, a leaf) also reaches the
+    backpropagated ``value`` without a conversion: the critic's value ``v`` is in the
+    loss through ``(v - r) ** 2`` too, so taking a number out of it for the advantage
+    is a deliberate constant, not a lost gradient."""
+    direct = {id(v.node) for v in graph_path(value, _left_or_data) if not _left_or_data(v) and _graph_source(v, fw)}
+    read = [v for p in conv.parents for v in graph_path(p, _left) if not _left(v) and _graph_source(v, fw)]
+    return bool(read) and all(id(v.node) in direct for v in read)
 
 
 def _seed_leaf(facts, v) -> bool:
@@ -182,12 +214,24 @@ def _graph_source(v, fw) -> bool:
     return type(v.node) is cst.Call and not v.pure and recorded(v, fw)
 
 
+def _object_result(v) -> bool:
+    """What a method of an object returns (``env.step(action)`` of a ``gym.make(...)``
+    environment): its data, not a path back to the graph; a conversion that only feeds
+    it is how the value was handed over, not a break of the graph."""
+    node = v.node
+    return (type(node) is cst.Call and type(node.func) is cst.Attribute and "left-graph" not in v.tags
+            and bool(v.parents) and is_object(v.parents[0]))
+
+
 def _deepest(conv, fw):
-    """The conversion where the graph is really left: ``torch.tensor(x.item())`` -> ``.item()``."""
+    """The conversion where the graph is really left: ``torch.tensor(x.item())`` -> ``.item()``
+    (not past what an object's method returns: ``nd.array(env.step(a.asnumpy())[0])``
+    starts from the environment's data)."""
     if _from_recorded(conv, fw):
         return conv
+    stop = lambda v: _left(v) or _object_result(v)  # noqa: E731
     for p in conv.parents:
-        for v in graph_path(p, _left):
+        for v in graph_path(p, stop):
             if _left(v) and v is not conv:
                 found = _deepest(v, fw)
                 if found is not None:

@@ -1,7 +1,9 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import backpropagated_nodes, backwards_in_loop, recording, trained_models
+from scopelint.core.queries import (
+    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, held_by_no_optimizer, recording, trained_models,
+)
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
 from scopelint.rule import Report, Rule
@@ -26,7 +28,11 @@ class EvalTrainModeMismatch(Rule):
         (`val_loader`, `test_dataloader`, ...), in a function or at module level. A
         forward pass that is backpropagated and stepped while the model is in eval
         mode on every path to it is reported too. A name rebound to a new model
-        (`model = make_model()` each fold) starts in train mode again.
+        (`model = make_model()` each fold) starts in train mode again. Not reported: a
+        model whose class (in the file) has no layer that depends on the mode (only
+        `Linear`, `Conv2d`, `Embedding`, activations...: eval() changes nothing), and a
+        frozen auxiliary network kept in eval mode on purpose that no optimizer of the
+        file holds (a perceptual loss's feature extractor).
     """
     bad = """
         import torch
@@ -88,6 +94,8 @@ class EvalTrainModeMismatch(Rule):
                 backpropagated = backpropagated_nodes(facts)
             if id(call.node) not in backpropagated:
                 continue
+            if eval_changes_nothing(facts, call) or held_by_no_optimizer(facts, call.callee_value):
+                continue  # no Dropout/BatchNorm to freeze; a frozen auxiliary network kept in eval() on purpose
             reported.add(call.callee)
             fix = insert_call(ctx, call.node, call.callee, "train", False, f"Put `{call.callee}` in train mode before the training forward pass")
             yield Report(call.node, f"`{call.callee}` is trained in eval mode: `{call.callee}.eval()` on every path here and no `{call.callee}.train()` since (Dropout off, BatchNorm frozen)", fix)
@@ -102,6 +110,8 @@ class EvalTrainModeMismatch(Rule):
             if not call.loops or not recording(call.state, TORCH):
                 continue
             if is_model_call(call) and backwards_in_loop(facts, call.loops[-1]):
+                if eval_changes_nothing(facts, call):
+                    continue
                 models = {call.callee}
             elif call.target is not None and id(call.target) in steps:
                 models = trained_models(facts, call.target)
@@ -133,6 +143,8 @@ class EvalTrainModeMismatch(Rule):
                 continue
             if not (sw.off and sw.origin is not None and sw.origin.explicit) or not is_model_call(call):
                 continue
+            if eval_changes_nothing(facts, call):
+                continue  # a model of this file without Dropout/BatchNorm: eval() would change nothing
             key = id(call.func) if call.func is not None else id(_held_out_loop(call))
             if key not in done:
                 done.add(key)
@@ -158,18 +170,19 @@ def _eval_fix(ctx, call):
     over held-out data); when that loop sits in the training loop, ``model.train()``
     after it, so that the next epoch trains in train mode again."""
     loop = _held_out_loop(call) if call.func is None or not matches_any(call.func.name, ctx.inference_functions) else None
+    model = call.callee[: -len(".forward")] if call.callee and call.method == "forward" else call.callee  # (``self.forward(x)``: ``self``)
     if loop is None:
-        return insert_call(ctx, call.node, call.callee, "eval", False, f"Put `{call.callee}` in eval mode first")
+        return insert_call(ctx, call.node, model, "eval", False, f"Put `{model}` in eval mode first")
     module = ctx.facts.module
     stmt = statement_of(module, loop)
     if stmt is None or not call.callee:
         return None
     outer = call.loops[: call.loops.index(loop)]
     in_training = any(set(b.loops) & set(outer) for b in ctx.facts.backwards)
-    stmts = [statement_call(call.callee, "eval").with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
+    stmts = [statement_call(model, "eval").with_changes(leading_lines=stmt.leading_lines), stmt.with_changes(leading_lines=())]
     if in_training:
-        stmts.append(statement_call(call.callee, "train"))
-    return module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, f"Put `{call.callee}` in eval mode for the evaluation loop" + (" and back in train mode after it" if in_training else ""))
+        stmts.append(statement_call(model, "train"))
+    return module_fix(module, {id(stmt): cst.FlattenSentinel(stmts)}, f"Put `{model}` in eval mode for the evaluation loop" + (" and back in train mode after it" if in_training else ""))
 
 
 def _train_fix(ctx, call, culprit, name):

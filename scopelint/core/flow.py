@@ -1292,7 +1292,10 @@ class Analyzer:
             self._sites[id(override)][id(call)] = state
 
         # backward entry points
-        if qname is None and method == "backward" and receiver is not None:
+        if qname is None and method == "backward" and receiver is not None and F.MXNET in self.names.frameworks and \
+                roles.is_symbolic_module(func.value, receiver, self.func.node if self.func is not None else self.module):
+            pass  # ``mod.backward()`` of MXNet's symbolic Module: its executor's, no autograd
+        elif qname is None and method == "backward" and receiver is not None:
             values = (receiver,)
             if call.args and roles.is_accelerator(fact):
                 values = (args[0],)
@@ -1339,6 +1342,11 @@ class Analyzer:
                     self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags - CONTAINER))
             elif method.endswith("_") and not method.startswith("_") and receiver is not None and method not in F.MAKE_LEAF_METHODS:
                 self._mutation(call, "inplace", recv_key, receiver, args[0] if args else None)
+        if method == "enter_context" and receiver is not None and len(call.args) == 1 and type(call.args[0].value) is cst.Call:
+            entered = call.args[0].value  # ``stack.enter_context(torch.no_grad())`` in ``with ExitStack() as stack:``
+            api = self.names.qualify(entered.func, self.scope)
+            if api in F.SCOPES and roles.entered_exit_stack(receiver, call, self.func.node if self.func is not None else self.module):
+                self.flow.state = _apply_scope(self.flow.state, api, entered, Origin("with", call, api))
         out = call_arg(call, None, "out")
         if out is not None:
             self._mutation(call, "out", dotted(out.value), self._lookup(out.value), None)

@@ -11,7 +11,7 @@ from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_ta
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
-from scopelint.core.state import Origin, State, Switch, Value
+from scopelint.core.state import DATA_TAGS, Origin, State, Switch, Value
 
 _SPELLING = {
     "torch.no_grad": "torch.no_grad()",
@@ -598,6 +598,59 @@ def may_carry_graph(v: Value, fw: str) -> bool:
     return False
 
 
+# Methods whose arguments are a device, a dtype or a shape, never a graph: what they
+# return carries what their receiver carries.
+_RECEIVER_ONLY_METHODS = frozenset({
+    "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "type", "type_as",
+    "contiguous", "pin_memory", "view", "reshape", "squeeze", "unsqueeze", "flatten", "permute", "transpose",
+})
+
+
+_GRADIENT_NORMS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_by_global_norm"})
+
+
+def gradient_norm(v: Value) -> bool:
+    """``torch.nn.utils.clip_grad_norm_(model.parameters(), c)``, ``optimizer.clip_grad_norm(c)``:
+    a norm of the ``.grad`` buffers, no graph (what its arguments are made of does not matter)."""
+    node = v.node
+    if type(node) is not cst.Call:
+        return False
+    name = node.func.attr.value if type(node.func) is cst.Attribute else node.func.value if type(node.func) is cst.Name else None
+    return name in _GRADIENT_NORMS
+
+
+def holds_graph(facts: Facts, value: Value, fw: str) -> bool:
+    """``value`` may carry a graph of ``fw``: something it is computed from is a leaf or
+    the output of a recorded call of a model or of a function the flow cannot see into --
+    not data (a loader's items, moved with ``.to(device)``), not values taken out of the
+    graph, not objects (a parsed config), not names nobody knows, not what Python's
+    builtins (``enumerate(it)``) make of such."""
+    for v in value.ancestors(lambda v: _no_graph_here(v, fw)):
+        if _no_graph_here(v, fw):
+            continue
+        if "leaf" in v.tags:
+            return True
+        node = v.node
+        if type(node) is cst.Call and not v.pure and recorded(v, fw):
+            fact = facts.call_of(node)
+            if fact is None or not plain_builtin(facts, fact):
+                return True
+    return False
+
+
+def _no_graph_here(v: Value, fw: str) -> bool:
+    tags = v.tags
+    if "left-graph" in tags or "const" in tags or DATA_TAGS & tags or is_object(v) or gradient_norm(v):
+        return True
+    if any(t.startswith("attr:") for t in tags):
+        return True
+    node = v.node
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _RECEIVER_ONLY_METHODS \
+            and v.parents and "leaf" not in tags:
+        return _no_graph_here(v.parents[0], fw)  # ``labels.to(device)``: the receiver decides
+    return False
+
+
 # --- optimizers, models and the tensors that require grad (SL209, SL210) ----------------
 def origins(v: Optional[Value], depth: int = 4) -> set:
     """ids of the expressions that made ``v``: its own node, or, for a value joined
@@ -908,6 +961,13 @@ _MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")
 _PLAIN_BUILTINS = {"sum", "min", "max", "abs", "float", "len", "zip", "enumerate", "list", "tuple", "range", "reversed", "sorted"}
 
 
+def plain_builtin(facts: Facts, fact) -> bool:
+    """The call is one of Python's builtins that compute from their arguments only
+    (``sum(losses)``, ``len(x)``), not a name of the program's that shadows one."""
+    return fact.callee in _PLAIN_BUILTINS and bool(
+        facts.names.builtin(fact.node.func, fact.func.scope if fact.func else facts.names.root))
+
+
 def called_object(fact) -> Optional[Value]:
     """The object a call runs: ``net`` in ``net(x)`` / ``net.forward(x)``, when the flow
     knows what it is (None: a function, or a name nobody knows)."""
@@ -955,7 +1015,7 @@ def graph_sources(facts: Facts, values: Iterable[Value], fw: str):
             if fact.qname is not None or (fact.receiver is not None and fact.method is not None):
                 todo.extend(v.parents)
                 continue
-            if fact.callee in _PLAIN_BUILTINS and facts.names.builtin(node.func, fact.func.scope if fact.func else facts.names.root):
+            if plain_builtin(facts, fact):
                 todo.extend(v.parents)
                 continue
             return None  # a function (local or not): what it reaches, the flow does not say
@@ -1018,3 +1078,169 @@ def grafted_from(facts: Facts, obj: Value, owner: Value) -> bool:
             if name is not None and any(name.startswith(s + ".") for s in spelled):
                 return True
     return False
+
+
+# --- train/eval mode (SL207) -------------------------------------------------------------
+# PyTorch layers whose forward pass is the same in train() and eval() mode (no Dropout, no
+# running statistics, no sampling). Any other layer is taken to depend on the mode.
+_MODE_FREE_LAYERS = frozenset({
+    "Linear", "Bilinear", "LazyLinear", "Identity", "Flatten", "Unflatten", "Embedding", "EmbeddingBag",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+    "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "Softmax", "LogSoftmax", "LogSigmoid", "GLU",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReplicationPad1d", "ReplicationPad2d", "LayerNorm", "GroupNorm", "LocalResponseNorm",
+    "Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict",
+    "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
+})
+_MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
+_MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
+
+
+def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool:
+    """The model class ``name`` of this file has no layer whose forward pass depends on
+    train/eval mode: its ``__init__`` (and the methods it calls on ``self``) builds only
+    layers known not to (``nn.Linear``, ``nn.Conv2d``, ``nn.Embedding``, ``nn.ReLU``...,
+    or such classes of the file), its ``forward`` calls no dropout/batch-norm function and
+    reads no ``self.training``, and it holds no module handed in from outside. Anything
+    unknown (a class of another module, ``torchvision.models.vgg19(...)``) is not."""
+    seen = set() if seen is None else seen
+    if name in seen:
+        return True
+    seen.add(name)
+    methods = {f.name: f for f in facts.functions if f.cls is not None and f.parent is None and f.cls.name.value == name}
+    init = methods.get("__init__")
+    if init is None:
+        return False
+    bases = init.class_bases
+    if not bases or not all(b in _MODULE_BASES or (b in facts.names.root.bound and mode_free_class(facts, b, seen))
+                            for b in bases):
+        return False
+    todo, done = ["__init__", "forward"], set()
+    passed = {p for p in init.param_names[1:]}
+    held_from_outside = set()
+    while todo:
+        m = methods.get(todo.pop())
+        if m is None or m.name in done:
+            continue
+        done.add(m.name)
+        for n in walk(m.node.body):
+            t = type(n)
+            if t is cst.Attribute and n.attr.value == "training" and dotted(n.value) == "self":
+                return False
+            if t is cst.Assign and m.name == "__init__" and type(n.value) is cst.Name and n.value.value in passed:
+                held_from_outside.update(dotted(tg.target) for tg in n.targets)
+            if t is not cst.Call:
+                continue
+            callee = dotted(n.func)
+            if callee is not None and callee.startswith("self.") and callee.count(".") == 1:
+                if callee[5:] in methods:
+                    todo.append(callee[5:])
+                elif callee in held_from_outside:
+                    return False  # ``self.encoder(x)``: a module handed in, of a class unknown here
+                continue
+            if not _mode_free_call(facts, m, n):
+                return False
+    return True
+
+
+def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call) -> bool:
+    qname = facts.names.qualify(node.func, func.scope)
+    last = (qname or dotted(node.func) or "").rsplit(".", 1)[-1]
+    if qname is not None:
+        if F.framework_of(qname) != F.TORCH:
+            return False  # (another package's model, a torchvision network: unknown)
+        if is_class_name(last) and not qname.startswith("torch.nn.init"):
+            return last in _MODE_FREE_LAYERS or last.endswith("Loss") or not qname.startswith("torch.nn.")
+        return not any(k in last.lower() for k in _MODE_FUNCTIONS)
+    if type(node.func) is cst.Name:
+        if facts.names.builtin(node.func, func.scope) is not None:
+            return True  # ``super()``, ``list(...)``, ``range(...)``
+        name = node.func.value
+        if name in facts.names.root.bound and any(f.cls is not None and f.cls.name.value == name for f in facts.functions):
+            return mode_free_class(facts, name)
+        return False  # a function or class the file does not define: unknown
+    # A method of something other than ``self`` (``self.g.num_nodes()``, ``super().__init__()``).
+    return not any(k in last.lower() for k in _MODE_FUNCTIONS)
+
+
+def model_class_of(facts: Facts, call) -> Optional[str]:
+    """The class of this file whose instance a model call runs: ``self(...)`` /
+    ``self.forward(...)`` in a method of a model class, or a value made by ``C(...)``
+    (also through ``.to(device)``, ``.cuda()``, a branch that rebinds it so)."""
+    callee = call.callee or ""
+    if call.method in ("forward", "__call__"):
+        callee = callee.rsplit(".", 1)[0]
+    if callee == "self" and call.func is not None:
+        top = call.func
+        while top.parent is not None:
+            top = top.parent
+        return top.cls.name.value if top.cls is not None and top.in_model_class else None
+    value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    found = set()
+    todo, seen = [value] if value is not None else [], set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or len(seen) > 50:
+            continue
+        seen.add(id(v))
+        classes = {t[9:] for t in v.tags if t.startswith("instance:")}
+        if classes:
+            found |= classes
+            continue
+        node = v.node
+        if node is None:
+            todo.extend(v.parents)  # joined over branches
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda", "cpu", "float", "double", "half") and v.parents:
+            todo.append(v.parents[0])
+        else:
+            return None  # made some other way: unknown
+    return found.pop() if len(found) == 1 else None
+
+
+def eval_changes_nothing(facts: Facts, call) -> bool:
+    """The model a call runs is of a class of this file with no train/eval-sensitive layer:
+    whether it is in ``eval()`` changes nothing."""
+    name = model_class_of(facts, call)
+    return name is not None and mode_free_class(facts, name)
+
+
+def held_by_no_optimizer(facts: Facts, value: Optional[Value]) -> bool:
+    """Every optimizer of the file is built over known models' parameters, and none of them
+    shares ``value``'s (a frozen feature extractor for a perceptual loss)."""
+    if value is None:
+        return False
+    ctors = [c for c in facts.calls if F.is_optimizer_constructor(c.qname)]
+    if not ctors:
+        return False
+    mine = _module_chain(value)
+    for ctor in ctors:
+        owners = optimizer_owners(facts, ctor)
+        if owners is None:
+            return False
+        for _, owner in owners:
+            theirs = _module_chain(owner)
+            if not mine or not theirs or mine & theirs:
+                return False
+    return True
+
+
+def _module_chain(value: Value) -> set:
+    """ids of the expressions a module value was made through: itself, what it is a
+    ``.to(device)`` / wrapper / attribute of, the branches it was joined over."""
+    out, todo, seen = set(), [value], set()
+    while todo:
+        v = todo.pop()
+        if id(v) in seen or len(seen) > 50:
+            continue
+        seen.add(id(v))
+        if v.node is None:
+            todo.extend(v.parents)
+            continue
+        out.add(id(v.node))
+        if type(v.node) in (cst.Call, cst.Attribute) and v.parents:
+            todo.append(v.parents[0])
+    return out

@@ -16,7 +16,7 @@ from scopelint.core import frameworks as F
 from scopelint.core.frameworks import is_model_constructor
 from scopelint.core.facts import CallFact
 from scopelint.core.names import dotted
-from scopelint.core.syntax import finds
+from scopelint.core.syntax import finds, is_nested_scope, walk
 
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
@@ -53,13 +53,52 @@ _ACTION = re.compile(
 )
 
 
-def is_unit_test(func) -> bool:
+def is_unit_test(func, facts=None) -> bool:
     """A pytest/unittest test: ``test*`` at module level or in a ``Test*`` class (or a
     ``unittest.TestCase``), asserting something, that nothing in its file calls (a test
     runner does). It runs once and returns: what it records is freed with it, and its
     forward passes check shapes, not predictions. (A script's own ``test_conversion(...)``
-    call makes it the script's code.)"""
-    if func is None or not func.name.startswith("test") or func.parent is not None:
+    call makes it the script's code.) With ``facts``, also a helper of a test class
+    (detectron2's ``_test_eval`` of a ``unittest.TestCase`` or of a ``*Test`` mixin) that
+    is called, as ``self.<name>(...)``, only from the tests of test classes or from such
+    helpers."""
+    if func is None or func.parent is not None:
+        return False
+    if _test_function(func):
+        return True
+    if facts is None or func.cls is None or not _test_class(func):
+        return False
+    return _only_called_by_tests(facts, func, set())
+
+
+def _test_class(func) -> bool:
+    name = func.cls.name.value
+    return name.startswith("Test") or name.endswith(("Test", "Tests", "TestCase")) or any(
+        b.endswith("TestCase") for b in func.class_bases)
+
+
+def _only_called_by_tests(facts, func, seen: set) -> bool:
+    """``func`` (a method of a test class) is called, and only as ``self.<name>(...)`` from
+    methods of test classes that are tests or (recursively) such helpers."""
+    if id(func) in seen:
+        return True
+    seen.add(id(func))
+    sites = [c for c in facts.calls if c.method == func.name and c.qname is None]
+    if not sites:
+        return False
+    for c in sites:
+        caller = c.func
+        if (c.callee or "").split(".", 1)[0] not in ("self", "cls") or caller is None or caller.parent is not None:
+            return False
+        if caller.cls is None or not _test_class(caller):
+            return False
+        if not (caller.name.startswith("test") or _only_called_by_tests(facts, caller, seen)):
+            return False
+    return True
+
+
+def _test_function(func) -> bool:
+    if not func.name.startswith("test"):
         return False
     origin = func.called_in.torch.origin
     if origin is None or origin.kind not in ("unknown-entry", "called-elsewhere", "opaque"):
@@ -68,6 +107,48 @@ def is_unit_test(func) -> bool:
         return False
     return finds(func.node.body, lambda n: type(n) is cst.Assert or (
         type(n) is cst.Attribute and n.attr.value.startswith("assert") and type(n.value) is cst.Name and n.value.value == "self"))
+
+
+# Methods only MXNet's symbolic ``mx.mod.Module`` (its executor API) has: an NDArray has
+# none of them, a Gluon block none but ``forward``.
+_MODULE_ONLY_METHODS = frozenset({"bind", "init_optimizer", "get_outputs", "get_input_grads", "forward_backward", "update_metric"})
+
+
+def is_symbolic_module(receiver: cst.BaseExpression, value, unit: cst.CSTNode) -> bool:
+    """``receiver`` (of a ``.backward()``) is an MXNet symbolic module, not an NDArray:
+    made by ``mx.mod.*`` / ``mx.module.*``, or a name on which ``unit`` (the function or
+    module the call is in, not its nested functions) calls what only a module has
+    (``.bind(...)``, ``.init_optimizer(...)``, ``.get_outputs()``, ``.update()`` with no
+    argument, ``.forward(batch, is_train=...)``). Its ``backward()`` runs the bound
+    executor's backward pass: no autograd, no ``record()`` needed."""
+    for t in getattr(value, "tags", None) or ():
+        if t.startswith(("ctor:mxnet.mod.", "ctor:mxnet.module.")):
+            return True
+    name = dotted(receiver)
+    if name is None:
+        return False
+    for n in walk(unit, is_nested_scope):
+        if type(n) is not cst.Call or type(n.func) is not cst.Attribute or dotted(n.func.value) != name:
+            continue
+        method = n.func.attr.value
+        if method in _MODULE_ONLY_METHODS or (method == "update" and not n.args):
+            return True
+        if method == "forward" and any(a.keyword is not None and a.keyword.value == "is_train" for a in n.args):
+            return True
+    return False
+
+
+def entered_exit_stack(stack, call: cst.Call, unit: cst.CSTNode) -> bool:
+    """``stack`` (the receiver of ``call``, a ``stack.enter_context(...)``) is the
+    ``contextlib.ExitStack()`` of a ``with ExitStack() as stack:`` of ``unit`` around
+    ``call``: what it enters lasts until that ``with`` ends."""
+    made = getattr(stack, "node", None)
+    if type(made) is not cst.Call or "ctor:contextlib.ExitStack" not in getattr(stack, "tags", ()):
+        return False
+    for n in walk(unit, is_nested_scope):
+        if type(n) is cst.With and any(item.item is made for item in n.items):
+            return finds(n.body, lambda m: m is call)
+    return False
 
 
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
