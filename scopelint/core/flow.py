@@ -1504,6 +1504,8 @@ class Analyzer:
         for n in walk(info.parent.node.body):
             if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == info.name:
                 called.add(id(n.func))
+            elif type(n) in (cst.FunctionDef, cst.ClassDef):
+                called.add(id(n.name))  # (a definition's own name is no use of it)
             elif type(n) is cst.Name and n.value == info.name:
                 refs.append(n)
         return sum(1 for n in refs if id(n) not in called)
