@@ -109,13 +109,14 @@ def _number_taken_out(facts, conv) -> bool:
 
 
 def _trained_elsewhere(facts, conv, value, fw) -> bool:
-    """Every output the conversion reads (a model call's, a leaf) also reaches the
-    backpropagated ``value`` without a conversion: the critic's value ``v`` is in the
-    loss through ``(v - r) ** 2`` too, so taking a number out of it for the advantage
-    is a deliberate constant, not a lost gradient."""
+    """Every model output the conversion reads also reaches the backpropagated ``value``
+    without a conversion: the critic's value ``v`` is in the loss through ``(v - r) **
+    2`` too, so taking a number out of it for the advantage is a deliberate constant, not
+    a lost gradient. (Numbers taken out of values computed from a leaf,
+    ``nd.array([(x * x).sum().asscalar()]) * x``, are still a lost path.)"""
     direct = {id(v.node) for v in graph_path(value, _left_or_data) if not _left_or_data(v) and _graph_source(v, fw)}
     read = [v for p in conv.parents for v in graph_path(p, _left) if not _left(v) and _graph_source(v, fw)]
-    return bool(read) and all(id(v.node) in direct for v in read)
+    return bool(read) and all(type(v.node) is cst.Call and "leaf" not in v.tags and id(v.node) in direct for v in read)
 
 
 def _seed_leaf(facts, v) -> bool:

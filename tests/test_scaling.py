@@ -44,10 +44,13 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
     for u in units:
         if u.kind in ("def", "class", "method") and u.name in binders:
             binders[u.name].append(u.index)
+    classes = {u.name for u in units if u.kind == "class"}
     for u in units:
         i = u.index
         if u.kind == "method":
             needs[i].add(u.cls)
+            if u.name in ("forward", "hybrid_forward") and i not in escaped:  # where instances are made
+                needs[i].update(w.index for w in units if w.kind != "class" and units[u.cls].name in w.words & classes)
         calls = called.get(i, ())
         for word in u.words:
             for j in defines.get(word, ()):

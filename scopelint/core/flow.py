@@ -395,6 +395,7 @@ class Analyzer:
         # Calls of a function from its own body (recursion): they cannot be how it is
         # first entered. Kept across rounds (a replayed walk makes the same calls).
         self._self_calls: Set[int] = set()
+        self._site_caller: Dict[int, Optional[FunctionInfo]] = {}  # call id -> the function it is in
         # Classes of this file whose instances reach code the flow does not follow (handed
         # to an unknown call, stored in an object or container, returned): their ``net(x)``
         # may be called where no site is seen. Only grows (kept across rounds).
@@ -637,9 +638,18 @@ class Analyzer:
             for s in states[1:]:
                 joined = joined.join(s)
 
+            # Called only by a module's own ``forward`` that nobody here calls (detectron2's
+            # ``if not self.training: return self.inference(x)``): the grad mode is that of
+            # callers not seen, no guess.
+            by_forward = all(
+                (f := self._site_caller.get(c)) is not None and f.name in ("forward", "hybrid_forward") and f.in_model_class
+                and f.entry.torch.origin is not None and f.entry.torch.origin.kind in ("unknown-entry", "called-elsewhere")
+                for c in sites
+            )
+
             def derive(sw: Switch) -> Switch:
                 if sw.mode == Mode.UNKNOWN:
-                    return Switch(Mode.UNKNOWN, Origin("unknown-entry"))
+                    return Switch(Mode.UNKNOWN, Origin("called-elsewhere" if by_forward else "unknown-entry"))
                 return Switch(sw.mode, Origin("entry", None, sw.origin.api if sw.origin else None))
 
             torch = derive(joined.torch)
@@ -1273,6 +1283,7 @@ class Analyzer:
         if target is not None:
             if target is self.func:
                 self._self_calls.add(id(call))
+            self._site_caller[id(call)] = self.func
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
             bound = _bound_arguments(call, params, args)
