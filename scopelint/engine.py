@@ -51,7 +51,7 @@ def might_fire(source: str, settings: "Settings") -> bool:
         return True  # the project says what the file's code is for
     if not any(slicing.mentions_framework(text) for text in texts):
         return False
-    if not settings.gate or settings.project is not None:
+    if not settings.gate or (settings.project is not None and settings.project.needs_whole):
         return True
     frameworks = set().union(*(slicing.imported_frameworks(text) for text in texts))
     inference_functions = tuple(settings.inference_functions)
@@ -367,9 +367,10 @@ def _lint_trusted(source: str, filename: str, settings: Settings, tree: Optional
 def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
     """``_lint_trusted`` for text that passed its text gate (``might_fire``)."""
     result = LintResult()
-    # (A file with a program context is analysed whole: what its calls of other modules'
-    # functions do is not among the gate's anchors.)
-    plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate and settings.project is None else None
+    # (A file told of other modules' functions or classes is analysed whole: what its
+    # calls of them do is not among the gate's anchors.)
+    whole = settings.project is not None and settings.project.needs_whole
+    plan = slicing.plan(source, settings.inference_functions, tree) if settings.gate and not whole else None
     if plan is not None and plan.source is None:
         return result  # no rule can fire anywhere in the file
     if plan is not None and settings.lower and plan.body is not None:
@@ -460,7 +461,7 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
 
     try:
         module = lower_module(plan.body, source, plan.lines)
-        facts = Analyzer(module, whole=plan.whole).run()
+        facts = Analyzer(module, whole=plan.whole, program=settings.project).run()
         if not facts.frameworks:
             return False
         ctx = RuleContext(facts, tuple(settings.inference_functions))

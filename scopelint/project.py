@@ -360,9 +360,28 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 text = run.get(path) or (program.texts[path] if path in program.texts else _read(path))
                 if text:
                     texts[path] = text
-    # The modules some file near them (or of the run) imports.
-    imports_of = {path: program.imported_paths(path) - {path} for path in texts}
-    imported_somewhere: Set[str] = set().union(*imports_of.values()) if imports_of else set()
+    # What each file imports (resolved: only asked of the files that call something of
+    # another file without grad), and, for the files that define a ``forward``, whether
+    # anything near imports them (asked only of the files whose import lines name them).
+    imports_of: Dict[str, Set[str]] = {}
+
+    def imports_it(path: str, mod_path: str) -> bool:
+        if path not in imports_of:
+            imports_of[path] = program.imported_paths(path) - {path}
+        return mod_path in imports_of[path]
+
+    importing: Optional[Dict[str, Set[str]]] = None  # a word of an import line -> the files with it
+
+    def imported_by_name(mod: _Module) -> bool:
+        nonlocal importing
+        if importing is None:
+            importing = {}
+            for path, text in texts.items():
+                for line in _import_lines(text):
+                    for w in _WORDS.findall(line):
+                        importing.setdefault(w, set()).add(path)
+        return any(imports_it(p, mod.path) for p in importing.get(_stem(mod.path), set()) - {mod.path})
+
     bare: Dict[str, Set[str]] = {}  # name -> the files calling it without grad, bare
     attr: Dict[str, Set[str]] = {}  # ... or as an attribute (``model.infer(...)``)
     for path, text in texts.items():
@@ -374,29 +393,47 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 attr.setdefault(name, set()).add(path)
     out = []
     for mod, ctx in zip(mods, found):
-        if mod is not None and mod.path in imported_somewhere:
-            ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), imported=True)
+        if mod is not None and mod.text and "forward" in mod.text and _DEFINES_FORWARD.search(mod.text) and imported_by_name(mod):
+            ctx = dataclasses.replace(ctx if ctx is not None else Context(), imported=True)
         if mod is not None and mod.text and (bare or attr):
             top, inner = defined_names(mod.text)
             near = nearby.get(_neighbours(mod), set()) - {mod.path}  # (its package, or its script's folder)
-
-            def imports_it(path: str) -> bool:
-                return mod.path in imports_of.get(path, ())
-
             # A method: called on an object by name from another file near it (an instance
             # can come from anywhere) or from one that imports its module. A module-level
             # function: from a file that imports its module (sibling scripts each have
             # their own ``evaluate``).
-            names = {n for n in inner if any(p in near or imports_it(p) for p in attr.get(n, set()) - {mod.path})}
-            names |= {n for n in top if any(imports_it(p) for p in (bare.get(n, set()) | attr.get(n, set())) - {mod.path})}
+            names = {n for n in inner if any(p in near or imports_it(p, mod.path) for p in attr.get(n, set()) - {mod.path})}
+            names |= {n for n in top if any(imports_it(p, mod.path) for p in (bare.get(n, set()) | attr.get(n, set())) - {mod.path})}
             names = tuple(sorted(n for n in names if not n.startswith("__")))
             if names:
-                ctx = dataclasses.replace(ctx if ctx is not None else Context(mod.package or None), called_off=names)
+                ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_off=names)
         out.append(ctx)
     return out
 
 
 _MOST_NEIGHBOURS = 2000  # files of one package read for its callers (a larger one: the run's alone)
+_WORDS = re.compile(r"\w+")
+
+
+def _import_lines(text: str) -> Iterable[str]:
+    """The lines of ``text`` that start with ``import`` or ``from`` (found from each
+    ``import``: a literal is searched much faster than a line start)."""
+    at = text.find("import")
+    seen = -1
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        if start != seen:
+            seen = start
+            line = text[start:end]
+            head = line.lstrip(" \t")
+            if head.startswith(("import", "from")):
+                yield line
+        at = text.find("import", end)
+
+
+_DEFINES_FORWARD = re.compile(r"def[ \t]+(?:hybrid_)?forward\b")
 
 
 @functools.lru_cache(maxsize=256)

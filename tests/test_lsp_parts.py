@@ -170,7 +170,8 @@ def test_worker_keeps_only_the_newest_job_per_document():
 
 def test_process_runner_stops_a_slow_job_and_leaves_no_semaphore_nor_child(monkeypatch):
     """The lint child: results and errors come back, a job over its budget ends the child
-    (the next job gets a new one), a dead child is an error, and no named semaphore is
+    (the next job gets a new one), a child dying during a job is an error (one that died
+    between jobs is replaced), and no named semaphore is
     made (multiprocessing's resource tracker warned at exit about the pool's)."""
     import os
     import signal
@@ -200,10 +201,21 @@ def test_process_runner_stops_a_slow_job_and_leaves_no_semaphore_nor_child(monke
             os.kill(first, 0)
         second = runner((os.getpid, ()), 30)
         assert second != first
-        os.kill(second, signal.SIGKILL)
-        with pytest.raises(BrokenProcessPool):
-            runner((time.sleep, (0.01,)), 30)
-        assert runner((str, (5,)), 30) == "5"  # (and a new child again)
+        with pytest.raises(BrokenProcessPool):  # the child dies during a job: an error
+            runner((os.kill, (second, signal.SIGKILL)), 30)
+        third = runner((os.getpid, ()), 30)  # (and a new child again)
+        assert third != second
+        os.kill(third, signal.SIGKILL)  # one that died between jobs is replaced, no error
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(third, 0)
+            except ProcessLookupError:
+                break
+            if runner._child[0].exitcode is not None:
+                break
+            time.sleep(0.01)
+        assert runner((str, (5,)), 30) == "5"
     finally:
         runner.close()
     assert made == []

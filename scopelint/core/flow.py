@@ -603,8 +603,9 @@ class Analyzer:
         out: Dict[str, Value] = {}
         # Its free names (``loss`` of the enclosing scope or the module, read when it
         # runs): their values where it is called, or where it was handed to a runner.
-        handed = {k for a in sites.values() if a is not None for k in a if k.startswith(FREE_KEY)}
-        for name in (*self._free_names(info), *sorted(handed)):
+        params = set(info.param_names)
+        extra = {k for a in sites.values() if a is not None for k in a if k not in params and k != UNBOUND}
+        for name in sorted(extra):
             values = [a.get(name) if a is not None else None for a in sites.values()]
             if all(v is not None for v in values):
                 joined = values[0]

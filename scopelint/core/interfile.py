@@ -135,6 +135,16 @@ class Context:
         object.__setattr__(self, "_models", frozenset(self.model_classes))
         object.__setattr__(self, "_bases", dict(self.class_bases))
 
+    @property
+    def needs_whole(self) -> bool:
+        """What it tells may reach past the gate's anchors (a call of another module's
+        function, one of its model classes, the framework of a file that imports none,
+        instances of its classes made elsewhere): the file is analysed whole. (Callers
+        without grad only make the analysis say less: the gate's slice holds what they
+        bear on. Told only those or that it is imported, a file gets no package either:
+        its names resolve as when it is linted alone.)"""
+        return bool(self.functions or self.model_classes or self.stars or self.framework or self.class_bases or self.imported)
+
     def framework_bases(self, qname: Optional[str]) -> Tuple[str, ...]:
         return self._bases.get(qname, ()) if qname is not None else ()  # type: ignore[attr-defined]
 

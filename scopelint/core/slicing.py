@@ -364,7 +364,7 @@ _OFF_OPENER = re.compile(
 )
 _DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?def\b")
 _CALLED_WORD = re.compile(r"([A-Za-z_][0-9A-Za-z_]*)[ \t]*\(")
-_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_][0-9A-Za-z_]*)", re.M)
+_DEFINED = re.compile(r"def[ \t]+([A-Za-z_][0-9A-Za-z_]*)")  # (a literal first, the line's start checked after: fast)
 
 
 def names_called_without_grad(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
@@ -413,7 +413,13 @@ def defined_names(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     top: Set[str] = set()
     inner: Set[str] = set()
     for m in _DEFINED.finditer(text):
-        (inner if m.group(0)[:1] in " \t" else top).add(m.group(1))
+        at = m.start()
+        if at and text[at - 1] not in " \t\n":
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        head = text[start:at]
+        if head.strip(" \t") in ("", "async"):
+            (inner if head[:1] in (" ", "\t") else top).add(m.group(1))
     return frozenset(top), frozenset(inner)
 
 
