@@ -2,7 +2,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from scopelint.core.queries import explicit_off, recorded_in, spell
+from scopelint.core.queries import explicit_off, off_at_every_call, recorded_in, spell
 from scopelint.fixkit import (
     body_statements, code_of, drop_decorator, enclosing_with, function_of, module_fix, quiet,
     scope_of, statement_of, torch_scope_call,
@@ -51,21 +51,39 @@ class BackwardInsideNoGradScope(Rule):
 
     def check(self, ctx):
         for b in ctx.facts.backwards:
+            if not all(recorded_in(v, b.frameworks) for v in b.values):
+                continue
             off = explicit_off(b.state, b.frameworks)
-            if off is None or not all(recorded_in(v, b.frameworks) for v in b.values):
+            if off is None:
+                # A helper (or method) whose every call stands in the scope: the same
+                # belief, one call away. Reported at the backward; the fix takes the call
+                # out of the scope when it is the helper's only call.
+                outer = off_at_every_call(ctx.facts, b.func, b.frameworks) if all(b.state.recording(fw).off for fw in b.frameworks) else None
+                if outer is not None:
+                    off, call = outer
+                    calls = [c for c in ctx.facts.calls if c.target is b.func]
+                    yield Report(
+                        b.node,
+                        f"`backward` in `{b.func.name}`, which is only called inside `{spell(off.origin.api)}`,"
+                        " on a recorded value: the scope has no effect on gradients",
+                        # (one call, in the scope itself: take that call out of it)
+                        backward_inside_off_scope(ctx, call.node, off, f"the call of `{b.func.name}`")
+                        if len(calls) == 1 and calls[0] is call and off.origin.kind == "with" else None,
+                    )
                 continue
             where = "a function decorated with" if off.origin.kind == "decorator" else "inside"
             yield Report(
                 b.node,
                 f"`backward` {where} `{spell(off.origin.api)}` on a recorded value: the scope has no effect on gradients",
-                backward_inside_off_scope(ctx, b, off),
+                backward_inside_off_scope(ctx, b.node, off),
             )
 
 
 # --- the fix ----------------------------------------------------------------------------
 @quiet
-def backward_inside_off_scope(ctx, backward, off) -> Optional[NodeFix]:
-    """SL102: take the backward call out of the scope (the scope removed for it)."""
+def backward_inside_off_scope(ctx, node, off, what: str = "the backward call") -> Optional[NodeFix]:
+    """SL102: take the statement of ``node`` (the backward call, or the call of the helper
+    that backpropagates) out of the scope (the scope removed for it)."""
     module = ctx.facts.module
     origin = off.origin
     if origin is None:
@@ -78,7 +96,7 @@ def backward_inside_off_scope(ctx, backward, off) -> Optional[NodeFix]:
     with_node = enclosing_with(module, item)
     if with_node is None:
         return None
-    stmt = statement_of(module, backward.node)
+    stmt = statement_of(module, node)
     body = body_statements(with_node)
     if (
         stmt is not None
@@ -99,7 +117,7 @@ def backward_inside_off_scope(ctx, backward, off) -> Optional[NodeFix]:
             parts.append(with_node.with_changes(body=with_node.body.with_changes(body=after), leading_lines=()))
         return module_fix(
             module, {id(with_node): cst.FlattenSentinel(parts)},
-            f"Move the backward call out of `{code_of(item.item)}`: gradients are the same",
+            f"Move {what} out of `{code_of(item.item)}`: gradients are the same",
         )
     # The backward sits deeper inside the scope: restore, for the whole block, the
     # recording state the scope replaced (PyTorch records by default).

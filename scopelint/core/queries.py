@@ -87,6 +87,34 @@ def explicit_off(state: State, frameworks: Iterable[str]) -> Optional[Switch]:
     return found
 
 
+def off_at_every_call(facts: Facts, func: Optional[FunctionInfo], frameworks: Iterable[str], depth: int = 3):
+    """When ``func`` is entered with recording off only because every call of it in this
+    file stands in an explicit OFF scope (directly, or in a function entered so, up to
+    ``depth`` calls out): that scope's switch and the call, else None. (Its entry must
+    say so: callers not seen, a runner, an escape leave it unknown.)"""
+    fws = list(frameworks)
+    if func is None or not fws or depth <= 0:
+        return None
+    for fw in fws:
+        sw = func.entry.recording(fw)
+        if not (sw.off and sw.origin is not None and sw.origin.kind == "entry" and sw.origin.api):
+            return None
+    sites = [c for c in facts.calls if c.target is func]
+    if not sites:
+        return None
+    found = None
+    for c in sites:
+        off = explicit_off(c.state, fws)
+        if off is not None:
+            found = found or (off, c)
+            continue
+        outer = off_at_every_call(facts, c.func, fws, depth - 1) if c.func is not func else None
+        if outer is None:
+            return None
+        found = found or outer
+    return found
+
+
 def backward_functions(facts: Facts) -> set:
     """ids of the functions that backpropagate: call backward/grad themselves, or call a
     function that does (of this module, or another module's training step), or define
