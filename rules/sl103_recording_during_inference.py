@@ -64,6 +64,7 @@ class RecordingDuringInference(Rule):
         # after ``model.eval()`` still is (an epoch's evaluation after its training).
         trains = backward_functions(facts)
         backprops = {id(b.func) for b in facts.backwards if b.func is not None}
+        backpropagated = None
         for func in facts.functions:
             if id(func) in backprops or func.opaque or is_unit_test(func, facts):
                 continue
@@ -79,10 +80,18 @@ class RecordingDuringInference(Rule):
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
                 if not (sw.on or default_on) or not is_model_call(call):
                     continue
-                if by_name or (call.callee in call.in_eval and not lightning_hook):
-                    why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
-                    yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
-                    break
+                if not by_name and (call.callee not in call.in_eval or lightning_hook):
+                    continue
+                if not by_name and id(func) in trains:
+                    # (a forward pass in eval mode that a helper backpropagates: an
+                    # attack or a probe, trained in eval mode -- SL207's question)
+                    if backpropagated is None:
+                        backpropagated = backpropagated_nodes(facts)
+                    if id(call.node) in backpropagated:
+                        continue
+                why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
+                yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
+                break
         yield from self._torch_module_level(ctx)
 
     def _torch_module_level(self, ctx):

@@ -149,6 +149,36 @@ class _Flow:
         return _Flow(env, state)
 
 
+def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
+    """At the call ``fact`` of ``target``: the names of ``target`` in eval mode as it
+    starts (see ``Analyzer._entry_eval``)."""
+    call = fact.node
+    params = list(target.param_names)
+    on_self = False
+    if target.cls is not None and params and params[0] in ("self", "cls") and type(call.func) is cst.Attribute:
+        params = params[1:]
+        on_self = type(call.func.value) is cst.Name and call.func.value.value == "self" and (
+            fact.func is not None and fact.func.cls is target.cls)
+    out: Set[str] = set()
+    if on_self:
+        out.update(k for k in fact.in_eval if k.startswith("self."))
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            break
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        elif position < len(params):
+            name = params[position]
+            position += 1
+        else:
+            break
+        key = dotted(arg.value)
+        if key is not None and key in fact.in_eval and name in target.param_names:
+            out.add(name)
+    return out
+
+
 class _Walk:
     """One unit's walk (the module's or a function's) and what it read.
 
@@ -164,7 +194,7 @@ class _Walk:
 
     __slots__ = (
         "calls", "backwards", "scopes", "mutations", "sites", "site_args", "summary",
-        "returns", "seq_start", "seq_count", "entry", "params", "reads", "frameworks",
+        "returns", "seq_start", "seq_count", "entry", "entry_eval", "params", "reads", "frameworks",
     )
 
     def __init__(self, info: Optional[FunctionInfo], seq_start: int, frameworks: int):
@@ -179,6 +209,7 @@ class _Walk:
         self.seq_start = seq_start
         self.seq_count = 0
         self.entry = info.entry if info is not None else None
+        self.entry_eval = info.entry_eval if info is not None else frozenset()
         self.params: Dict[str, Value] = info.params if info is not None else {}
         self.reads: tuple = ()
         self.frameworks = frameworks
@@ -503,19 +534,22 @@ class Analyzer:
                 info = self._by_id[fid]
                 if fid in self._escapes and info.cls is None and len(handed) >= self._value_references(info):
                     self._escapes.discard(fid)  # (every reference hands it to a runner that calls it)
+            calls_by_id = {cid: fact for info in units for cid, fact in self._walks[id(info)].calls.items()}
             for info in self.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
+                entry_eval = self._entry_eval(info, calls_by_id)
                 summary = self._summaries.get(id(info), frozenset())
                 params = self._param_values(info)
                 returns = self._returns_of.get(id(info), Returns())
                 if (
                     entry != info.entry
+                    or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
                     or params.keys() != info.params.keys()
                     or returns != info.returns
                 ):
                     changed = True
-                info.entry, info.leaves_eval, info.params, info.returns = entry, summary, params, returns
+                info.entry, info.entry_eval, info.leaves_eval, info.params, info.returns = entry, entry_eval, summary, params, returns
             if not changed:
                 break
         calls: Dict[int, CallFact] = {}
@@ -591,9 +625,28 @@ class Analyzer:
                 return None
         if info is None:
             return {}
-        if info.entry != walk.entry:
+        if info.entry != walk.entry or info.entry_eval != walk.entry_eval:
             return None
         return _same_shape(walk.params, info.params)
+
+    def _entry_eval(self, info: FunctionInfo, calls_by_id: Dict[int, CallFact]) -> FrozenSet[str]:
+        """The names in eval mode at every call of ``info`` (``FunctionInfo.entry_eval``):
+        a parameter whose argument is, at each site, a name put in eval mode there; for
+        a method called as ``self.m(...)`` from its own class, the ``self.x`` in eval
+        mode there too. Empty where a caller is not seen."""
+        sites = self._sites.get(id(info))
+        if info.opaque or id(info) in self._escapes or not sites:
+            return frozenset()
+        common: Optional[Set[str]] = None
+        for cid in sites:
+            fact = calls_by_id.get(cid)
+            if fact is None or not fact.in_eval:
+                return frozenset()
+            here = _params_in_eval(fact, info)
+            common = here if common is None else common & here
+            if not common:
+                return frozenset()
+        return frozenset(common or ())
 
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
@@ -678,7 +731,7 @@ class Analyzer:
     def _walk_function(self, info: FunctionInfo) -> None:
         self.func = info
         self.scope = info.scope
-        self.flow = _Flow(_Env(dict(info.params)), info.entry)
+        self.flow = _Flow(_Env(dict(info.params), info.entry_eval), info.entry)
         self._loops = []
         self._loop_nodes = []
         self._returns = []
