@@ -65,6 +65,7 @@ class RecordingDuringInference(Rule):
         trains = backward_functions(facts)
         backprops = {id(b.func) for b in facts.backwards if b.func is not None}
         backpropagated = None
+        fed_backward: set = set()
         for func in facts.functions:
             if id(func) in backprops or func.opaque or is_unit_test(func, facts):
                 continue
@@ -82,12 +83,14 @@ class RecordingDuringInference(Rule):
                     continue
                 if not by_name and (call.callee not in call.in_eval or lightning_hook):
                     continue
-                if not by_name and id(func) in trains:
-                    # (a forward pass in eval mode that a helper backpropagates: an
-                    # attack or a probe, trained in eval mode -- SL207's question)
+                if not by_name:
+                    # (a forward pass in eval mode that is backpropagated, here, by a
+                    # helper, or in a function whose result some caller backpropagates:
+                    # an attack, a probe, or training in eval mode -- SL207's question)
                     if backpropagated is None:
                         backpropagated = backpropagated_nodes(facts)
-                    if id(call.node) in backpropagated:
+                        fed_backward = {id(c.target) for c in facts.calls if c.target is not None and id(c.node) in backpropagated}
+                    if id(call.node) in backpropagated or id(func) in fed_backward:
                         continue
                 why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
                 yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
