@@ -149,6 +149,12 @@ class _Flow:
         return _Flow(env, state)
 
 
+def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
+    """A LightningModule's ``validation_step`` / ``test_step`` / ``predict_step``."""
+    return info.name in F.LIGHTNING_NO_GRAD_HOOKS and info.cls is not None and (
+        any(b in F.LIGHTNING_MODULES for b in info.framework_bases) or info.cls.name.value == "LightningModule")
+
+
 def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     """At the call ``fact`` of ``target``: the names of ``target`` in eval mode as it
     starts (see ``Analyzer._entry_eval``)."""
@@ -685,7 +691,9 @@ class Analyzer:
         elif id(info) in self._escapes or not sites or all(c in self._self_calls for c in sites):
             # (Called only by itself: first entered from elsewhere. Called by name from
             # another module's no-grad block: PyTorch's default is no guess.)
-            state = unknown_entry_state("called-elsewhere" if info.name in self.program.called_off else "unknown-entry")
+            # (Lightning's evaluation hooks: the Trainer runs them without grad.)
+            elsewhere = info.name in self.program.called_off or _lightning_no_grad_hook(info)
+            state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
         else:
             states = list(sites.values())
             joined = states[0]
@@ -701,9 +709,16 @@ class Analyzer:
                 for c in sites
             )
 
+            # Called only where the grad mode is that of callers not seen, no guess either
+            # (``eval_step`` called by Lightning's ``validation_step`` and ``test_step``).
+            from_elsewhere = all(
+                s.torch.mode is not Mode.UNKNOWN or (s.torch.origin is not None and s.torch.origin.kind == "called-elsewhere")
+                for s in states
+            ) and any(s.torch.mode is Mode.UNKNOWN for s in states)
+
             def derive(sw: Switch) -> Switch:
                 if sw.mode == Mode.UNKNOWN:
-                    return Switch(Mode.UNKNOWN, Origin("called-elsewhere" if by_forward else "unknown-entry"))
+                    return Switch(Mode.UNKNOWN, Origin("called-elsewhere" if by_forward or from_elsewhere else "unknown-entry"))
                 return Switch(sw.mode, Origin("entry", None, sw.origin.api if sw.origin else None))
 
             torch = derive(joined.torch)
