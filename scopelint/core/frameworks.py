@@ -194,7 +194,15 @@ MODEL_BASE_CLASSES = {
 } | LIGHTNING_MODULES
 
 
+# What ``transformers`` makes besides models: tokenizers, processors, configurations,
+# pipelines (which run their model without grad), data collators, trainers.
+_NOT_MODEL_IN_TRANSFORMERS = re.compile(
+    r"Tokeni[sz]er|Processor|FeatureExtractor|Config|[Pp]ipeline|DataCollator|Trainer|TrainingArguments|GenerationConfig")
+
+
 def is_model_constructor(qname: str) -> bool:
+    if qname.startswith("transformers.") and _NOT_MODEL_IN_TRANSFORMERS.search(qname):
+        return False  # (a tokenizer's ``tokenizer(texts)`` is no forward pass)
     return qname.startswith(MODEL_CONSTRUCTOR_PREFIXES) and not qname.startswith(NOT_MODEL_PREFIXES) and not qname.endswith("Loss")
 
 
