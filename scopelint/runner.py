@@ -269,8 +269,18 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
 
 
 def _kill_workers(pool) -> None:
-    """End ``pool``'s workers at once (``shutdown`` would let each finish its chunk)."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    """End ``pool``'s workers at once (``shutdown`` would let each finish its chunk). Also
+    every other child of this run: a worker being started when Ctrl-C came is not yet in
+    the pool's table, and the exit would wait for its chunk (the pool's manager thread
+    is joined at exit)."""
+    import multiprocessing
+
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    try:
+        procs += [p for p in multiprocessing.active_children() if p not in procs]
+    except (OSError, ValueError):
+        pass
+    for proc in procs:
         try:
             proc.kill()
         except (OSError, ValueError, AttributeError):
