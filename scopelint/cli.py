@@ -114,6 +114,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"scopelint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        from scopelint import runner
+
+        if runner.POOL_INTERRUPTED:  # (its workers are killed: leave now, see runner)
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(130)
         return 130
     except BrokenPipeError:
         return EXIT_OK

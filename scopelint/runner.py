@@ -263,9 +263,17 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
                 broken = True
     except BaseException:  # Ctrl-C, SIGTERM made an exception: stop the workers now, not after the queue
         _kill_workers(pool)
+        global POOL_INTERRUPTED
+        POOL_INTERRUPTED = True
         raise
     pool.shutdown(wait=True)
     return out, broken
+
+
+# Set when a run's process pool was stopped by an exception (Ctrl-C): the CLI then exits
+# at once, as SIGTERM does (a normal exit joins the pool's manager thread, which can wait
+# on a task queue no worker reads any more).
+POOL_INTERRUPTED = False
 
 
 def _kill_workers(pool) -> None:
