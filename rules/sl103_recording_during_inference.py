@@ -78,10 +78,7 @@ class RecordingDuringInference(Rule):
             by_name = matches_any(func.name, ctx.inference_functions) and not lightning_hook and id(func) not in trains
             for call in facts.calls_in(func):
                 sw = call.state.torch
-                # (PyTorch's default is the guess for a function or method nobody here
-                # calls, but not for a closure handed away: the runner it was returned
-                # or passed to decides -- detectron2's `eval_wrapper`.)
-                default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry" and (func.parent is None or func.cls is not None)
+                default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
                 if not (sw.on or default_on) or not is_model_call(call):
                     continue
                 if not by_name and (call.callee not in call.in_eval or lightning_hook):

@@ -691,8 +691,10 @@ class Analyzer:
         elif id(info) in self._escapes or not sites or all(c in self._self_calls for c in sites):
             # (Called only by itself: first entered from elsewhere. Called by name from
             # another module's no-grad block: PyTorch's default is no guess.)
-            # (Lightning's evaluation hooks: the Trainer runs them without grad.)
-            elsewhere = info.name in self.program.called_off or _lightning_no_grad_hook(info)
+            # (Lightning's evaluation hooks: the Trainer runs them without grad. A closure
+            # handed away, returned or passed to a call not followed: its runner decides.)
+            elsewhere = (info.name in self.program.called_off or _lightning_no_grad_hook(info)
+                         or (info.parent is not None and info.cls is None))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
         else:
             states = list(sites.values())
