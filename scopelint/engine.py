@@ -98,15 +98,18 @@ def skip_file(source: str) -> bool:
     return False
 
 
-def parse(source: str, filename: str, starts: Sequence[int] = ()) -> Tuple[Optional["cst.Module"], Optional[Finding]]:
+def parse(source: str, filename: str, starts: Sequence[int] = (), inner: "slicing.Cuts" = ()) -> Tuple[Optional["cst.Module"], Optional[Finding]]:
     """``starts``: lines where module-level statements start; a long text is parsed in
-    pieces cut there (LibCST's parser peaks at ~30 kB per line of a dense file)."""
+    pieces cut there (LibCST's parser peaks at ~30 kB per line of a dense file, and keeps
+    most of what it took: ~9 kB per line of a long function after its tree is freed).
+    ``inner``: where the bodies of long module-level functions and classes may be cut
+    (``slicing.inner_cuts``), so that one long function is parsed in pieces too."""
     import libcst as cst
 
     try:
         with _unvalidated():
-            if len(starts) > 1 and source.count("\n") > 2 * CHUNK_LINES:
-                module = _parse_in_pieces(source, starts)
+            if (len(starts) > 1 or inner) and source.count("\n") > 2 * CHUNK_LINES:
+                module = _parse_in_pieces(source, starts, dict(inner))
                 if module is not None:
                     return module, None
             return cst.parse_module(source), None
@@ -145,24 +148,39 @@ def _no_validation(self) -> None:
     pass
 
 
-def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module"]:
+def _parse_in_pieces(source: str, starts: Sequence[int], inner: Optional[Dict[int, Tuple[int, ...]]] = None) -> Optional["cst.Module"]:
     """One module made of the parses of consecutive pieces of ``source``, each cut where
-    a module-level statement starts; its code is ``source``. None when the pieces do not
-    agree on indentation or newlines (then parse the whole)."""
+    a module-level statement starts, or, in a long function or class (``inner``: its
+    first line -> lines where its body may be cut), where one of its body's statements
+    ends; its code is ``source``. None when the pieces do not agree on indentation or
+    newlines (then parse the whole)."""
     import libcst as cst
 
     if "\r" in source:
         return None  # keep line counting trivial: "\n" only
+    inner = inner or {}
     lines = slicing.split_lines(source)
     cuts = [1]
-    for line in starts:
-        if line - cuts[-1] >= CHUNK_LINES:
-            cuts.append(line)
-    if len(cuts) == 1:
+    for line in sorted(set(starts) | set(inner)):
+        if (line - cuts[-1] >= CHUNK_LINES or (line in inner and line > cuts[-1])) and _may_cut(lines, line):
+            cuts.append(line)  # (a long statement starts a piece of its own ...)
+        if line in inner:
+            after = [s for s in starts if s > line]
+            if after and _may_cut(lines, min(after)):
+                cuts.append(min(after))  # (... and ends one)
+    cuts = sorted(set(cuts))
+    if len(cuts) == 1 and not inner:
         return None
     cuts.append(len(lines) + 1)
-    pieces = ["".join(lines[a - 1:b - 1]) for a, b in zip(cuts, cuts[1:])]
-    modules = [cst.parse_module(piece) for piece in pieces if piece]
+    modules = []
+    for a, b in zip(cuts, cuts[1:]):
+        try:
+            m = _parse_long_statement(lines, a, b, inner[a]) if a in inner else cst.parse_module("".join(lines[a - 1:b - 1]))
+        except cst.ParserSyntaxError:
+            return None  # (the whole text tells what is wrong, and where)
+        if m is None:
+            return None
+        modules.append(m)
     first = modules[0]
     if any(m.default_indent != first.default_indent or m.default_newline != first.default_newline for m in modules):
         return None
@@ -178,6 +196,72 @@ def _parse_in_pieces(source: str, starts: Sequence[int]) -> Optional["cst.Module
             carry = lead + list(m.footer)
         body.extend(stmts)
     return first.with_changes(body=body, footer=carry, has_trailing_newline=modules[-1].has_trailing_newline)
+
+
+def _may_cut(lines: List[str], line: int) -> bool:
+    """Whether a piece may end before ``line``: not after indented comment lines
+    (LibCST's parser drops all but the last of those at the end of a text: ``x = 1`` and
+    two lines ``    # c``)."""
+    i = line - 2
+    while i >= 0:
+        text = lines[i]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            return True
+        if stripped and text[0] in " \t\f":
+            return False
+        i -= 1
+    return True
+
+
+_WRAPPER = "if 1:\n"  # (a block around statements cut out of a body: any indentation fits)
+
+
+def _parse_long_statement(lines: List[str], a: int, b: int, cuts: Tuple[int, ...]) -> Optional["cst.Module"]:
+    """The parse of ``lines[a - 1:b - 1]``, one module-level function or class statement
+    (and what follows it up to the next module-level statement), in pieces cut at
+    ``cuts`` (lines right after a body statement ends): the first piece holds the header;
+    each later one is parsed inside ``_WRAPPER`` and gives its statements to the body."""
+    import libcst as cst
+
+    marks = [a]
+    for line in cuts:
+        if a < line < b and line - marks[-1] >= CHUNK_LINES and not lines[line - 2].rstrip("\n").endswith("\\"):
+            marks.append(line)  # (a backslash continues the statement ``ast`` ended above)
+    if len(marks) == 1:
+        return cst.parse_module("".join(lines[a - 1:b - 1]))
+    marks.append(b)
+    head = cst.parse_module("".join(lines[a - 1:marks[1] - 1]))
+    if len(head.body) != 1 or type(head.body[0]) not in (cst.FunctionDef, cst.ClassDef):
+        return None
+    stmt = head.body[0]
+    block = stmt.body
+    if type(block) is not cst.IndentedBlock or block.indent is not None:
+        return None
+    if block.footer or head.footer:
+        return None  # (a piece ends where a statement of the body ends: nothing trails it)
+    stmts = list(block.body)
+    footer: List["cst.EmptyLine"] = []
+    tail: List["cst.EmptyLine"] = []
+    last = head
+    for c, d in zip(marks[1:], marks[2:]):
+        m = cst.parse_module(_WRAPPER + "".join(lines[c - 1:d - 1]))
+        if m.default_indent != head.default_indent or m.default_newline != head.default_newline or len(m.body) != 1:
+            return None
+        wrap = m.body[0]
+        inner_block = wrap.body
+        if type(wrap) is not cst.If or wrap.orelse is not None or type(inner_block) is not cst.IndentedBlock or inner_block.indent is not None:
+            return None
+        if m.header or wrap.leading_lines or not inner_block.body:
+            return None
+        stmts.extend(inner_block.body)
+        if d == b:
+            footer, tail = list(inner_block.footer), list(m.footer)
+        elif inner_block.footer or m.footer:
+            return None
+        last = m
+    stmt = stmt.with_changes(body=block.with_changes(body=stmts, footer=footer))
+    return head.with_changes(body=[stmt], footer=tail, has_trailing_newline=last.has_trailing_newline)
 
 
 # LibCST's native parser recurses on the C stack and overflows it (a segfault that
@@ -380,15 +464,20 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
         if finds and plan.sliced:
             # Its findings will be those of the whole file (the gate changes none), and a
             # slice's fixes are made from the whole file: parse that at once.
-            return _lint_trusted(source, filename, replace(settings, gate=False))
-    module, error = parse(plan.source, filename, plan.starts) if plan is not None else parse(source, filename)
+            return _lint_trusted(source, filename, replace(settings, gate=False), tree)
+    if plan is not None:
+        module, error = parse(plan.source, filename, plan.starts, plan.inner)
+    elif tree is not None and len(tree.body) and tree.body[-1].end_lineno > 2 * CHUNK_LINES:
+        module, error = parse(source, filename, slicing.starts_of(tree.body), slicing.inner_cuts(tree.body))
+    else:
+        module, error = parse(source, filename)
     if error is not None:
         result.findings.append(error)
         return result
     parsed = plan.source if plan is not None else source
     result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None)
     if result.needs_whole:
-        return _lint_trusted(source, filename, replace(settings, gate=False))
+        return _lint_trusted(source, filename, replace(settings, gate=False), tree)
     return result
 
 

@@ -412,13 +412,57 @@ def test_a_module_parsed_in_pieces_is_the_module(path, monkeypatch):
     assert module.code == text
 
 
+def _statement_shapes(node):
+    """The statements of a LibCST tree, as (type, depth) in order: its structure, comments aside."""
+    import libcst as cst
+
+    out = []
+
+    class Shapes(cst.CSTVisitor):
+        depth = 0
+
+        def on_visit(self, n):
+            if isinstance(n, (cst.BaseCompoundStatement, cst.BaseSmallStatement)):
+                out.append((type(n).__name__, self.depth))
+                self.depth += 1
+            return True
+
+        def on_leave(self, n):
+            if isinstance(n, (cst.BaseCompoundStatement, cst.BaseSmallStatement)):
+                self.depth -= 1
+
+    node.visit(Shapes())
+    return out
+
+
+@pytest.mark.parametrize("path", FIXTURES[1::3], ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_long_function_parsed_in_pieces_is_the_function(path, monkeypatch):
+    """One long function or class is parsed in pieces cut where statements of its body
+    end (issue 24: LibCST's parser keeps ~9 kB per line of one 100k-line function):
+    the same text, the same statements, the same findings (tiny pieces here)."""
+    import libcst as cst
+
+    monkeypatch.setattr(engine, "CHUNK_LINES", 2)
+    monkeypatch.setattr(slicing, "LONG_STATEMENT", 3)
+    text = path.read_text(encoding="utf-8") + "\n\ndef tail(x):\n    y = x  \\\n\n    # a comment\n\n    return y\n    # after\n# the end\n"
+    tree = ast.parse(text)
+    inner = slicing.inner_cuts(tree.body)
+    assert inner, "the appended function is long enough to be cut"
+    module = engine._parse_in_pieces(text, slicing.starts_of(tree.body), dict(inner))
+    assert module is not None and module.code == text
+    assert _statement_shapes(module) == _statement_shapes(cst.parse_module(text))
+    pieces = _findings(text, ON)
+    monkeypatch.setattr(engine, "CHUNK_LINES", 10 ** 9)
+    assert pieces == _findings(text, ON)
+
+
 def _counting_lints(monkeypatch):
     calls = []
     real = engine._lint_trusted
 
-    def counting(source, filename, settings=ON):
+    def counting(source, filename, settings=ON, tree=None):
         calls.append(settings.gate)
-        return real(source, filename, settings)
+        return real(source, filename, settings, tree)
 
     monkeypatch.setattr(engine, "_lint_trusted", counting)
     return calls, counting

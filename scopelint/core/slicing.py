@@ -109,6 +109,7 @@ class Plan:
     # ``lower`` builds the analysis' tree from.
     body: Optional[Tuple[ast.stmt, ...]] = None
     lines: Optional[List[str]] = None  # the file's lines (``split_lines``), for ``lower``
+    inner: "Cuts" = ()  # where long functions' and classes' bodies may be cut (``inner_cuts``)
 
     @property
     def sliced(self) -> bool:
@@ -732,6 +733,30 @@ def _count(full: Tuple[Counter, ...], names: Set[str], out: Tuple[Counter, ...])
                 into[name] += n
 
 
+# (first line of a long module-level function or class, lines right after each statement
+# of its body ends where the next starts on a later line)
+Cuts = Tuple[Tuple[int, Tuple[int, ...]], ...]
+LONG_STATEMENT = 3000  # lines
+
+
+def starts_of(body: Iterable[ast.stmt]) -> Tuple[int, ...]:
+    """The lines where these statements start (their decorators included)."""
+    return tuple(_start(n) for n in body)
+
+
+def inner_cuts(body: Iterable[ast.stmt]) -> Cuts:
+    """Where the bodies of the module-level functions and classes of over
+    ``LONG_STATEMENT`` lines may be cut for parsing in pieces (``engine.parse``)."""
+    out = []
+    for stmt in body:
+        if type(stmt) in _FUNCS or type(stmt) is ast.ClassDef:
+            if stmt.end_lineno - stmt.lineno > LONG_STATEMENT:
+                inside = stmt.body
+                out.append((_start(stmt), tuple(
+                    a.end_lineno + 1 for a, b in zip(inside, inside[1:]) if _start(b) > a.end_lineno)))
+    return tuple(out)
+
+
 def whole_of(tree: ast.Module) -> Whole:
     """``Whole`` of a file analysed in full."""
     found = _index(tree.body)
@@ -862,7 +887,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus)
     starts = tuple(u.first for u in units if u.kind != "method")
     body = tuple(tree.body) if len(kept) == n else _kept_body(tree, units, kept, lines)
-    return Plan(text, whole, kept_lines, total, starts, body, lines)
+    return Plan(text, whole, kept_lines, total, starts, body, lines, inner_cuts(body) if total > LONG_STATEMENT else ())
 
 
 def _kept_body(tree: ast.Module, units: List[_Unit], kept: Set[int], lines: List[str]) -> Tuple[ast.stmt, ...]:
