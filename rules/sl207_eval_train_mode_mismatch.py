@@ -29,10 +29,11 @@ class EvalTrainModeMismatch(Rule):
         forward pass that is backpropagated and stepped while the model is in eval
         mode on every path to it is reported too. A name rebound to a new model
         (`model = make_model()` each fold) starts in train mode again. Not reported: a
-        model whose class (in the file) has no layer that depends on the mode (only
-        `Linear`, `Conv2d`, `Embedding`, activations...: eval() changes nothing), and a
-        frozen auxiliary network kept in eval mode on purpose that no optimizer of the
-        file holds (a perceptual loss's feature extractor).
+        model whose class (in the file, or in a module of the project it imports) has
+        no layer that depends on the mode (only `Linear`, `Conv2d`, `Embedding`,
+        activations...: eval() changes nothing), and a frozen auxiliary network kept in
+        eval mode on purpose that no optimizer of the file holds (a perceptual loss's
+        feature extractor).
     """
     bad = """
         import torch
@@ -144,7 +145,7 @@ class EvalTrainModeMismatch(Rule):
             if not (sw.off and sw.origin is not None and sw.origin.explicit) or not is_model_call(call):
                 continue
             if eval_changes_nothing(facts, call):
-                continue  # a model of this file without Dropout/BatchNorm: eval() would change nothing
+                continue  # a model of this file or the program without Dropout/BatchNorm: eval() would change nothing
             key = id(call.func) if call.func is not None else id(_held_out_loop(call))
             if key not in done:
                 done.add(key)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import re
 import symtable
 import threading
@@ -504,8 +505,9 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     from scopelint.core.lower import Unsupported, lower_module
 
     tree = ast.parse(source)
+    body = tree.body
     if not functions:  # the classes' headers and the imports are all it takes
-        tree.body = [_header_only(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.ClassDef))]
+        tree.body = [_header_only(n) for n in body if isinstance(n, (ast.Import, ast.ImportFrom, ast.ClassDef))]
     try:
         module = lower_module(tree.body, source)
     except Unsupported:
@@ -517,23 +519,52 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
     bases = {name: analyzer.framework_bases.get(id(node), ()) for name, (node, _) in analyzer.classes.items() if name in analyzer.model_classes}
     if not functions:
-        return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())))
+        mode_free = _mode_free_classes(body, source, analyzer.model_classes, program)
+        return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())),
+                       tuple(sorted(mode_free)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     steps = {id(b.func) for b in facts.backwards if b.func is not None}
     trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
-    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases)
+    mode_free = {name for name in analyzer.model_classes if queries.mode_free_class(facts, name)}
+    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free)
+
+
+def _mode_free_classes(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> set:
+    """Of a module's model classes (from its headers), those ``queries.mode_free_class``
+    finds mode-free: read from the module with their bodies and every module-level
+    statement (what a name there is bound to), the bodies of its functions and other
+    classes left out (a class whose ``__init__`` calls one is not mode-free either way).
+    No flow analysis runs: the question is only what the classes build and call."""
+    from scopelint.core import queries
+    from scopelint.core.facts import Facts
+    from scopelint.core.flow import Analyzer
+    from scopelint.core.interfile import NO_CONTEXT
+    from scopelint.core.lower import Unsupported, lower_module
+
+    if not model_classes:
+        return set()
+    kept = [n if isinstance(n, ast.ClassDef) and n.name in model_classes else _header_only(n) for n in body]
+    try:
+        module = lower_module(kept, source)
+    except Unsupported:
+        return set()  # (unknown: nothing is mode-free)
+    analyzer = Analyzer(module, whole=slicing.whole_of(ast.Module(body=kept, type_ignores=[])), program=program)
+    facts = Facts(module, analyzer.names, frozenset(analyzer.names.frameworks), analyzer.functions, [], [], [], [],
+                  program or NO_CONTEXT)
+    return {name for name in model_classes if name in analyzer.model_classes and queries.mode_free_class(facts, name)}
 
 
 def _header_only(node: ast.stmt) -> ast.stmt:
-    """A class statement without its body (``pass`` where it was); other statements as they are."""
-    if not isinstance(node, ast.ClassDef) or not node.body:
+    """A class or function statement without its body (``pass`` where it was); other
+    statements as they are."""
+    if not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
         return node
     first = node.body[0]
     stub = ast.Pass(lineno=first.lineno, col_offset=first.col_offset, end_lineno=first.lineno, end_col_offset=first.col_offset + 4)
-    return ast.ClassDef(node.name, node.bases, node.keywords, [stub], node.decorator_list, *(
-        [node.type_params] if hasattr(node, "type_params") else []), lineno=node.lineno, col_offset=node.col_offset,
-        end_lineno=node.end_lineno, end_col_offset=node.end_col_offset)
+    out = copy.copy(node)  # (its fields as they are: decorators, bases, type parameters)
+    out.body = [stub]
+    return out
 
 
 def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optional[bool]:

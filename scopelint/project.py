@@ -191,12 +191,16 @@ class Program:
             found = self._summarize(mod, context, functions)
             models = set(found.model_classes)
             bases = dict(found.class_bases)
+            mode_free = set(found.mode_free) - set(mod.imports)  # (a name also imported: which is bound is not told)
             if context is not None:  # re-exported model classes
                 for local, dotted in mod.imports.items():
                     if context.is_model_class(dotted):
+                        if context.is_mode_free(dotted) and local not in found.model_classes:
+                            mode_free.add(local)
                         models.add(local)
                         bases[local] = context.framework_bases(dotted)
-            mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())))
+            mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())),
+                                             tuple(sorted(mode_free)))
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -268,6 +272,7 @@ class Program:
     def _context(self, mod: _Module, framework: Optional[str], with_functions: bool) -> Optional[Context]:
         functions: Dict[str, Summary] = {}
         models: Set[str] = set()
+        mode_free: Set[str] = set()
         bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
@@ -290,13 +295,15 @@ class Program:
                     spelled = f"{dotted}.{cname}" if not name else dotted
                     models.add(spelled)
                     bases[spelled] = known.get(cname, ())
+                    if cname in exports.mode_free:
+                        mode_free.add(spelled)
             if dotted in mod.stars:
                 stars[dotted] = tuple(n for n, _ in exports.functions) + tuple(exports.model_classes)
         fw = framework if framework is not None and not mod.frameworks else None
         if not (functions or models or fw):
             return None
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
-                       tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())))
+                       tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)))
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from scopelint.cache import Cache
 from scopelint.project import Program, contexts, imports_module, with_program
 
@@ -269,3 +271,118 @@ def test_a_model_file_another_file_imports_is_analysed_whole(tmp_path):
     out = subprocess.run([sys.executable, "-P", str(bench), "--_nogate", "check", "--no-cache", "--output-format", "json", "."],
                          cwd=tmp_path, capture_output=True, text=True)
     assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(out.stdout)] == found
+
+
+# --- mode-free model classes of other modules (SL207) ---------------------------------
+# pytorch/examples super_resolution: `Net` of model.py has only convolutions, ReLU and a
+# pixel shuffle, so main.py's evaluation under no_grad without eval() changes nothing. The
+# module that defines a class says whether it is mode-free (``Exports.mode_free``); the
+# importer believes only that: whatever its module cannot tell stays not mode-free.
+SR_MAIN = """
+    import torch
+    from torch import nn
+    {imp}
+
+    model = {make}
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+    def evaluate():
+        with torch.no_grad():
+            return model(torch.rand(1, 1, 4, 4)).mean()
+
+
+    for epoch in range(2):
+        opt.zero_grad()
+        nn.functional.mse_loss(model(torch.rand(1, 1, 4, 4)), torch.rand(1, 1, 8, 8)).backward()
+        opt.step()
+        print(evaluate())
+"""
+SR_NET = """
+    from torch import nn
+    {imp}
+
+
+    class Net({base}):
+        def __init__(self, factor=2):
+            super().__init__()
+            self.conv = nn.Conv2d(1, factor ** 2, 3, padding=1)
+            self.extra = {layer}
+            self.shuffle = nn.PixelShuffle(factor)
+
+        def forward(self, x):
+            {forward}
+            return self.shuffle(self.extra(self.conv(x)))
+"""
+
+
+def sr_net(imp="", base="nn.Module", layer="nn.ReLU()", forward="pass"):
+    return textwrap.dedent(SR_NET.format(imp=imp, base=base, layer=layer, forward=forward))
+
+
+def sr_main(imp="from model import Net", make="Net(2).to('cpu')"):
+    return textwrap.dedent(SR_MAIN.format(imp=imp, make=make))
+
+
+ACT = """
+
+class Act(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(x)
+"""
+BIG = """from model import Net
+
+
+class Big(Net):
+    def __init__(self):
+        super().__init__(2)
+        self.act = nn.ReLU()
+"""
+MODE_FREE_LAYOUTS = {
+    # name: (files, reported)
+    "conv_relu_shuffle": ({"model.py": sr_net()}, False),
+    "dropout": ({"model.py": sr_net(layer="nn.Dropout(0.5)")}, True),
+    "batch_norm_base_of_the_program": ({"model.py": sr_net(imp="from base import Base", base="Base"),
+                                        "base.py": "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n"
+                                                   "        super().__init__()\n        self.bn = nn.BatchNorm2d(4)\n"}, True),
+    "mode_free_base_of_the_program": ({"model.py": sr_net(imp="from base import Base", base="Base"),
+                                       "base.py": "from torch import nn\n\n\nclass Base(nn.Module):\n    def __init__(self):\n"
+                                                  "        super().__init__()\n        self.act = nn.ReLU()\n"}, False),
+    "layer_of_another_package": ({"model.py": sr_net(imp="from blocks_lib import Block", layer="Block()")}, True),
+    "layer_of_the_program_with_dropout": ({"model.py": sr_net(imp="from blocks import Block", layer="Block()"),
+                                           "blocks.py": sr_net(layer="nn.Dropout(0.1)").replace("class Net", "class Block")}, True),
+    "mode_free_layer_of_the_program": ({"model.py": sr_net(imp="from blocks import Block", layer="Block()"),
+                                        "blocks.py": sr_net().replace("class Net", "class Block")}, False),
+    "reads_self_training": ({"model.py": sr_net(forward="x = x * 2 if self.training else x")}, True),
+    "base_of_another_package": ({"model.py": sr_net(imp="from nets_lib import Mixin", base="Mixin, nn.Module")}, True),
+    # blocks.py and model.py import each other: the cycle is cut, and what it cuts is unknown
+    # (Block's Act, here mode-free, as seen from the module the cut leaves it in).
+    "import_cycle": ({"model.py": sr_net(imp="from blocks import Block", layer="Block()") + ACT,
+                      "blocks.py": sr_net(imp="from model import Act", layer="Act()").replace("class Net", "class Block")}, True),
+    "module_import": ({"model.py": sr_net(), "main.py": sr_main("import model as M", "M.Net(2)")}, False),
+    "module_import_dropout": ({"model.py": sr_net(layer="nn.Dropout(0.5)"), "main.py": sr_main("import model as M", "M.Net(2)")}, True),
+    "package_reexport": ({"nets/__init__.py": "from .sr import Net\n", "nets/sr.py": sr_net(),
+                          "main.py": sr_main("from nets import Net")}, False),
+    "package_reexport_dropout": ({"nets/__init__.py": "from .sr import Net\n", "nets/sr.py": sr_net(layer="nn.Dropout(0.5)"),
+                                  "main.py": sr_main("from nets import Net")}, True),
+    "local_subclass": ({"model.py": sr_net(), "main.py": sr_main(make="Big()").replace("from model import Net\n", BIG)}, False),
+    "local_subclass_dropout": ({"model.py": sr_net(layer="nn.Dropout(0.5)"),
+                                "main.py": sr_main(make="Big()").replace("from model import Net\n", BIG)}, True),
+    "made_by_a_function_of_the_program": ({"model.py": sr_net() + "\n\ndef make():\n    return Net(2)\n",
+                                           "main.py": sr_main("from model import make", "make()")}, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODE_FREE_LAYOUTS))
+def test_a_model_class_of_another_module_is_mode_free_only_where_its_module_knows(name, tmp_path):
+    files, reported = MODE_FREE_LAYOUTS[name]
+    files = {"main.py": sr_main(), **files}
+    write(tmp_path, files)
+    row = (tmp_path / "main.py").read_text().splitlines().index("        return model(torch.rand(1, 1, 4, 4)).mean()") + 1
+    want = [("main.py", row, "SL207")] if reported else []
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".") if c == "SL207"] == want
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, "main.py")] == want  # named alone: the rest is context

@@ -109,6 +109,8 @@ def test_messages_name_the_other_file(copy, monkeypatch, capsys):
     ("tv_classification_evaluate", "utils.py", "    model.eval()\n", ""),  # evaluate() no longer leaves eval mode
     ("mxnet_engine_requirements", "utils.py", "autograd.pause()", "autograd.record()"),
     ("d2l_mxnet_package_asnumpy", "d2l_mx/helpers.py", "nd.array(np.tanh(a.asnumpy()))", "nd.tanh(a)"),
+    # the imported class loses its Dropout: eval() changes nothing in it any more
+    ("examples_super_resolution_model_py", "model.py", "nn.Dropout(0.3)", "nn.Identity()"),
 ])
 def test_changing_the_callee_changes_the_callers_cached_findings(name, callee, old, new, copy, monkeypatch, capsys):
     bad = copy(name, "bad")
@@ -121,6 +123,21 @@ def test_changing_the_callee_changes_the_callers_cached_findings(name, callee, o
     (bad / callee).write_text(text.replace(old, new), encoding="utf-8")
     after = lint(bad, monkeypatch, capsys)[0]
     assert after == lint(bad, monkeypatch, capsys, "--no-cache")[0] == set()
+
+
+def test_a_callee_that_gains_a_mode_dependent_layer_changes_the_callers_cached_findings(copy, monkeypatch, capsys):
+    """The other direction: the caller's cached silence (its model's class was mode-free)
+    does not outlive the class file's change."""
+    good = copy("examples_super_resolution_model_py", "good")
+    want = {("main.py", row, code) for _, row, code in expected(PROJECTS / "examples_super_resolution_model_py" / "bad")}
+    for paths in ((".",), ("main.py",)):
+        for jobs in ("1", "2"):
+            assert lint(good, monkeypatch, capsys, "--jobs", jobs, paths=paths)[0] == set()  # cold, then warm
+    text = (good / "model.py").read_text(encoding="utf-8")
+    (good / "model.py").write_text(text.replace("nn.Identity()", "nn.BatchNorm2d(8)"), encoding="utf-8")
+    for paths in ((".",), ("main.py",)):
+        for jobs in ("1", "2"):
+            assert lint(good, monkeypatch, capsys, "--jobs", jobs, paths=paths)[0] == want
 
 
 def test_a_framework_less_engine_is_silent_without_a_project_framework(copy, monkeypatch, capsys):

@@ -9,6 +9,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
+from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Names, Scope
 from scopelint.core.state import State, Switch, Value, unknown_entry_state
 
@@ -151,6 +152,7 @@ class Facts:
     backwards: List[BackwardFact]
     scopes: List[ScopeFact]
     mutations: List[MutationFact] = field(default_factory=list)
+    program: Context = NO_CONTEXT  # what the other modules of the program told the analysis
 
     def __post_init__(self):
         self._call_by_node = {id(c.node): c for c in self.calls}

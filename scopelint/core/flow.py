@@ -577,6 +577,7 @@ class Analyzer:
             list(backwards.values()),
             list(scopes.values()),
             list(mutations.values()),
+            self.program,
         )
 
     def _reset(self) -> None:

@@ -87,6 +87,10 @@ class Exports:
     # Of its model classes: the framework classes each derives from (Lightning's hooks
     # run without grad), where known.
     class_bases: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # Of its model classes: those known to have no layer whose forward pass depends on
+    # train/eval mode (``queries.mode_free_class``): ``eval()`` changes nothing in their
+    # instances. A class not named here may be anything.
+    mode_free: Tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -95,13 +99,14 @@ class Exports:
     def to_json(self) -> dict:
         return {"functions": [[n, _summary_json(s)] for n, s in self.functions],
                 "model_classes": list(self.model_classes), "frameworks": list(self.frameworks),
-                "class_bases": [[n, list(b)] for n, b in self.class_bases]}
+                "class_bases": [[n, list(b)] for n, b in self.class_bases], "mode_free": list(self.mode_free)}
 
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
         functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
                                       s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]))) for n, s in d["functions"])
-        return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]))
+        return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
+                   tuple(d["mode_free"]))
 
 
 def _summary_json(s: Summary) -> dict:
@@ -129,11 +134,14 @@ class Context:
     # Another module of the program imports it: its classes are made and called there too
     # (a ``net(x)`` of this file is not every call of their ``forward``).
     imported: bool = False
+    # Of ``model_classes``: those their module knows to be mode-free (see ``Exports``).
+    mode_free: Tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
         object.__setattr__(self, "_models", frozenset(self.model_classes))
         object.__setattr__(self, "_bases", dict(self.class_bases))
+        object.__setattr__(self, "_mode_free", frozenset(self.mode_free) & frozenset(self.model_classes))
 
     @property
     def needs_whole(self) -> bool:
@@ -153,6 +161,11 @@ class Context:
 
     def is_model_class(self, qname: Optional[str]) -> bool:
         return qname is not None and qname in self._models  # type: ignore[attr-defined]
+
+    def is_mode_free(self, qname: Optional[str]) -> bool:
+        """``qname`` is a model class of another module that has no train/eval-sensitive
+        layer: known there, never guessed here."""
+        return qname is not None and qname in self._mode_free  # type: ignore[attr-defined]
 
     @property
     def star_names(self) -> Mapping[str, Tuple[str, ...]]:
@@ -191,11 +204,13 @@ _EXPORT_WORDS = _export_words()
 
 
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
-               trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None) -> Exports:
+               trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
+               mode_free=()) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
-    step trains in its caller's mode (``queries.trained_models``)."""
+    step trains in its caller's mode (``queries.trained_models``); ``mode_free``: its
+    model classes that ``queries.mode_free_class`` finds mode-free."""
     out: Dict[str, Summary] = {}
     for info in functions:
         if info.parent is not None or info.cls is not None or info.opaque:
@@ -203,7 +218,8 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
         summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()))
         if not summary.trivial:
             out[info.name] = summary
-    return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())))
+    return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
+                   tuple(sorted(set(mode_free) & set(model_classes))))
 
 
 def _summary(info: "FunctionInfo", where: str, trains=()) -> Summary:

@@ -1132,9 +1132,13 @@ def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool
     """The model class ``name`` of this file has no layer whose forward pass depends on
     train/eval mode: its ``__init__`` (and the methods it calls on ``self``) builds only
     layers known not to (``nn.Linear``, ``nn.Conv2d``, ``nn.Embedding``, ``nn.ReLU``...,
-    or such classes of the file), its ``forward`` calls no dropout/batch-norm function and
-    reads no ``self.training``, and it holds no module handed in from outside. Anything
-    unknown (a class of another module, ``torchvision.models.vgg19(...)``) is not."""
+    or such classes of the file, or model classes of the program's other modules that
+    their module found so: ``Context.is_mode_free``), its ``forward`` calls no
+    dropout/batch-norm function and reads no ``self.training``, and it holds no module
+    handed in from outside. Anything unknown (a class of another package or of a module
+    of the program not known mode-free, ``torchvision.models.vgg19(...)``) is not.
+    (Reads only the functions, names and program of ``facts``: the project layer asks it
+    of an analysis it does not run, ``engine._summarize``.)"""
     seen = set() if seen is None else seen
     if name in seen:
         return True
@@ -1144,8 +1148,8 @@ def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool
     if init is None:
         return False
     bases = init.class_bases
-    if not bases or not all(b in _MODULE_BASES or (b in facts.names.root.bound and mode_free_class(facts, b, seen))
-                            for b in bases):
+    if not bases or not all(b in _MODULE_BASES or facts.program.is_mode_free(b)
+                            or (b in facts.names.root.bound and mode_free_class(facts, b, seen)) for b in bases):
         return False
     todo, done = ["__init__", "forward"], set()
     passed = {p for p in init.param_names[1:]}
@@ -1179,6 +1183,8 @@ def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call) -> bool:
     qname = facts.names.qualify(node.func, func.scope)
     last = (qname or dotted(node.func) or "").rsplit(".", 1)[-1]
     if qname is not None:
+        if facts.program.is_model_class(qname):
+            return facts.program.is_mode_free(qname)  # a model class of another module of the program
         if F.framework_of(qname) != F.TORCH:
             return False  # (another package's model, a torchvision network: unknown)
         if is_class_name(last) and not qname.startswith("torch.nn.init"):
@@ -1198,7 +1204,9 @@ def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call) -> bool:
 def model_class_of(facts: Facts, call) -> Optional[str]:
     """The class of this file whose instance a model call runs: ``self(...)`` /
     ``self.forward(...)`` in a method of a model class, or a value made by ``C(...)``
-    (also through ``.to(device)``, ``.cuda()``, a branch that rebinds it so)."""
+    (also through ``.to(device)``, ``.cuda()``, a branch that rebinds it so); or, made by
+    a model class of another module of the program, that class's dotted name as this
+    module spells it (``model.Net``: ``Context.model_classes``)."""
     callee = call.callee or ""
     if call.method in ("forward", "__call__"):
         callee = callee.rsplit(".", 1)[0]
@@ -1216,6 +1224,8 @@ def model_class_of(facts: Facts, call) -> Optional[str]:
             continue
         seen.add(id(v))
         classes = {t[9:] for t in v.tags if t.startswith("instance:")}
+        if not classes:  # ``Net(...)`` of ``from model import Net``
+            classes = {t[5:] for t in v.tags if t.startswith("ctor:") and facts.program.is_model_class(t[5:])}
         if classes:
             found |= classes
             continue
@@ -1230,10 +1240,15 @@ def model_class_of(facts: Facts, call) -> Optional[str]:
 
 
 def eval_changes_nothing(facts: Facts, call) -> bool:
-    """The model a call runs is of a class of this file with no train/eval-sensitive layer:
+    """The model a call runs is of a class of this file with no train/eval-sensitive layer,
+    or of a model class of another module of the program that its module found so:
     whether it is in ``eval()`` changes nothing."""
     name = model_class_of(facts, call)
-    return name is not None and mode_free_class(facts, name)
+    if name is None:
+        return False
+    if facts.program.is_model_class(name):
+        return facts.program.is_mode_free(name)
+    return mode_free_class(facts, name)
 
 
 def held_by_no_optimizer(facts: Facts, value: Optional[Value]) -> bool:
