@@ -56,7 +56,8 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx):
         facts = ctx.facts
-        zeroing = [c for c in facts.calls if zeroes_grads(c)] + [m for m in facts.mutations if m.kind == "grad-none"]
+        # (with a helper's ``zero_grad()`` also as its call spells the optimizer: ``Facts.effects``)
+        zeroing = [c for c in [*facts.calls, *facts.effects] if zeroes_grads(c)] + [m for m in facts.mutations if m.kind == "grad-none"]
         # A fact's loops include those around the calls of its function: a training step
         # in a helper, called once per batch, zeroes (or not) in the caller's loop.
         around = {id(x): loops_around(facts, x) for x in zeroing}

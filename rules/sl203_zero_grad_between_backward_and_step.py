@@ -51,20 +51,29 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         if TORCH not in facts.frameworks:
             return
         reported = set()
-        for step in facts.calls:
-            if not is_optimizer_step(step) or not step.grads or step.grads[0] != "zeroed" or not step.grads[2]:
+        for step in [*facts.calls, *facts.effects]:
+            if not is_optimizer_step(step) or not step.grads or step.grads[0] != "zeroed" or step.grads[2] is not True:
                 continue
             zero = step.grads[1]
             if id(zero) in reported or not self._same_optimizer(zero, step, facts):
                 continue
             reported.add(id(zero))
+            via = next((e.via for e in facts.effects_at(zero) if e.method == "zero_grad"), None)
+            if via is not None:  # (a helper that zeroes: dropping its call is a fix when zeroing is all it does)
+                fix = drop_statement(ctx, zero, f"Do not call `{via.name}()` between backward and step") if _only_zeroes(via) else None
+                yield Report(zero, f"`{via.name}()` zeroes the gradients after backward and before `{step.callee}()`: "
+                                   "the step uses zero gradients", fix)
+                continue
             fix = drop_statement(ctx, zero, "Do not zero the gradients between backward and step")
             yield Report(zero, f"gradients are zeroed after backward and before `{step.callee}()`: the step uses zero gradients", fix)
 
     @staticmethod
     def _same_optimizer(zero, step, facts) -> bool:
         zero_fact = facts.call_of(zero)
-        target = dotted(zero.func.value) if zero_fact is not None and hasattr(zero.func, "value") else None
+        target = dotted(zero.func.value) if zero_fact is not None and type(zero.func) is cst.Attribute else None
+        zeroes = [e for e in facts.effects_at(zero) if e.method == "zero_grad"]
+        if zeroes:  # ``reset(opt)``: the optimizers it zeroes, as this call spells them
+            target = zeroes[0].callee[: -len(".zero_grad")] if len(zeroes) == 1 else None
         opt = optimizer_name(step)
         if target is None:
             return False
@@ -73,6 +82,20 @@ class ZeroGradBetweenBackwardAndStep(Rule):
         # zero_grad on a model: only unambiguous when one optimizer steps here.
         stepped = {optimizer_name(c) for c in facts.calls_in(step.func) if is_optimizer_step(c)}
         return len(stepped) == 1 and not is_optimizer_name(target)
+
+
+def _only_zeroes(func) -> bool:
+    """The function's body is ``zero_grad()`` calls (a docstring, ``pass`` aside)."""
+    for stmt in func.node.body.body:
+        if type(stmt) is not cst.SimpleStatementLine:
+            return False
+        for small in stmt.body:
+            if type(small) is cst.Pass or (type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is not cst.Call or type(call.func) is not cst.Attribute or call.func.attr.value != "zero_grad":
+                return False
+    return True
 
 
 # --- the fix ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from scopelint.core.queries import (
     shares_parameters,
     stepped_optimizer,
 )
-from scopelint.core.roles import is_optimizer_step
+from scopelint.core.roles import is_optimizer_step, spelled
 from scopelint.core.syntax import walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
@@ -69,7 +69,7 @@ class OptimizerParamsUnreachable(Rule):
     def check(self, ctx):
         facts = ctx.facts
         reported = set()
-        for step in facts.calls:
+        for step in [*facts.calls, *facts.effects]:
             if not step.loops or not is_optimizer_step(step):
                 continue
             ctor = stepped_optimizer(facts, step)
@@ -88,7 +88,7 @@ class OptimizerParamsUnreachable(Rule):
             fix = optimizer_over(ctx, ctor, owned[0], copy_fact[0], step)
             yield Report(
                 step.node,
-                f"`{step.callee}()` updates the parameters of `{owner}`, but the loss backpropagated in this loop reaches "
+                f"{spelled(step)} updates the parameters of `{owner}`, but the loss backpropagated in this loop reaches "
                 f"`{owner}` only through {how}: the step finds no gradient and the weights never move",
                 fix,
             )

@@ -6,7 +6,7 @@ from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, optimized_by_name, origins
-from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step
+from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step, spelled
 from scopelint.core.syntax import runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
@@ -70,7 +70,7 @@ class StepBetweenBackwardPasses(Rule):
         for i, first in enumerate(backwards):
             if first.api != "backward" or not _retains_graph(first.node):
                 continue
-            steps = [c for c in facts.calls_in(first.func) if is_optimizer_step(c) and c.seq > first.seq]
+            steps = [c for c in facts.calls_in(first.func, effects=True) if is_optimizer_step(c) and c.seq > first.seq]
             for second in backwards[i + 1:]:
                 if second.func is not first.func or second.loops != first.loops:
                     continue
@@ -88,7 +88,7 @@ class StepBetweenBackwardPasses(Rule):
                     fix = move_after(ctx, step.node, second.node, "Step after the second backward pass")
                     yield Report(
                         step.node,
-                        f"`{step.callee}()` updates `{model}` in place between two backward passes through its forward pass: "
+                        f"{spelled(step)} updates `{model}` in place between two backward passes through its forward pass: "
                         "the second backward raises (a variable needed for gradient computation was modified by an inplace operation)",
                         fix,
                     )
@@ -102,7 +102,7 @@ class StepBetweenBackwardPasses(Rule):
             kept = _kept_across(facts, first, loop)
             if not kept:
                 continue
-            for step in facts.calls_in(first.func):
+            for step in facts.calls_in(first.func, effects=True):
                 if not is_optimizer_step(step) or loop not in step.loops or id(step.node) in reported:
                     continue
                 forward = _stepped_forward(facts, step, kept)
@@ -113,7 +113,7 @@ class StepBetweenBackwardPasses(Rule):
                 fix = recompute_in_loop(ctx, forward.node, loop)
                 yield Report(
                     step.node,
-                    f"`{step.callee}()` updates `{model}` in place between the backward passes of successive iterations "
+                    f"{spelled(step)} updates `{model}` in place between the backward passes of successive iterations "
                     "through one forward pass made before the loop: the second iteration's backward raises (a variable "
                     "needed for gradient computation was modified by an inplace operation)",
                     fix,
@@ -218,8 +218,13 @@ def _stepped_forward(facts, step, shared):
         return None
     _, models = optimized(facts, opt)
     # (an optimizer kept on the object: the models named in its constructor, in the class)
-    spelled = dotted(step.node.args[0].value) if is_scaler_step(step) and step.node.args else dotted(step.node.func.value)
-    names = optimized_by_name(facts, step.func, spelled)
+    if step.via is not None:  # (a local function's step, at its call)
+        receiver = (step.callee or "")[: -len(".step")]
+    elif is_scaler_step(step) and step.node.args:
+        receiver = dotted(step.node.args[0].value)
+    else:
+        receiver = dotted(step.node.func.value)
+    names = optimized_by_name(facts, step.func, receiver)
     for call in shared:
         if call.seq >= step.seq:
             continue

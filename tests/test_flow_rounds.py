@@ -66,6 +66,9 @@ def signature(facts: Facts) -> list:
             "mutation", id(m.node), m.kind, m.key, label(m.before), label(m.value), m.state, func(m.func),
             ids(m.loops), m.seq,
         ))
+    for e in facts.effects:
+        out.append(("effect", id(e.node), e.callee, e.state, func(e.func), label(e.receiver), ids(e.loops), e.grads,
+                    func(e.via), id(e.inner), e.seq))
     for f in facts.functions:
         out.append((
             "function", f.name, f.entry, tuple(f.leaves_eval), tuple((k, label(v)) for k, v in f.params.items()),

@@ -27,6 +27,24 @@ class Returns:
     passes: Optional[str] = None  # the parameter every ``return`` hands back as it came in
 
 
+# The gradient buffers as a function finds them when it starts (``flow._Env.grads``): a
+# summary relative to this is what its callers apply (``GradEffects``).
+ENTRY_GRADS = ("entry",)
+
+
+@dataclass(frozen=True)
+class GradEffects:
+    """What a function does to gradient buffers, as its callers see it (computed by its
+    walk, applied at its calls like ``Returns``). ``exit``: the buffers' status when it
+    returns (``flow._Env.grads``, ``ENTRY_GRADS`` when unchanged, None when unknown).
+    ``calls``: its optimizer ``step()`` and ``zero_grad()`` calls (its callees' too), in
+    order, as (method, receiver spelled from its parameters, ``self`` or a global, the
+    buffers' status before it, the call node)."""
+
+    exit: Optional[tuple] = ENTRY_GRADS
+    calls: Tuple[Tuple[str, str, Optional[tuple], cst.Call], ...] = ()
+
+
 @dataclass(eq=False)
 class FunctionInfo:
     node: cst.FunctionDef
@@ -51,6 +69,7 @@ class FunctionInfo:
     # Values of parameters, joined over every call site (when all sites are known).
     params: Dict[str, Value] = field(default_factory=dict)
     returns: Returns = Returns()  # summary: what it returns
+    grad_effects: GradEffects = GradEffects()  # summary: what it does to gradient buffers
     in_model_class: bool = False  # a method of an nn.Module / gluon Block subclass
 
     @property
@@ -89,6 +108,10 @@ class CallFact:
     callee_value: Optional[Value] = None  # what the flow knows of the callee (``model``)
     seq: int = 0  # order of evaluation within a walk
     external: Optional[object] = None  # the function of another module it calls (``interfile.Summary``)
+    # An effect of a local function at its call (``Facts.effects``): ``node`` is the call
+    # of ``via``, ``inner`` the optimizer call in it (or in what it calls).
+    via: Optional["FunctionInfo"] = None
+    inner: Optional[cst.Call] = None
 
 
 @dataclass(eq=False)
@@ -153,6 +176,10 @@ class Facts:
     scopes: List[ScopeFact]
     mutations: List[MutationFact] = field(default_factory=list)
     program: Context = NO_CONTEXT  # what the other modules of the program told the analysis
+    # Optimizer ``step()``/``zero_grad()`` done by a local function, as calls at each of
+    # its calls (``CallFact.via``): ``opt.step()`` in ``update(opt)`` is a step of the
+    # caller's optimizer where ``update`` is called, in the caller's loops and order.
+    effects: List[CallFact] = field(default_factory=list)
 
     def __post_init__(self):
         self._call_by_node = {id(c.node): c for c in self.calls}
@@ -163,5 +190,15 @@ class Facts:
     def call_of(self, node: Optional[cst.CSTNode]) -> Optional[CallFact]:
         return self._call_by_node.get(id(node)) if node is not None else None
 
-    def calls_in(self, func: Optional[FunctionInfo]) -> List[CallFact]:
-        return list(self._calls_by_func.get(id(func), ()))
+    def calls_in(self, func: Optional[FunctionInfo], effects: bool = False) -> List[CallFact]:
+        """The calls in ``func``, in order; ``effects``: with the optimizer calls of the
+        local functions it calls, at their calls (``Facts.effects``)."""
+        found = list(self._calls_by_func.get(id(func), ()))
+        if effects:
+            found.extend(e for e in self.effects if e.func is func)
+            found.sort(key=lambda c: c.seq)
+        return found
+
+    def effects_at(self, node: Optional[cst.CSTNode]) -> List[CallFact]:
+        """The optimizer calls a call of a local function makes (``Facts.effects``)."""
+        return [e for e in self.effects if e.node is node] if node is not None else []

@@ -15,7 +15,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core import roles
-from scopelint.core.facts import BackwardFact, CallFact, Facts, FunctionInfo, MutationFact, Returns, ScopeFact
+from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
@@ -149,6 +149,40 @@ class _Flow:
         return _Flow(env, state)
 
 
+def _after_backward(grads: Optional[tuple]):
+    """For ``("zeroed", node, flag)``: whether a backward came before the zeroing (True,
+    False), or whatever came before the function was called ("entry")."""
+    if grads == ENTRY_GRADS:
+        return "entry"
+    return bool(grads and grads[0] == "computed")
+
+
+def _grads_at(grads: Optional[tuple], before: Optional[tuple], call: cst.Call) -> Optional[tuple]:
+    """A callee's gradient-buffer status (relative to its start) at its ``call``, where
+    they were ``before``. Zeroed after a backward of the caller's: at the call."""
+    if grads == ENTRY_GRADS:
+        return before
+    if grads is None or grads[0] != "zeroed" or grads[2] != "entry":
+        return grads
+    return ("zeroed", call, _after_backward(before))
+
+
+def _argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[cst.Arg]:
+    """The argument of ``call`` bound to parameter ``name`` (``params``: in order;
+    ``self``/``cls`` skipped on a method call, as ``_bound_arguments`` does)."""
+    if type(call.func) is cst.Attribute and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    if name in params and list(params).index(name) < len(positional):
+        return positional[list(params).index(name)]
+    return None
+
+
 def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
     """A LightningModule's ``validation_step`` / ``test_step`` / ``predict_step``."""
     return info.name in F.LIGHTNING_NO_GRAD_HOOKS and info.cls is not None and (
@@ -201,6 +235,7 @@ class _Walk:
     __slots__ = (
         "calls", "backwards", "scopes", "mutations", "sites", "site_args", "summary",
         "returns", "seq_start", "seq_count", "entry", "entry_eval", "params", "reads", "frameworks",
+        "effects", "grad_effects",
     )
 
     def __init__(self, info: Optional[FunctionInfo], seq_start: int, frameworks: int):
@@ -208,6 +243,8 @@ class _Walk:
         self.backwards: Dict[int, BackwardFact] = {}
         self.scopes: Dict[int, ScopeFact] = {}
         self.mutations: Dict[int, MutationFact] = {}
+        self.effects: Dict[Tuple[int, int], CallFact] = {}  # (``Facts.effects``; by call, then place in its callee's list)
+        self.grad_effects = GradEffects()
         self.sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self.site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
         self.summary: FrozenSet[str] = frozenset()
@@ -231,6 +268,8 @@ class _Walk:
             for facts in (self.calls, self.backwards, self.mutations):
                 for f in facts.values():
                     f.seq += delta
+            for f in self.effects.values():
+                f.seq += delta
             self.seq_start = seq_start
             self.params = params
             return
@@ -265,6 +304,10 @@ class _Walk:
                 c.args = tuple([copy(a) for a in c.args])
             if c.callee_value is not None:
                 c.callee_value = copy(c.callee_value)
+            c.seq += delta
+        for c in self.effects.values():
+            if c.receiver is not None:
+                c.receiver = copy(c.receiver)
             c.seq += delta
         for b in self.backwards.values():
             b.values = tuple([copy(v) for v in b.values])
@@ -547,23 +590,28 @@ class Analyzer:
                 summary = self._summaries.get(id(info), frozenset())
                 params = self._param_values(info)
                 returns = self._returns_of.get(id(info), Returns())
+                grad_effects = self._grad_effects_of.get(id(info), GradEffects())
                 if (
                     entry != info.entry
                     or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
                     or params.keys() != info.params.keys()
                     or returns != info.returns
+                    or grad_effects != info.grad_effects
                 ):
                     changed = True
                 info.entry, info.entry_eval, info.leaves_eval, info.params, info.returns = entry, entry_eval, summary, params, returns
+                info.grad_effects = grad_effects
             if not changed:
                 break
         calls: Dict[int, CallFact] = {}
         backwards: Dict[int, BackwardFact] = {}
         scopes: Dict[int, ScopeFact] = {}
         mutations: Dict[int, MutationFact] = {}
+        effects: List[CallFact] = []
         for info in units:
             walk = self._walks[id(info)]
+            effects.extend(walk.effects.values())
             calls.update(walk.calls)
             backwards.update(walk.backwards)
             scopes.update(walk.scopes)
@@ -578,6 +626,7 @@ class Analyzer:
             list(scopes.values()),
             list(mutations.values()),
             self.program,
+            effects,
         )
 
     def _reset(self) -> None:
@@ -585,6 +634,7 @@ class Analyzer:
         self._summaries: Dict[int, FrozenSet[str]] = {}
         self._site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
         self._returns_of: Dict[int, Returns] = {}
+        self._grad_effects_of: Dict[int, GradEffects] = {}
         self._seq = 0
 
     def _walk_unit(self, info: Optional[FunctionInfo]) -> None:
@@ -598,6 +648,7 @@ class Analyzer:
             self._calls, self._backwards, self._scopes, self._mutations = (
                 walk.calls, walk.backwards, walk.scopes, walk.mutations,
             )
+            self._effects = walk.effects
             all_sites, all_site_args = self._sites, self._site_args
             self._sites, self._site_args, self._reads = walk.sites, walk.site_args, {}
             try:
@@ -608,14 +659,16 @@ class Analyzer:
             finally:
                 self._sites, self._site_args = all_sites, all_site_args
             walk.seq_count = self._seq - walk.seq_start
-            walk.reads = tuple((t, tuple(t.leaves_eval), t.returns) for t in self._reads.values())
+            walk.reads = tuple((t, tuple(t.leaves_eval), t.returns, t.grad_effects) for t in self._reads.values())
             if info is not None:
                 walk.summary, walk.returns = self._summaries[id(info)], self._returns_of[id(info)]
+                walk.grad_effects = self._grad_effects_of[id(info)]
         else:
             walk.replay(self._seq, mapping, info.params if info is not None else {})
             self._seq += walk.seq_count
             if info is not None:
                 self._summaries[id(info)], self._returns_of[id(info)] = walk.summary, walk.returns
+                self._grad_effects_of[id(info)] = walk.grad_effects
         for target, sites in walk.sites.items():
             self._sites[target].update(sites)
         for target, args in walk.site_args.items():
@@ -627,8 +680,8 @@ class Analyzer:
         it calls): how its parameter values map to theirs now. None otherwise."""
         if walk.frameworks != len(self.names.frameworks):
             return None
-        for target, leaves_eval, returns in walk.reads:
-            if target.returns != returns or tuple(target.leaves_eval) != leaves_eval:
+        for target, leaves_eval, returns, grad_effects in walk.reads:
+            if target.returns != returns or tuple(target.leaves_eval) != leaves_eval or target.grad_effects != grad_effects:
                 return None
         if info is None:
             return {}
@@ -749,7 +802,7 @@ class Analyzer:
     def _walk_function(self, info: FunctionInfo) -> None:
         self.func = info
         self.scope = info.scope
-        self.flow = _Flow(_Env(dict(info.params), info.entry_eval), info.entry)
+        self.flow = _Flow(_Env(dict(info.params), info.entry_eval, grads=ENTRY_GRADS), info.entry)
         self._loops = []
         self._loop_nodes = []
         self._returns = []
@@ -758,10 +811,64 @@ class Analyzer:
         self._block(info.node.body)
         self._returns_of[id(info)] = self._returns_summary(info)
         exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
+        self._grad_effects_of[id(info)] = self._grad_effects_summary(info, exits)
         left = set()
         for env in exits:
             left.update(k for k in env.maybe_eval if k not in info.scope.bound or k in info.param_names or "." in k)
         self._summaries[id(info)] = frozenset(left)
+
+    def _grad_effects_summary(self, info: FunctionInfo, exits: List[_Env]) -> GradEffects:
+        """``FunctionInfo.grad_effects`` of the walk just made of ``info``."""
+        statuses = {env.grads for env in exits}
+        exit = statuses.pop() if len(statuses) == 1 else (ENTRY_GRADS if not statuses else None)
+        calls = []
+        for fact in sorted([*self._calls.values(), *self._effects.values()], key=lambda c: c.seq):
+            if fact.func is not info or fact.qname is not None or fact.method not in ("step", "zero_grad"):
+                continue
+            if fact.via is None and fact.node.args:
+                continue  # (``scaler.step(opt)``, a closure: not followed)
+            receiver = (fact.callee or "")[: -len(fact.method) - 1]
+            if receiver and "(" not in receiver:
+                calls.append((fact.method, receiver, fact.grads, fact.inner or fact.node))
+        return GradEffects(exit, tuple(calls))
+
+    def _effects_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], before: Optional[tuple]) -> None:
+        """At a call of ``target``: its optimizer calls (``Facts.effects``), and the gradient
+        buffers as it leaves them (``GradEffects``)."""
+        effects = target.grad_effects
+        env = self.flow.env
+        for i, (method, receiver, grads, inner) in enumerate(effects.calls):
+            key = self._spelled_at(call, target, params, receiver)
+            if key is None:
+                continue
+            self._seq += 1
+            fact = CallFact(
+                call, None, f"{key}.{method}", method, self.flow.state, self.func, env.vals.get(key), (), True,
+                env.in_eval, dict(env.maybe_eval), tuple(self._loop_nodes), _grads_at(grads, before, call), None, None, self._seq,
+            )
+            fact.via, fact.inner = target, inner
+            self._effects[id(call), i] = fact
+        if effects.exit != ENTRY_GRADS:
+            env.grads = _grads_at(effects.exit, before, call)
+
+    def _spelled_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], name: str) -> Optional[str]:
+        """``name`` (``opt``, ``self.optimizer``, a global) of ``target`` as this call of
+        it spells it (``optimizer``, ``trainer.optimizer``); None when it is the callee's
+        own (a local, an expression)."""
+        root, dot, rest = name.partition(".")
+        if root in target.param_names:
+            if target.cls is not None and root == target.param_names[0] and (
+                    root not in params or (type(call.func) is cst.Attribute and root in ("self", "cls"))):
+                func = call.func  # ``self``: what the method is called on
+                spelled = dotted(func.value) if type(func) is cst.Attribute else dotted(func)
+            else:
+                arg = _argument_for(call, params, root)
+                spelled = dotted(arg.value) if arg is not None else None
+        elif root not in target.scope.bound and self.scope.binder(root) is not None and self.scope.binder(root) is target.scope.binder(root):
+            spelled = root  # (a module global both see)
+        else:
+            return None
+        return None if spelled is None else spelled + dot + rest
 
     def _passed_param(self, expr: cst.BaseExpression) -> Optional[str]:
         """The parameter ``return expr`` hands back as it came in, if it is one."""
@@ -1099,7 +1206,7 @@ class Analyzer:
                 self._make_leaf(target)
             return
         if key.endswith(".grad") and type(node.value) is cst.Name and node.value.value == "None":
-            env.grads = ("zeroed", node, bool(env.grads and env.grads[0] == "computed"))
+            env.grads = ("zeroed", node, _after_backward(env.grads))
             self._mutation(node, "grad-none", key, self._lookup(target), None)
             return
         old = env.vals.get(key)
@@ -1364,6 +1471,8 @@ class Analyzer:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
             self._site_args[id(target)][id(call)] = bound
             self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval)
+            if target is not self.func and not through_runner and env is not None:
+                self._effects_at(call, target, params, env.grads)
         elif external is not None:
             self._leave_in_eval(call, external.params, False, external.leaves_eval)
         elif type(func) is cst.Attribute:
@@ -1400,7 +1509,7 @@ class Analyzer:
             recv_key = _module_chain_base(func.value)  # ``model.to(device).train()``
         if qname is None and method is not None:
             if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
-                env.grads = ("zeroed", call, bool(env.grads and env.grads[0] == "computed"))
+                env.grads = ("zeroed", call, _after_backward(env.grads))
             elif recv_key is not None and method in F.MAKE_LEAF_METHODS and not _turns_off(call):
                 fw = F.TORCH if method == "requires_grad_" else F.MXNET
                 if method == "attach_grad":

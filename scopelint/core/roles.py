@@ -206,6 +206,14 @@ def is_optimizer_step(call: CallFact) -> bool:
     return bool(_OPTIMIZER_NAME.search(name)) or name in ("scaler",)
 
 
+def spelled(call: CallFact) -> str:
+    """How a message names a call: ```opt.step()``` or, for the step a local function
+    makes where it is called (``CallFact.via``), ```update()` (its `opt.step()`)``."""
+    if call.via is not None:
+        return f"`{call.via.name}()` (its `{call.callee}()`)"
+    return f"`{call.callee}()`"
+
+
 def is_optimizer_name(name: str) -> bool:
     return bool(_OPTIMIZER_NAME.search(name.rsplit(".", 1)[-1]))
 

@@ -14,11 +14,11 @@ actor_loss = -(dist.log_prob(dist.sample()) * values.detach().squeeze(1)).mean()
 
 
 def update(optimizer):
-    optimizer.step()  # want: SL210
+    optimizer.step()
 
 
 optimizer.zero_grad()
 critic_loss.backward(retain_graph=True)
-update(optimizer)
+update(optimizer)  # want: SL210 (at the call: the helper is fine, its call is misplaced)
 actor_loss.backward()
 optimizer.step()

@@ -10,10 +10,10 @@ x, y = torch.randn(8, 4), torch.randn(8, 1)
 
 
 def update(opt):
-    opt.step()  # want: SL208
+    opt.step()
 
 
 for epoch in range(3):
     opt.zero_grad()
     nn.functional.mse_loss(model(x), y).backward()
-    update(opt)
+    update(opt)  # want: SL208 (at the call: the helper is fine, its call is misplaced)

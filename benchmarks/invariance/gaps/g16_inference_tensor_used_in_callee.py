@@ -9,11 +9,11 @@ with torch.inference_mode():
 
 
 def masked(model, x, mask):
-    return model(x) * mask  # want: SL108 (reported at the call site instead)
+    return model(x) * mask
 
 
 for step in range(3):
     opt.zero_grad()
-    out = masked(model, x, mask)
+    out = masked(model, x, mask)  # want: SL108 (at the call, where the fix goes)
     out.pow(2).mean().backward()
     opt.step()
