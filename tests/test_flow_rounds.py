@@ -82,19 +82,21 @@ def signature(facts: Facts) -> list:
     return out
 
 
-def analyse(module: cst.Module, reuse: bool) -> Facts:
+def analyse(module: cst.Module, reuse: bool, eager: bool = True) -> Facts:
     analyzer = Analyzer(module)
     analyzer.REUSE_WALKS = reuse
+    analyzer.EAGER_INPUTS = eager
     return analyzer.run()
 
 
 def assert_same_facts(module: cst.Module) -> None:
-    walked = signature(analyse(module, False))
-    replayed = signature(analyse(module, True))
-    assert len(replayed) == len(walked)
-    for a, b in zip(replayed, walked):
-        assert a == b
-    assert replayed == walked
+    for eager in (False, True):  # (in the file's order, and callers first: ``EAGER_INPUTS``)
+        walked = signature(analyse(module, False, eager))
+        replayed = signature(analyse(module, True, eager))
+        assert len(replayed) == len(walked)
+        for a, b in zip(replayed, walked):
+            assert a == b
+        assert replayed == walked
 
 
 @pytest.fixture
@@ -114,6 +116,32 @@ def replays(monkeypatch):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_replayed_walks_give_the_facts_of_walking_again(path):
     assert_same_facts(cst.parse_module(path.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_callers_first_with_their_inputs_gives_the_findings_of_the_file_order(path, monkeypatch):
+    """``Analyzer.EAGER_INPUTS``: functions walked after their callers, with the inputs
+    those walks give them, then numbered in the file's order. The states, summaries and
+    sequence numbers are those of walking in the file's order, and so are the findings.
+    (The values a callee's parameters hold are the caller's of the same round, not
+    copies from the round before: fewer objects, the same facts about them.)"""
+    from scopelint.engine import Settings, lint_source
+
+    text = path.read_text(encoding="utf-8")
+    module = cst.parse_module(text)
+    runs = {}
+    for eager in (False, True):
+        facts = analyse(module, True, eager=eager)
+        runs[eager] = (
+            [(id(c.node), c.state, c.seq, c.grads, c.in_eval) for c in facts.calls],
+            [(id(b.node), b.state, b.seq) for b in facts.backwards],
+            [(id(m.node), m.kind, m.state, m.seq) for m in facts.mutations],
+            [(f.name, f.entry, f.entry_eval, f.leaves_eval, sorted(f.params), f.returns, f.grad_effects) for f in facts.functions],
+        )
+        monkeypatch.setattr(Analyzer, "EAGER_INPUTS", eager)
+        runs[eager, "findings"] = [(f.code, f.start, f.end, f.message, f.fix) for f in lint_source(text, str(path), Settings()).findings]
+    assert runs[True] == runs[False]
+    assert runs[True, "findings"] == runs[False, "findings"]
 
 
 def test_walks_are_replayed(replays):
@@ -144,7 +172,7 @@ def test_replayed_walk_takes_its_sequence_numbers_from_this_round(replays):
     module = cst.parse_module(textwrap.dedent(src))
     assert_same_facts(module)
     replays.clear()
-    facts = analyse(module, True)
+    facts = analyse(module, True, eager=False)  # (callers first, ``step`` has its inputs in round 1)
     assert any(moved for moved, _ in replays)
     seqs = [f.seq for f in (*facts.calls, *facts.backwards, *facts.mutations)]
     assert len(seqs) == len(set(seqs))

@@ -324,6 +324,15 @@ class _Walk:
         self.params = params
 
 
+    def renumber(self, seq_start: int) -> None:
+        """Move this walk's sequence numbers to start at ``seq_start``."""
+        delta = seq_start - self.seq_start
+        if delta:
+            for facts in (self.calls, self.backwards, self.mutations, self.effects):
+                for f in facts.values():
+                    f.seq += delta
+            self.seq_start = seq_start
+
     def _shares_values(self) -> bool:
         """Some call of this walk hands values to a local function (its parameters
         next round)."""
@@ -435,6 +444,11 @@ def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst
 
 class Analyzer:
     MAX_ROUNDS = 4
+    # Walk callers before callees, and a function whose callers (by name, in this file)
+    # were all walked in this round with the inputs those walks give it (False: every
+    # function with its inputs of the last round, in the file's order; the results are the
+    # same, tests compare the two). Most functions then have their inputs in round 1.
+    EAGER_INPUTS = True
     # Replay a unit's previous walk when nothing it reads changed (False: walk every
     # unit every round; the results are the same, tests compare the two).
     REUSE_WALKS = True
@@ -491,6 +505,7 @@ class Analyzer:
         self._by_id: Dict[int, FunctionInfo] = {id(info): info for info in self.functions}
         self._handed: Dict[int, Set[int]] = defaultdict(set)
         self._free_of: Dict[int, Tuple[str, ...]] = {}
+        self._names_in: Dict[int, Set[str]] = {}  # names each function's own code reads
         self._only_called_of: Dict[Tuple[int, str], bool] = {}
         self._escapes = self._find_escapes()
 
@@ -569,10 +584,16 @@ class Analyzer:
         # One walk per unit (the module, then each function), kept between rounds.
         self._walks: Dict[int, _Walk] = {}
         units: List[Optional[FunctionInfo]] = [None, *self.functions]
+        callers = self._static_callers() if self.EAGER_INPUTS else {}
+        order = self._callers_first(units, callers) if callers else units
         for _ in range(self.MAX_ROUNDS):
             self._reset()
-            for info in units:
+            walked: Set[int] = set()
+            for info in order:
+                if info is not None and callers.get(id(info)) is not None and callers[id(info)] <= walked:
+                    self._take_inputs(info, callers[id(info)])
                 self._walk_unit(info)
+                walked.add(id(info))
             changed = False
             for name in self._escaped_classes:
                 for method in CALL_METHODS:
@@ -604,6 +625,11 @@ class Analyzer:
                 info.grad_effects = grad_effects
             if not changed:
                 break
+        if order is not units:  # (the facts numbered as walking the file in order numbers them)
+            at = 0
+            for info in units:
+                self._walks[id(info)].renumber(at)
+                at += self._walks[id(info)].seq_count
         calls: Dict[int, CallFact] = {}
         backwards: Dict[int, BackwardFact] = {}
         scopes: Dict[int, ScopeFact] = {}
@@ -628,6 +654,112 @@ class Analyzer:
             self.program,
             effects,
         )
+
+    def _static_callers(self) -> Dict[int, Optional[Set[int]]]:
+        """For each function, the units (``id(None)`` for the module) whose code calls it
+        by its name: all that can call it, or None where that is not known (its name used
+        other than as what a call calls: handed over, stored, a property; ``forward`` and
+        other methods called by the framework; a dunder). An over-approximation by name."""
+        called: Dict[str, Set[int]] = defaultdict(set)
+        referenced: Set[str] = set()
+        for info in [None, *self.functions]:
+            unit = id(info)
+            root = self.module.body if info is None else info.node.body
+            # (node, whether a name there is read by the unit itself: not in a nested
+            # class, lambda or function header, see ``_free_names``)
+            todo = [(n, True) for n in (root if isinstance(root, (list, tuple)) else [root])]
+            own: Set[str] = set()
+            while todo:
+                n, plain = todo.pop()
+                t = type(n)
+                if t is cst.FunctionDef:
+                    # (its decorators, defaults and annotations run here; its body is a unit)
+                    todo.extend((d, False) for d in n.decorators)
+                    todo.append((n.params, False))
+                    if n.returns is not None:
+                        todo.append((n.returns, False))
+                    continue
+                if t is cst.Call:
+                    f = n.func
+                    if type(f) is cst.Name:
+                        called[f.value].add(unit)
+                        if plain:
+                            own.add(f.value)
+                    elif type(f) is cst.Attribute:
+                        called[f.attr.value].add(unit)
+                        if plain:
+                            own.add(f.attr.value)  # (as ``walk`` yields an attribute's name)
+                        todo.append((f.value, plain))
+                    else:
+                        todo.append((f, plain))
+                    todo.extend((a, plain) for a in n.args)
+                    continue
+                if t is cst.Name:
+                    referenced.add(n.value)
+                    if plain:
+                        own.add(n.value)
+                    continue
+                if t is cst.Attribute:
+                    referenced.add(n.attr.value)
+                    if plain:
+                        own.add(n.attr.value)
+                    todo.append((n.value, plain))
+                    continue
+                inner = plain and t is not cst.ClassDef and t is not cst.Lambda
+                todo.extend((c, inner) for c in iter_children(n))
+            if info is not None:
+                self._names_in[id(info)] = own
+        out: Dict[int, Optional[Set[int]]] = {}
+        for info in self.functions:
+            name = info.name
+            if name in referenced or name in CALL_METHODS or name.startswith("__") or info.opaque:
+                out[id(info)] = None
+            else:
+                out[id(info)] = called.get(name, set())
+        return out
+
+    def _callers_first(self, units: List[Optional[FunctionInfo]], callers: Dict[int, Optional[Set[int]]]) -> List[Optional[FunctionInfo]]:
+        """``units`` with callers before their callees where the calls by name say so (the
+        module first; a cycle, or a function of unknown callers, where the file has it)."""
+        import heapq
+
+        index = {id(u): i for i, u in enumerate(units)}
+        waiting: Dict[int, int] = {}  # unit -> callers not yet placed
+        dependents: Dict[int, List[int]] = defaultdict(list)
+        for u in units:
+            found = callers.get(id(u)) if u is not None else None
+            if found is None:
+                continue
+            known = {c for c in found if c in index and c != id(u)}
+            waiting[id(u)] = len(known)
+            for c in known:
+                dependents[c].append(id(u))
+        ready = [i for i, u in enumerate(units) if not waiting.get(id(u))]
+        heapq.heapify(ready)
+        order: List[Optional[FunctionInfo]] = []
+        placed: Set[int] = set()
+        while ready:
+            i = heapq.heappop(ready)
+            u = units[i]
+            if id(u) in placed:
+                continue
+            order.append(u)
+            placed.add(id(u))
+            for d in dependents.get(id(u), ()):
+                waiting[d] -= 1
+                if waiting[d] == 0:
+                    heapq.heappush(ready, index[d])
+        order.extend(u for u in units if id(u) not in placed)  # (a cycle: in the file's order)
+        return order
+
+    def _take_inputs(self, info: FunctionInfo, callers: Set[int]) -> None:
+        """Before walking ``info`` in a round where every unit that may call it has been
+        walked: its entry state, names in eval mode and parameter values from those walks
+        (what the end of the round would give it)."""
+        calls_by_id = {cid: fact for u in callers for cid, fact in self._walks[u].calls.items()} if callers else {}
+        info.entry = self._entry(info, self._sites.get(id(info)))
+        info.entry_eval = self._entry_eval(info, calls_by_id)
+        info.params = self._param_values(info)
 
     def _reset(self) -> None:
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
@@ -1708,11 +1840,11 @@ class Analyzer:
         found = self._free_of.get(id(info))
         if found is None:
             bound = info.scope.bound
-            names = set()
-            for n in walk(info.node.body, is_nested_scope):
-                if type(n) is cst.Name and n.value not in bound and n.value not in info.param_names:
-                    names.add(n.value)
-            found = self._free_of[id(info)] = tuple(sorted(names))
+            read = self._names_in.get(id(info))  # (from ``_static_callers``' walk)
+            if read is None:
+                read = {n.value for n in walk(info.node.body, is_nested_scope) if type(n) is cst.Name}
+            params = set(info.param_names)
+            found = self._free_of[id(info)] = tuple(sorted(n for n in read if n not in bound and n not in params))
         return found
 
     def _free_values(self, target: FunctionInfo, through_runner: bool) -> Dict[str, Value]:
