@@ -214,8 +214,12 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
         else:
             break
         key = dotted(arg.value)
-        if key is not None and key in fact.in_eval and name in target.param_names:
+        if key is None or name not in target.param_names:
+            continue
+        if key in fact.in_eval:
             out.add(name)
+        # (``helper(self, x)`` after ``self.model.eval()``: ``self.model`` of the helper)
+        out.update(name + k[len(key):] for k in fact.in_eval if k.startswith(key + "."))
     return out
 
 
