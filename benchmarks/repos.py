@@ -104,8 +104,10 @@ def main(argv=None) -> int:
         for k in sorted(now):
             if k not in verdict:
                 appeared.append(k)
+            elif k[3] == "SL000":
+                tally[f"{repo} ({scope})"]["syntax"] += 1  # (a file Python cannot parse: no rule's finding)
             else:
-                tally[repo][verdict[k]] += 1
+                tally[f"{repo} ({scope})"][verdict[k]] += 1
                 if verdict[k] == "false":
                     still_false.append(k)
         for k in sorted(before - now):
@@ -122,8 +124,10 @@ def main(argv=None) -> int:
     t = sum(c["true"] for c in tally.values())
     f = sum(c["false"] for c in tally.values())
     for repo, c in tally.items():
-        print(f"{repo}: {c['true']} true, {c['false']} false")
-    print(f"all: {t} true, {f} false" + (f", precision {t / (t + f):.2f}" if t + f else ""))
+        print(f"{repo}: {c['true']} true, {c['false']} false" + (f" (and {c['syntax']} syntax error)" if c["syntax"] else ""))
+    syntax = sum(c["syntax"] for c in tally.values())
+    print(f"all: {t} true, {f} false" + (f", precision {t / (t + f):.2f}" if t + f else "")
+          + (f"; {syntax} syntax error (SL000) reported, not counted" if syntax else ""))
     if args.false:
         print(f"still judged false: {len(still_false)}")
         for k in still_false:
