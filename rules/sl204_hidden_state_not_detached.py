@@ -1,6 +1,6 @@
 import libcst as cst
 
-from scopelint.core.flow import carried_tag
+from scopelint.core.flow import call_arg, carried_tag, literal_bool
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
@@ -24,8 +24,11 @@ class HiddenStateNotDetached(Rule):
         The hidden state carries the graph of the iteration that produced it. Fed into
         the next forward, each step's graph links to all previous ones: PyTorch raises
         `RuntimeError: Trying to backward through the graph a second time` (the
-        earlier part was freed by the previous backward); MXNet backpropagates through
-        the whole history, ever slower, or fails likewise. The same holds for a state a
+        earlier part was freed by the previous backward); MXNet, when the backward
+        keeps the graph (`retain_graph=True`), backpropagates through the whole history,
+        ever slower, with gradients that are not truncated BPTT's (without it MXNet
+        frees the history at each backward, so the carried state acts as detached and
+        nothing is reported). The same holds for a state a
         module keeps on itself (`out, self.hidden = self.lstm(x, self.hidden)` in
         `forward`) when each training step calls it and nothing detaches or resets it.
     """
@@ -61,7 +64,7 @@ class HiddenStateNotDetached(Rule):
             if not call.loops or not is_model_call(call):
                 continue
             # A loop that backpropagates each iteration, and so must cut what it carries.
-            training = [loop for loop in call.loops if backwards_in_loop(facts, loop)]
+            training = [loop for loop in call.loops if _keeps_history(backwards_in_loop(facts, loop))]
             carried = [i for i, arg in enumerate(call.args) if any(self._carries_graph(arg, loop, facts) for loop in training)]
             forward = forward_of(facts, call) if carried else None
             if forward is not None:  # (a model that detaches the state it is handed)
@@ -73,6 +76,8 @@ class HiddenStateNotDetached(Rule):
                 fix = _detach_fix(ctx, call.node, expr, each)
                 yield Report(call.node, "the state fed into this forward pass comes from the previous iteration's forward and is not detached", fix)
         for call, i, key in state_kept_on_self(facts):
+            if not _keeps_history(facts.backwards):
+                continue
             expr = call.node.args[i].value
             single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
             each = True if facts.frameworks == {MXNET} else (False if single else "either")
@@ -92,6 +97,25 @@ class HiddenStateNotDetached(Rule):
                 if producer is not None and is_model_call(producer) and any(recorded(w, fw) for fw in facts.frameworks):
                     return True
         return False
+
+
+def _keeps_history(backwards) -> bool:
+    """Some of these backward passes leaves the carried state's history in place for the
+    next iteration: PyTorch's (the next backward through it raises), or MXNet's with
+    ``retain_graph=True``. MXNet's backward otherwise frees the history it went through:
+    the next iteration's backward stops at the carried state, which then acts as a
+    detached one (measured: the gradients equal truncated BPTT's, d2l's MXNet RNN loop)."""
+    for b in backwards:
+        if b.frameworks != {MXNET}:
+            if b.frameworks:
+                return True
+            continue
+        retain = call_arg(b.node, None, "retain_graph")
+        if retain is None and b.api == "backward":
+            retain = call_arg(b.node, 1, "retain_graph")  # ``loss.backward(out_grad, retain_graph)``
+        if retain is not None and literal_bool(retain.value) is True:
+            return True
+    return False
 
 
 def _param_key(args, i):

@@ -2,7 +2,7 @@ import libcst as cst
 
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
-    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, held_by_no_optimizer, recording, trained_models,
+    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, recording, trained_models,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
@@ -95,7 +95,7 @@ class EvalTrainModeMismatch(Rule):
                 backpropagated = backpropagated_nodes(facts)
             if id(call.node) not in backpropagated:
                 continue
-            if eval_changes_nothing(facts, call) or held_by_no_optimizer(facts, call.callee_value):
+            if eval_changes_nothing(facts, call) or held_by_no_optimizer(facts, call.callee_value) or frozen_by_the_file(facts, call.callee):
                 continue  # no Dropout/BatchNorm to freeze; a frozen auxiliary network kept in eval() on purpose
             reported.add(call.callee)
             fix = insert_call(ctx, call.node, call.callee, "train", False, f"Put `{call.callee}` in train mode before the training forward pass")
@@ -111,7 +111,7 @@ class EvalTrainModeMismatch(Rule):
             if not call.loops or not recording(call.state, TORCH):
                 continue
             if is_model_call(call) and backwards_in_loop(facts, call.loops[-1]):
-                if eval_changes_nothing(facts, call):
+                if eval_changes_nothing(facts, call) or frozen_by_the_file(facts, call.callee):
                     continue
                 models = {call.callee}
             elif call.target is not None and id(call.target) in steps:
@@ -121,7 +121,7 @@ class EvalTrainModeMismatch(Rule):
             else:
                 continue
             for name in sorted(models):
-                if name not in call.maybe_eval or name in call.in_eval:
+                if name not in call.maybe_eval or name in call.in_eval or frozen_by_the_file(facts, name):
                     continue
                 culprit = call.maybe_eval[name]
                 if id(culprit) not in reported:

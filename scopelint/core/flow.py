@@ -167,6 +167,11 @@ def _grads_at(grads: Optional[tuple], before: Optional[tuple], call: cst.Call) -
     return ("zeroed", call, _after_backward(before))
 
 
+def _detached(call: cst.Call, value: Value, state: State) -> Value:
+    """What ``value`` is after ``call`` detached it in place (``h.detach_()``)."""
+    return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (value,), False, False, frozenset({"left-graph"}), state)
+
+
 def _argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[cst.Arg]:
     """The argument of ``call`` bound to parameter ``name`` (``params``: in order;
     ``self``/``cls`` skipped on a method call, as ``_bound_arguments`` does)."""
@@ -1184,6 +1189,28 @@ class Analyzer:
         if stmt.orelse is not None:
             exit_flow = self._branch(stmt.orelse, exit_flow)
         self.flow = _Flow.join([exit_flow] + breaks)
+        if type(stmt) is cst.For and not breaks and self.flow.env is not None:
+            self._detached_items(stmt)
+
+    def _detached_items(self, stmt: cst.For) -> None:
+        """``for s in state: s.detach_()``: every item of ``state`` is detached in place
+        (d2l's ``train_epoch_ch8``), so ``state`` holds no graph after the loop, however
+        many items it has (the loop's body always detaches its item, and never breaks)."""
+        name = dotted(stmt.iter)
+        if name is None or type(stmt.target) is not cst.Name or stmt.orelse is not None:
+            return
+        item = stmt.target.value
+        for line in statements(stmt.body):
+            if type(line) is not cst.SimpleStatementLine:
+                continue
+            for small in line.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" \
+                        and type(call.func.value) is cst.Name and call.func.value.value == item and not call.args:
+                    old = self.flow.env.vals.get(name)
+                    if old is not None:
+                        self._bind_name(name, _detached(call, old, self.flow.state))
+                    return
 
     def _loop_item(self, stmt: cst.For, iterable: Value) -> Value:
         """The loop variable: parameters of a model, or leaves of a list of leaves, stay leaves."""
@@ -1668,6 +1695,10 @@ class Analyzer:
                     self._bind_name(recv_key, container_value(receiver.node, (receiver,) + args[:1], state))
                 else:
                     self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags - CONTAINER))
+            elif method == "detach_" and recv_key is not None and receiver is not None and not call.args:
+                # ``h.detach_()``: ``h`` itself leaves the graph (what it was computed from
+                # stays in the graph, as with ``h = h.detach()``)
+                self._bind_name(recv_key, _detached(call, receiver, self.flow.state))
             elif method.endswith("_") and not method.startswith("_") and receiver is not None and method not in F.MAKE_LEAF_METHODS:
                 self._mutation(call, "inplace", recv_key, receiver, args[0] if args else None)
         if method == "enter_context" and receiver is not None and len(call.args) == 1 and type(call.args[0].value) is cst.Call:

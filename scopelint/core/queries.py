@@ -258,11 +258,12 @@ def recording(state: State, fw: str) -> bool:
 def trained_models(facts: Facts, step: FunctionInfo) -> set:
     """The models a training step (a function with a backward) runs while recording,
     without putting them in train mode itself: it trains them in the mode its caller
-    left them in."""
+    left them in. (One that calls their ``eval()`` itself sets their mode itself too: that
+    is ``SL207``'s "trained in eval mode", whatever its caller left.)"""
     calls = facts.calls_in(step)
     models = {c.callee for c in calls if is_model_call(c) and c.callee and recording(c.state, F.TORCH)}
     models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
-    restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method == "train" and c.callee}
+    restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
     return models - restored
 
 
@@ -1245,7 +1246,7 @@ def eval_changes_nothing(facts: Facts, call) -> bool:
     whether it is in ``eval()`` changes nothing."""
     name = model_class_of(facts, call)
     if name is None:
-        return False
+        return _mode_free_layer(facts, call)
     if facts.program.is_model_class(name):
         return facts.program.is_mode_free(name)
     return mode_free_class(facts, name)
@@ -1287,3 +1288,51 @@ def _module_chain(value: Value) -> set:
         if type(v.node) in (cst.Call, cst.Attribute) and v.parents:
             todo.append(v.parents[0])
     return out
+
+
+def _mode_free_layer(facts: Facts, call) -> bool:
+    """The model a call runs is one layer of PyTorch with no train/eval behaviour built
+    right there (``model = nn.Linear(784, 10)``), or an ``nn.Sequential`` of such layers:
+    ``eval()`` changes nothing."""
+    value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    node = getattr(value, "node", None)
+    if type(node) is not cst.Call:
+        return False
+    scope = call.func.scope if call.func is not None else facts.names.root
+
+    def layer(expr) -> Optional[str]:
+        qname = facts.names.qualify(expr.func, scope) if type(expr) is cst.Call else None
+        return qname.rsplit(".", 1)[-1] if qname is not None and qname.startswith("torch.nn.") else None
+
+    last = layer(node)
+    if last == "Sequential":
+        return bool(node.args) and all(not a.star and a.keyword is None and layer(a.value) in _MODE_FREE_LAYERS for a in node.args)
+    return last in _MODE_FREE_LAYERS
+
+
+def frozen_by_the_file(facts: Facts, name: Optional[str]) -> bool:
+    """The file freezes parameters of the model ``name`` (``name.requires_grad_(False)``,
+    or ``p.requires_grad = False`` in a loop over ``name.parameters()`` /
+    ``name.named_parameters()``): a linear probe on frozen features keeps it in eval mode
+    on purpose (moco-v3's and simsiam's ``main_lincls.py``, barlowtwins' ``evaluate.py``)."""
+    if not name:
+        return False
+    found = getattr(facts, "_frozen_models", None)
+    if found is None:
+        found = set()
+        for n in walk(facts.module):
+            t = type(n)
+            if t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "requires_grad_" and n.args \
+                    and type(n.args[0].value) is cst.Name and n.args[0].value.value == "False":
+                target = dotted(n.func.value)
+                if target:
+                    found.add(target)
+            elif t is cst.For and type(n.iter) is cst.Call and type(n.iter.func) is cst.Attribute \
+                    and n.iter.func.attr.value in ("parameters", "named_parameters"):
+                model = dotted(n.iter.func.value)
+                if model and any(type(m) is cst.Assign and len(m.targets) == 1 and type(m.targets[0].target) is cst.Attribute
+                                 and m.targets[0].target.attr.value == "requires_grad" and type(m.value) is cst.Name
+                                 and m.value.value == "False" for m in walk(n.body)):
+                    found.add(model)
+        facts._frozen_models = found
+    return any(f == name or f.startswith(name + ".") for f in found)
