@@ -635,11 +635,12 @@ def lint_module(
     if not reports:
         return result
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
-    ranges = positions.ranges_or_provider(module, nodes)
+    starts: List[int] = []
+    ranges = positions.ranges_or_provider(module, nodes, starts)
     lines = [line.rstrip("\r\n") for line in slicing.split_lines(source)]  # as Python counts lines
     severity = dict(settings.severity)
     seen = set()
-    statements = _Statements(module, parsed)
+    statements = _Statements(module, parsed, starts)
     for rule, report in reports:
         finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements)
         key = (finding.code, finding.start)
@@ -687,17 +688,25 @@ class _Statements:
     generated; the lines around them
     are the text's own, compared exactly as ``_module_edit`` compares them (same edit)."""
 
-    def __init__(self, module: "cst.Module", text: str):
+    def __init__(self, module: "cst.Module", text: str, known: Sequence[int] = ()):
         self.module, self.text = module, text
         self.lines: Optional[List[str]] = None
         self.starts: List[int] = []  # the line (0-based) where each statement's code starts; then the footer's
+        # Where the code of the first statements starts, as ``positions.ranges`` counted
+        # it on its way (their code is not generated again here)
+        self.known = known
 
     def _index(self) -> bool:
         if self.lines is None:
             m = self.module
             self.lines = slicing.split_lines(self.text)
-            at = len(slicing.split_lines("".join(m.code_for_node(e) for e in m.header)))
-            for stmt in m.body:
+            known = list(self.known[:len(m.body)])
+            if known:  # (from the last one counted: its code is generated, then the rest's)
+                self.starts.extend(known[:-1])
+                at = known[-1]
+            else:
+                at = len(slicing.split_lines("".join(m.code_for_node(e) for e in m.header)))
+            for stmt in m.body[len(self.starts):]:
                 self.starts.append(at)
                 at += len(slicing.split_lines(m.code_for_node(stmt)))
             self.starts.append(at)

@@ -24,14 +24,34 @@ class _Done(Exception):
     pass
 
 
+class _NoRecord:
+    """``record_syntactic_position`` outside the wanted subtrees: a shared context that
+    does nothing (a generator-based one per node was a third of the walk)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+_NO_RECORD = _NoRecord()
+
+
 class _RangeState(CodegenState):
     """A codegen state that keeps the ranges ``PositionProvider`` would give the wanted
     nodes: whitespace-inclusive when a node's code is generated, replaced by the
     syntactic range where the node records one."""
 
-    def __init__(self, module: cst.Module, wanted: Dict[int, cst.CSTNode]):
+    def __init__(self, module: cst.Module, wanted: Dict[int, cst.CSTNode], starts: Optional[List[int]] = None):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
+        # id(module-level statement) -> its index, when ``starts`` is to be filled: the
+        # 0-based line where each statement's code starts, for those the walk enters
+        self.tops = {id(stmt): i for i, stmt in enumerate(module.body)} if starts is not None else {}
+        self.top_starts = starts
         self.left = len(wanted)
         self.depth = 0  # > 0 inside a wanted node's code
         self.line, self.column, self.counted = 1, 0, 0  # where tokens[:counted] end
@@ -53,7 +73,16 @@ class _RangeState(CodegenState):
         return line, column
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if self.depth or id(node) in self.wanted:
+        key = id(node)
+        if self.tops:
+            top = self.tops.get(key)
+            if top is not None and top == len(self.top_starts):
+                line, column = self._now()
+                if column == 0:
+                    self.top_starts.append(line - 1)
+                else:  # (never: a statement starts a line)
+                    self.tops = {}
+        if self.depth or key in self.wanted:
             self.depth += 1
             self.starts.append(self._now())
 
@@ -70,12 +99,14 @@ class _RangeState(CodegenState):
             if not self.left:
                 raise _Done
 
-    @contextmanager
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> Iterator[None]:
+                                  end_node: Optional[cst.CSTNode] = None):
         if not self.depth:
-            yield
-            return
+            return _NO_RECORD
+        return self._record(node, start_node, end_node)
+
+    @contextmanager
+    def _record(self, node: cst.CSTNode, start_node: Optional[cst.CSTNode], end_node: Optional[cst.CSTNode]) -> Iterator[None]:
         start = self._now()
         yield  # (when the walk stops early, ``_Done`` passes through here unrecorded)
         end = self._now()
@@ -86,13 +117,15 @@ class _RangeState(CodegenState):
         self.ranges[id(node)] = (start, end)
 
 
-def ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Range]:
+def ranges(module: cst.Module, nodes: Iterable[cst.CSTNode], starts: Optional[List[int]] = None) -> Dict[int, Range]:
     """The range ``PositionProvider`` gives each of ``nodes`` (nodes of ``module``), by
-    ``id``; a node not in ``module`` has none."""
+    ``id``; a node not in ``module`` has none. ``starts``: an empty list to receive the
+    0-based line where the code of each of ``module.body[:k]`` starts, for the first
+    ``k`` statements the walk entered before it stopped (``engine._Statements``)."""
     wanted = {id(n): n for n in nodes}
     if not wanted:
         return {}
-    state = _RangeState(module, wanted)
+    state = _RangeState(module, wanted, starts)
     try:
         module._codegen(state)
     except _Done:
@@ -100,11 +133,11 @@ def ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Range]
     return {key: r for key, r in state.ranges.items() if key in wanted}
 
 
-def ranges_or_provider(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> Dict[int, Range]:
+def ranges_or_provider(module: cst.Module, nodes: Iterable[cst.CSTNode], starts: Optional[List[int]] = None) -> Dict[int, Range]:
     """``ranges``; should a node be left without one (a LibCST whose codegen no longer
     calls these hooks), LibCST's own ``PositionProvider`` for all of them."""
     nodes = list(nodes)
-    found = ranges(module, nodes)
+    found = ranges(module, nodes, starts)
     if all(id(n) in found for n in nodes):
         return found
     from libcst.metadata import MetadataWrapper, PositionProvider
