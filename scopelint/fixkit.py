@@ -21,6 +21,7 @@ import functools
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from scopelint.core.frameworks import canonical
 from scopelint.core.syntax import iter_children
@@ -178,9 +179,46 @@ def _same_code(module: cst.Module, replaced: List[cst.CSTNode], mapping: Dict[in
         if isinstance(new, cst.RemovalSentinel):
             return False
         parts = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
-        if "".join(module.code_for_node(p) for p in parts) != module.code_for_node(node):
+        if not _spells(module, parts, module.code_for_node(node)):
             return False
     return True
+
+
+class _Differs(Exception):
+    pass
+
+
+class _CompareState(CodegenState):
+    """A codegen state that compares the code with ``expected`` as it is generated and
+    stops at the first token that differs (a replacement rarely spells its node's code:
+    most of it need not be generated to tell)."""
+
+    def __init__(self, module: cst.Module, expected: str):
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.expected = expected
+        self.at = 0
+
+    def add_token(self, value: str) -> None:
+        if not self.expected.startswith(value, self.at):
+            raise _Differs
+        self.at += len(value)
+
+    def add_indent_tokens(self) -> None:
+        for value in self.indent_tokens:
+            self.add_token(value)
+
+
+def _spells(module: cst.Module, parts: List[cst.CSTNode], expected: str) -> bool:
+    """``"".join(module.code_for_node(p) for p in parts) == expected``."""
+    if any(isinstance(p, cst.Module) for p in parts):  # (its codegen takes tokens back)
+        return "".join(module.code_for_node(p) for p in parts) == expected
+    state = _CompareState(module, expected)
+    try:
+        for p in parts:
+            p._codegen(state)
+    except _Differs:
+        return False
+    return state.at == len(expected)
 
 
 def _top_statements(module: cst.Module, mapping: Dict[int, Replacement]) -> Optional[set]:
