@@ -77,6 +77,13 @@ class Settings:
     # What the other modules of the program tell this one (``scopelint.project`` makes
     # it; part of the cache key like every setting). With one, the file is analysed whole.
     project: Optional["Context"] = None
+    # Make the fixes' text edits. False (``check``'s text, concise, github, gitlab,
+    # junit and pylint outputs, which show whether a finding is fixable, never how): a
+    # fix keeps its applicability and message, and its edits are left out (``()``) where
+    # they would rewrite module-level statements (generating their code was about a
+    # third of a run where most functions have a fixable finding). A notebook's fixes
+    # always get their edits (mapping them to cells decides whether a fix is kept).
+    edits: bool = True
 
 
 @dataclass
@@ -357,6 +364,8 @@ def lint_source(source: str, filename: str, settings: Settings = Settings(), not
     and cell-relative positions; ``LintResult.notebook`` is the loaded notebook."""
     if not notebook:
         return _lint_code(source, filename, settings)
+    if not settings.edits:
+        settings = replace(settings, edits=True)
     from scopelint import notebook as nb_module
 
     try:
@@ -642,7 +651,7 @@ def lint_module(
     seen = set()
     statements = _Statements(module, parsed, starts)
     for rule, report in reports:
-        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements)
+        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements, settings.edits)
         key = (finding.code, finding.start)
         if key in seen:  # (``# noqa`` is applied by ``_lint_code``, to every finding of the file)
             continue
@@ -749,7 +758,9 @@ class _Statements:
 
 
 def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "positions.Range"], filename: str,
-                severity: Dict[str, str], statements: Optional["_Statements"] = None) -> Finding:
+                severity: Dict[str, str], statements: Optional["_Statements"] = None, make_edits: bool = True) -> Finding:
+    """``make_edits``: ``Settings.edits`` (False: a fix of the module is kept without
+    making its edit, and every fix's edits are left out)."""
     start, end = _columns(ranges[id(report.node)])
     fix = None
     if report.fix is not None:
@@ -757,8 +768,12 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
 
         f = report.fix
         edits = []
+        rewrites_module = False
         for node, replacement in f.pairs():
             if node is module:
+                rewrites_module = True
+                if not make_edits:
+                    continue  # (a fix of the module always makes an edit)
                 splice = replacement if isinstance(replacement, ModuleSplice) else None
                 edit = statements.edit(splice) if statements is not None and splice is not None else None
                 whole = splice.to_module() if splice is not None else replacement
@@ -769,7 +784,8 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
                 continue  # (changes nothing: e.g. what it would undo is in another module)
             fstart, fend = _columns(ranges[id(node)])
             edits.append(Edit(content, fstart, fend))
-        fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start))) if edits else None
+        if edits or rewrites_module:
+            fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start)) if make_edits else ())
     return Finding(
         rule.code,
         report.message,
