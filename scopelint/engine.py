@@ -485,7 +485,8 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
         result.findings.append(error)
         return result
     parsed = plan.source if plan is not None else source
-    result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None)
+    body = plan.body if plan is not None else tree.body if tree is not None else None
+    result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None, body)
     if result.needs_whole:
         return _lint_trusted(source, filename, replace(settings, gate=False), tree)
     return result
@@ -611,9 +612,11 @@ def lint_module(
     settings: Settings,
     result: Optional[LintResult] = None,
     whole: Optional[slicing.Whole] = None,
+    body: Optional[Sequence[ast.stmt]] = None,
 ) -> LintResult:
     """``module``: the parse of ``parsed``, which is ``source`` or a plan's slice of it
-    (same lines and columns; then ``whole``)."""
+    (same lines and columns; then ``whole``). ``body``: the module-level statements of
+    ``ast``'s tree of ``parsed`` (``Plan.body``), when the caller has them."""
     from scopelint import positions
     from scopelint.core.flow import Analyzer
     from scopelint.rule import RuleContext
@@ -644,8 +647,14 @@ def lint_module(
     if not reports:
         return result
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
+    # One statement at a time where ``ast``'s tree of the text tells where it starts (the
+    # code before it is not generated); what is left, in one walk of the module
+    from scopelint.fixkit import parents
+
+    ranges, left = positions.ranges_by_statement(module, nodes, parsed, body, parents(module)) if body is not None else ({}, nodes)
     starts: List[int] = []
-    ranges = positions.ranges_or_provider(module, nodes, starts)
+    if left:
+        ranges.update(positions.ranges_or_provider(module, left, starts))
     lines = [line.rstrip("\r\n") for line in slicing.split_lines(source)]  # as Python counts lines
     severity = dict(settings.severity)
     seen = set()
