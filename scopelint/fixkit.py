@@ -358,7 +358,10 @@ def keyword_call(func: cst.BaseExpression, **kwargs: cst.BaseExpression) -> cst.
 
 
 def code_of(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+_EMPTY_MODULE = cst.Module([])  # (the defaults' indentation and newline; made once: ~15 us a module)
 
 
 def localized(node: cst.CSTNode, replacement: cst.CSTNode, message: str) -> NodeFix:
