@@ -130,7 +130,7 @@ def parse(source: str, filename: str, starts: Sequence[int] = (), inner: "slicin
         return None, syntax_finding(filename, f"cannot parse: {type(exc).__name__}: {exc}")
 
 
-CHUNK_LINES = 1500
+CHUNK_LINES = 500
 _VALIDATION_LOCK = threading.Lock()
 
 
