@@ -142,11 +142,16 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
     same = True
     within = _ancestors(module, mapping)
     for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
-        replace = Replace(mapping, within)
-        out = module.body[i].visit(replace)
+        one = _replace_one(module, module.body[i], mapping) if len(mapping) == 1 else None
+        if one is not None:
+            out, replaced = one
+        else:
+            replace = Replace(mapping, within)
+            out = module.body[i].visit(replace)
+            replaced = replace.replaced
         parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
         span[i - first:i - first + 1] = parts
-        same = same and _same_code(module, replace.replaced, mapping)
+        same = same and _same_code(module, replaced, mapping)
     if same and not imports:
         return None
     splice = ModuleSplice(module, first, end, tuple(span))
@@ -158,6 +163,60 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
         splice = ModuleSplice(module, start, end, tuple(new.body[start:len(new.body) - (len(module.body) - end)]))
     return NodeFix(module, splice, UNSAFE, message)
 
+
+
+def _replace_one(module: cst.Module, stmt: cst.CSTNode, mapping: Dict[int, Replacement]) -> Optional[Tuple[cst.CSTNode, List[cst.CSTNode]]]:
+    """What ``stmt.visit(Replace(mapping, ...))`` makes of a statement holding the one
+    node ``mapping`` replaces by a node (not a sentinel): each node from it up to
+    ``stmt`` made anew with the new child in its place (``with_changes``: the same
+    constructor and validation as the visitor's, without visiting every field of every
+    ancestor), and the replaced node. None where this does not apply."""
+    ((key, new),) = mapping.items()
+    if not isinstance(new, cst.CSTNode):
+        return None
+    if key == id(stmt):
+        return new, [stmt]
+    table = parents(module)
+    child_id, replaced = key, None
+    while True:
+        parent = table.get(child_id)
+        if parent is None or parent is module:
+            return None
+        old, changes = _field_holding(parent, child_id, new)
+        if old is None:
+            return None
+        if replaced is None:
+            replaced = old
+        new = parent.with_changes(**changes)
+        if parent is stmt:
+            return new, [replaced]
+        child_id = id(parent)
+
+
+def _field_holding(parent: cst.CSTNode, child_id: int, new: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], Dict[str, object]]:
+    """The child of ``parent`` whose id is ``child_id``, and the change of ``parent``'s
+    field that puts ``new`` in its place (a sequence as a tuple, as the visitor makes it)."""
+    for f in _fields(type(parent)):
+        value = getattr(parent, f)
+        if id(value) == child_id:
+            return value, {f: new}
+        if type(value) in (list, tuple):
+            for j, item in enumerate(value):
+                if id(item) == child_id:
+                    return item, {f: (*value[:j], new, *value[j + 1:])}
+    return None, {}
+
+
+_FIELD_NAMES: Dict[type, Tuple[str, ...]] = {}
+
+
+def _fields(t: type) -> Tuple[str, ...]:
+    names = _FIELD_NAMES.get(t)
+    if names is None:
+        import dataclasses
+
+        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(t))
+    return names
 
 
 def _ancestors(module: cst.Module, mapping: Dict[int, Replacement]) -> set:
