@@ -595,13 +595,25 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
         if not facts.frameworks:
             return False
         ctx = RuleContext(facts, tuple(settings.inference_functions))
-        for code in settings.select:
-            rule = ALL_RULES.get(code)
-            if rule is not None and next(iter(rule().check(ctx)), None) is not None:
-                return True
+        try:
+            for code in settings.select:
+                rule = ALL_RULES.get(code)
+                if rule is not None and next(iter(rule().check(ctx)), None) is not None:
+                    return True
+        finally:
+            _forget(module, facts)
     except Exception:  # (``Unsupported``, too deep, an internal error: the parse path tells)
         return None
     return False
+
+
+def _forget(module, facts) -> None:
+    """``fixkit.forget``, where fixkit was loaded (a fix was built)."""
+    import sys
+
+    fixkit = sys.modules.get("scopelint.fixkit")
+    if fixkit is not None:
+        fixkit.forget(module, facts)
 
 
 def lint_module(
@@ -645,6 +657,7 @@ def lint_module(
         except Exception as exc:
             result.errors.append(f"{filename}: internal error in rule {code}: {type(exc).__name__}: {exc}")
     if not reports:
+        _forget(module, facts)
         return result
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
     # One statement at a time where ``ast``'s tree of the text tells where it starts (the
@@ -673,6 +686,7 @@ def lint_module(
     result.needs_whole = parsed != source and any(
         f.fix is not None and (settings.ignore_noqa or not suppressed(f, lines)) for f in result.findings
     )
+    _forget(module, facts)
     return result
 
 

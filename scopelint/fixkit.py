@@ -466,6 +466,17 @@ def _functions_by_node(facts) -> Dict[int, object]:
     return table
 
 
+def forget(module: cst.Module, facts=None) -> None:
+    """Drop what the caches above keep of ``module`` (and of ``facts``, its analysis)
+    once a file's findings are made: a tree left there stayed alive with its parent table
+    after its file (up to nine of them in a run) and was walked again by every later
+    garbage collection."""
+    for cache, key in ((_PARENTS, id(module)), (_BODY_INDEX, id(module)), (_BY_NODE, id(facts))):
+        hit = cache.get(key)
+        if hit is not None and hit[0] is (facts if cache is _BY_NODE else module):
+            del cache[key]
+
+
 def drop_decorator(ctx, decorator, message: str) -> Optional[NodeFix]:
     module = ctx.facts.module
     if not isinstance(decorator, cst.Decorator):
