@@ -7,6 +7,7 @@ import os
 import re
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import List, NoReturn, Optional
 
@@ -304,19 +305,30 @@ def _show(args, resolver: Resolver, paths: List[str]) -> int:
     return EXIT_OK
 
 
+# Outputs that write the fixes' edits (the others only say whether a finding is fixable)
+_EDIT_FORMATS = ("json", "json-lines", "sarif")
+
+
 def _check(args, resolver: Resolver, paths: List[str], report) -> int:
     fixing = args.fix or args.diff or args.fix_only
     keep = fixing or args.add_noqa
+    # Without fixing, verifying or an output that writes edits, no fix's edits are read:
+    # the lint leaves the costly ones out (``Settings.edits``; part of the cache key).
+    edits = bool(fixing or args.add_noqa or getattr(args, "verify", False) or args.output_format in _EDIT_FORMATS)
     results: List[FileResult] = []
     stdin_data = b""
     if "-" in paths:
         name = args.stdin_filename or "-"
         settings = resolver.settings_for(Path(name) if args.stdin_filename else Path.cwd() / "stdin.py")
+        if not edits:
+            settings = replace(settings, edits=False)
         stdin_data = sys.stdin.buffer.read()
         results.append(check_stdin(stdin_data, name, settings, keep_source=keep or getattr(args, "verify", False)))  # (the verifier runs it)
         paths = [p for p in paths if p != "-"]
     if paths:
         tasks = _tasks(args, resolver, paths, keep)
+        if not edits:
+            tasks = [(path, name, replace(settings, edits=False), k) for path, name, settings, k in tasks]
         cache = None
         if not args.no_cache:
             from scopelint.cache import Cache, cache_dir

@@ -77,6 +77,13 @@ class Settings:
     # What the other modules of the program tell this one (``scopelint.project`` makes
     # it; part of the cache key like every setting). With one, the file is analysed whole.
     project: Optional["Context"] = None
+    # Make the fixes' text edits. False (``check``'s text, concise, github, gitlab,
+    # junit and pylint outputs, which show whether a finding is fixable, never how): a
+    # fix keeps its applicability and message, and its edits are left out (``()``) where
+    # they would rewrite module-level statements (generating their code was about a
+    # third of a run where most functions have a fixable finding). A notebook's fixes
+    # always get their edits (mapping them to cells decides whether a fix is kept).
+    edits: bool = True
 
 
 @dataclass
@@ -123,7 +130,7 @@ def parse(source: str, filename: str, starts: Sequence[int] = (), inner: "slicin
         return None, syntax_finding(filename, f"cannot parse: {type(exc).__name__}: {exc}")
 
 
-CHUNK_LINES = 1500
+CHUNK_LINES = 500
 _VALIDATION_LOCK = threading.Lock()
 
 
@@ -357,6 +364,8 @@ def lint_source(source: str, filename: str, settings: Settings = Settings(), not
     and cell-relative positions; ``LintResult.notebook`` is the loaded notebook."""
     if not notebook:
         return _lint_code(source, filename, settings)
+    if not settings.edits:
+        settings = replace(settings, edits=True)
     from scopelint import notebook as nb_module
 
     try:
@@ -476,7 +485,8 @@ def lint_fired(source: str, filename: str, settings: Settings, tree: Optional[as
         result.findings.append(error)
         return result
     parsed = plan.source if plan is not None else source
-    result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None)
+    body = plan.body if plan is not None else tree.body if tree is not None else None
+    result = lint_module(module, parsed, source, filename, settings, result, plan.whole if plan is not None else None, body)
     if result.needs_whole:
         return _lint_trusted(source, filename, replace(settings, gate=False), tree)
     return result
@@ -585,13 +595,25 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
         if not facts.frameworks:
             return False
         ctx = RuleContext(facts, tuple(settings.inference_functions))
-        for code in settings.select:
-            rule = ALL_RULES.get(code)
-            if rule is not None and next(iter(rule().check(ctx)), None) is not None:
-                return True
+        try:
+            for code in settings.select:
+                rule = ALL_RULES.get(code)
+                if rule is not None and next(iter(rule().check(ctx)), None) is not None:
+                    return True
+        finally:
+            _forget(module, facts)
     except Exception:  # (``Unsupported``, too deep, an internal error: the parse path tells)
         return None
     return False
+
+
+def _forget(module, facts) -> None:
+    """``fixkit.forget``, where fixkit was loaded (a fix was built)."""
+    import sys
+
+    fixkit = sys.modules.get("scopelint.fixkit")
+    if fixkit is not None:
+        fixkit.forget(module, facts)
 
 
 def lint_module(
@@ -602,9 +624,11 @@ def lint_module(
     settings: Settings,
     result: Optional[LintResult] = None,
     whole: Optional[slicing.Whole] = None,
+    body: Optional[Sequence[ast.stmt]] = None,
 ) -> LintResult:
     """``module``: the parse of ``parsed``, which is ``source`` or a plan's slice of it
-    (same lines and columns; then ``whole``)."""
+    (same lines and columns; then ``whole``). ``body``: the module-level statements of
+    ``ast``'s tree of ``parsed`` (``Plan.body``), when the caller has them."""
     from scopelint import positions
     from scopelint.core.flow import Analyzer
     from scopelint.rule import RuleContext
@@ -633,15 +657,23 @@ def lint_module(
         except Exception as exc:
             result.errors.append(f"{filename}: internal error in rule {code}: {type(exc).__name__}: {exc}")
     if not reports:
+        _forget(module, facts)
         return result
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
-    ranges = positions.ranges_or_provider(module, nodes)
+    # One statement at a time where ``ast``'s tree of the text tells where it starts (the
+    # code before it is not generated); what is left, in one walk of the module
+    from scopelint.fixkit import parents
+
+    ranges, left = positions.ranges_by_statement(module, nodes, parsed, body, parents(module)) if body is not None else ({}, nodes)
+    starts: List[int] = []
+    if left:
+        ranges.update(positions.ranges_or_provider(module, left, starts))
     lines = [line.rstrip("\r\n") for line in slicing.split_lines(source)]  # as Python counts lines
     severity = dict(settings.severity)
     seen = set()
-    statements = _Statements(module, parsed)
+    statements = _Statements(module, parsed, starts)
     for rule, report in reports:
-        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements)
+        finding = _to_finding(rule, report, module, parsed, ranges, filename, severity, statements, settings.edits)
         key = (finding.code, finding.start)
         if key in seen:  # (``# noqa`` is applied by ``_lint_code``, to every finding of the file)
             continue
@@ -654,6 +686,7 @@ def lint_module(
     result.needs_whole = parsed != source and any(
         f.fix is not None and (settings.ignore_noqa or not suppressed(f, lines)) for f in result.findings
     )
+    _forget(module, facts)
     return result
 
 
@@ -687,17 +720,25 @@ class _Statements:
     generated; the lines around them
     are the text's own, compared exactly as ``_module_edit`` compares them (same edit)."""
 
-    def __init__(self, module: "cst.Module", text: str):
+    def __init__(self, module: "cst.Module", text: str, known: Sequence[int] = ()):
         self.module, self.text = module, text
         self.lines: Optional[List[str]] = None
         self.starts: List[int] = []  # the line (0-based) where each statement's code starts; then the footer's
+        # Where the code of the first statements starts, as ``positions.ranges`` counted
+        # it on its way (their code is not generated again here)
+        self.known = known
 
     def _index(self) -> bool:
         if self.lines is None:
             m = self.module
             self.lines = slicing.split_lines(self.text)
-            at = len(slicing.split_lines("".join(m.code_for_node(e) for e in m.header)))
-            for stmt in m.body:
+            known = list(self.known[:len(m.body)])
+            if known:  # (from the last one counted: its code is generated, then the rest's)
+                self.starts.extend(known[:-1])
+                at = known[-1]
+            else:
+                at = len(slicing.split_lines("".join(m.code_for_node(e) for e in m.header)))
+            for stmt in m.body[len(self.starts):]:
                 self.starts.append(at)
                 at += len(slicing.split_lines(m.code_for_node(stmt)))
             self.starts.append(at)
@@ -740,7 +781,9 @@ class _Statements:
 
 
 def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "positions.Range"], filename: str,
-                severity: Dict[str, str], statements: Optional["_Statements"] = None) -> Finding:
+                severity: Dict[str, str], statements: Optional["_Statements"] = None, make_edits: bool = True) -> Finding:
+    """``make_edits``: ``Settings.edits`` (False: a fix of the module is kept without
+    making its edit, and every fix's edits are left out)."""
     start, end = _columns(ranges[id(report.node)])
     fix = None
     if report.fix is not None:
@@ -748,8 +791,12 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
 
         f = report.fix
         edits = []
+        rewrites_module = False
         for node, replacement in f.pairs():
             if node is module:
+                rewrites_module = True
+                if not make_edits:
+                    continue  # (a fix of the module always makes an edit)
                 splice = replacement if isinstance(replacement, ModuleSplice) else None
                 edit = statements.edit(splice) if statements is not None and splice is not None else None
                 whole = splice.to_module() if splice is not None else replacement
@@ -760,7 +807,8 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
                 continue  # (changes nothing: e.g. what it would undo is in another module)
             fstart, fend = _columns(ranges[id(node)])
             edits.append(Edit(content, fstart, fend))
-        fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start))) if edits else None
+        if edits or rewrites_module:
+            fix = Fix(f.applicability, f.message, tuple(sorted(edits, key=lambda e: e.start)) if make_edits else ())
     return Finding(
         rule.code,
         report.message,

@@ -21,6 +21,7 @@ import functools
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from scopelint.core.frameworks import canonical
 from scopelint.core.syntax import iter_children
@@ -141,11 +142,16 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
     same = True
     within = _ancestors(module, mapping)
     for i in sorted(changed, reverse=True):  # (from the end: the indices stay valid)
-        replace = Replace(mapping, within)
-        out = module.body[i].visit(replace)
+        one = _replace_one(module, module.body[i], mapping) if len(mapping) == 1 else None
+        if one is not None:
+            out, replaced = one
+        else:
+            replace = Replace(mapping, within)
+            out = module.body[i].visit(replace)
+            replaced = replace.replaced
         parts = [] if isinstance(out, cst.RemovalSentinel) else list(out.nodes) if isinstance(out, cst.FlattenSentinel) else [out]
         span[i - first:i - first + 1] = parts
-        same = same and _same_code(module, replace.replaced, mapping)
+        same = same and _same_code(module, replaced, mapping)
     if same and not imports:
         return None
     splice = ModuleSplice(module, first, end, tuple(span))
@@ -157,6 +163,60 @@ def module_fix(module: cst.Module, mapping: Dict[int, Replacement], message: str
         splice = ModuleSplice(module, start, end, tuple(new.body[start:len(new.body) - (len(module.body) - end)]))
     return NodeFix(module, splice, UNSAFE, message)
 
+
+
+def _replace_one(module: cst.Module, stmt: cst.CSTNode, mapping: Dict[int, Replacement]) -> Optional[Tuple[cst.CSTNode, List[cst.CSTNode]]]:
+    """What ``stmt.visit(Replace(mapping, ...))`` makes of a statement holding the one
+    node ``mapping`` replaces by a node (not a sentinel): each node from it up to
+    ``stmt`` made anew with the new child in its place (``with_changes``: the same
+    constructor and validation as the visitor's, without visiting every field of every
+    ancestor), and the replaced node. None where this does not apply."""
+    ((key, new),) = mapping.items()
+    if not isinstance(new, cst.CSTNode):
+        return None
+    if key == id(stmt):
+        return new, [stmt]
+    table = parents(module)
+    child_id, replaced = key, None
+    while True:
+        parent = table.get(child_id)
+        if parent is None or parent is module:
+            return None
+        old, changes = _field_holding(parent, child_id, new)
+        if old is None:
+            return None
+        if replaced is None:
+            replaced = old
+        new = parent.with_changes(**changes)
+        if parent is stmt:
+            return new, [replaced]
+        child_id = id(parent)
+
+
+def _field_holding(parent: cst.CSTNode, child_id: int, new: cst.CSTNode) -> Tuple[Optional[cst.CSTNode], Dict[str, object]]:
+    """The child of ``parent`` whose id is ``child_id``, and the change of ``parent``'s
+    field that puts ``new`` in its place (a sequence as a tuple, as the visitor makes it)."""
+    for f in _fields(type(parent)):
+        value = getattr(parent, f)
+        if id(value) == child_id:
+            return value, {f: new}
+        if type(value) in (list, tuple):
+            for j, item in enumerate(value):
+                if id(item) == child_id:
+                    return item, {f: (*value[:j], new, *value[j + 1:])}
+    return None, {}
+
+
+_FIELD_NAMES: Dict[type, Tuple[str, ...]] = {}
+
+
+def _fields(t: type) -> Tuple[str, ...]:
+    names = _FIELD_NAMES.get(t)
+    if names is None:
+        import dataclasses
+
+        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(t))
+    return names
 
 
 def _ancestors(module: cst.Module, mapping: Dict[int, Replacement]) -> set:
@@ -178,9 +238,46 @@ def _same_code(module: cst.Module, replaced: List[cst.CSTNode], mapping: Dict[in
         if isinstance(new, cst.RemovalSentinel):
             return False
         parts = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
-        if "".join(module.code_for_node(p) for p in parts) != module.code_for_node(node):
+        if not _spells(module, parts, module.code_for_node(node)):
             return False
     return True
+
+
+class _Differs(Exception):
+    pass
+
+
+class _CompareState(CodegenState):
+    """A codegen state that compares the code with ``expected`` as it is generated and
+    stops at the first token that differs (a replacement rarely spells its node's code:
+    most of it need not be generated to tell)."""
+
+    def __init__(self, module: cst.Module, expected: str):
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.expected = expected
+        self.at = 0
+
+    def add_token(self, value: str) -> None:
+        if not self.expected.startswith(value, self.at):
+            raise _Differs
+        self.at += len(value)
+
+    def add_indent_tokens(self) -> None:
+        for value in self.indent_tokens:
+            self.add_token(value)
+
+
+def _spells(module: cst.Module, parts: List[cst.CSTNode], expected: str) -> bool:
+    """``"".join(module.code_for_node(p) for p in parts) == expected``."""
+    if any(isinstance(p, cst.Module) for p in parts):  # (its codegen takes tokens back)
+        return "".join(module.code_for_node(p) for p in parts) == expected
+    state = _CompareState(module, expected)
+    try:
+        for p in parts:
+            p._codegen(state)
+    except _Differs:
+        return False
+    return state.at == len(expected)
 
 
 def _top_statements(module: cst.Module, mapping: Dict[int, Replacement]) -> Optional[set]:
@@ -320,7 +417,10 @@ def keyword_call(func: cst.BaseExpression, **kwargs: cst.BaseExpression) -> cst.
 
 
 def code_of(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+_EMPTY_MODULE = cst.Module([])  # (the defaults' indentation and newline; made once: ~15 us a module)
 
 
 def localized(node: cst.CSTNode, replacement: cst.CSTNode, message: str) -> NodeFix:
@@ -364,6 +464,17 @@ def _functions_by_node(facts) -> Dict[int, object]:
         _BY_NODE.clear()
     _BY_NODE[id(facts)] = (facts, table)
     return table
+
+
+def forget(module: cst.Module, facts=None) -> None:
+    """Drop what the caches above keep of ``module`` (and of ``facts``, its analysis)
+    once a file's findings are made: a tree left there stayed alive with its parent table
+    after its file (up to nine of them in a run) and was walked again by every later
+    garbage collection."""
+    for cache, key in ((_PARENTS, id(module)), (_BODY_INDEX, id(module)), (_BY_NODE, id(facts))):
+        hit = cache.get(key)
+        if hit is not None and hit[0] is (facts if cache is _BY_NODE else module):
+            del cache[key]
 
 
 def drop_decorator(ctx, decorator, message: str) -> Optional[NodeFix]:

@@ -46,6 +46,51 @@ def test_one_node_alone_stops_early_and_is_still_right():
     assert positions.ranges(module, [libcst.Name("elsewhere")]) == {}
 
 
+BLOCKS = [
+    "if a:\n    x = 1\nelif b: y = 2\nelse:\n    if c:\n        z = 3\n",
+    "try:\n    a()\nexcept E as e:\n    b()\nelse:\n    c()\nfinally:\n    d()\n",
+    "x = 1; y = 2\n@dec\n# c\n@dec2\ndef f():\n    '''doc'''\n    return [1,\n  2]\n\n\n# tail\nclass A:  # c\n    def g(self): return 1\n    x = 'é'; y = 2\n",
+    "match x:\n    case 1:\n        a = 1\n    case _:\n        pass\nwhile x:\n    pass\nelse:\n    b = 2\n",
+    "if x:\n\tif y:\n\t\tz = 1\n",
+    "def f():\n  if x:\n        a = 1\n  b = 2\n",
+    "async def f():\n    async with a as b:\n        async for c in d:\n            yield c  # t\n    ",
+    "if x:  \\\n    pass\ny = 1\n",
+]
+
+
+@pytest.mark.parametrize("source", [*ODD, *BLOCKS, *(p.read_text(encoding="utf-8") for p in all_fixtures()[::3])])
+def test_one_statement_at_a_time_gives_libcst_s_ranges(source):
+    """``ranges_by_statement``: the ranges it gives are PositionProvider's; it leaves a
+    node to the walk of the module only where it cannot tell (the module itself here)."""
+    import ast
+
+    from scopelint.fixkit import parents
+
+    module = libcst.parse_module(source)
+    nodes = [*walk(module), module]
+    expected = _expected(module)
+    found, left = positions.ranges_by_statement(module, nodes, source, ast.parse(source).body, parents(module))
+    assert found == {key: expected[key] for key in found}
+    assert set(found) | {id(n) for n in left} == {id(n) for n in nodes}
+    # (the walk does it for a last line without a newline, a backslash after a colon, and
+    # inside ``match``, whose cases' indentation is the ``match``'s own)
+    if source.endswith("\n") and "\r" not in source and "\\\n" not in source and "match " not in source:
+        assert [n for n in left if n is not module] == []
+
+
+def test_one_statement_at_a_time_leaves_what_the_tree_does_not_match():
+    import ast
+
+    from scopelint.fixkit import parents
+
+    text = "x = 1\ny = 2\n"
+    module = libcst.parse_module(text)
+    nodes = list(walk(module.body[1]))
+    for other in ("x = 1\n\ny = 2\n", "x = 1\n"):  # (another text's tree: y's line is not its, or no y)
+        found, left = positions.ranges_by_statement(module, nodes, text, ast.parse(other).body, parents(module))
+        assert found == {} and len(left) == len(nodes)
+
+
 @pytest.mark.parametrize("old, new", [
     ("a\nb\nc\n", "a\nB\nc\n"),
     ("a\nb\nc\n", "a\nb\nx\nc\n"),
