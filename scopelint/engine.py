@@ -520,9 +520,7 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
         tree.body = [_header_only(n) for n in body if isinstance(n, (ast.Import, ast.ImportFrom, ast.ClassDef))]
     try:
         module = lower_module(tree.body, source)
-    except Unsupported:
-        if not functions:
-            return Exports()
+    except Unsupported:  # (Python 3.12 or later, an identifier not ASCII: LibCST reads it all)
         module, error = parse(source, filename)
         if module is None:
             return Exports()
@@ -557,8 +555,11 @@ def _mode_free_classes(body: List[ast.stmt], source: str, model_classes, program
     kept = [n if isinstance(n, ast.ClassDef) and n.name in model_classes else _header_only(n) for n in body]
     try:
         module = lower_module(kept, source)
-    except Unsupported:
-        return set()  # (unknown: nothing is mode-free)
+    except Unsupported:  # (Python 3.12 or later, an identifier not ASCII: LibCST reads it all)
+        module, _ = parse(source, "<module>")
+        if module is None:
+            return set()  # (unknown: nothing is mode-free)
+        kept = body
     analyzer = Analyzer(module, whole=slicing.whole_of(ast.Module(body=kept, type_ignores=[])), program=program)
     facts = Facts(module, analyzer.names, frozenset(analyzer.names.frameworks), analyzer.functions, [], [], [], [],
                   program or NO_CONTEXT)
@@ -608,9 +609,13 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
 
 
 def _forget(module, facts) -> None:
-    """``fixkit.forget``, where fixkit was loaded (a fix was built)."""
+    """Drop the module's parent table, and ``fixkit.forget`` where fixkit was loaded (a
+    fix was built)."""
     import sys
 
+    from scopelint.core.syntax import forget_parents
+
+    forget_parents(module)
     fixkit = sys.modules.get("scopelint.fixkit")
     if fixkit is not None:
         fixkit.forget(module, facts)
@@ -662,7 +667,7 @@ def lint_module(
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
     # One statement at a time where ``ast``'s tree of the text tells where it starts (the
     # code before it is not generated); what is left, in one walk of the module
-    from scopelint.fixkit import parents
+    from scopelint.core.syntax import parents
 
     ranges, left = positions.ranges_by_statement(module, nodes, parsed, body, parents(module)) if body is not None else ({}, nodes)
     starts: List[int] = []

@@ -24,7 +24,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from scopelint.core.frameworks import canonical
-from scopelint.core.syntax import iter_children
+from scopelint.core.syntax import forget_parents, iter_children, parents  # (parents: the fix builders' too)
 from scopelint.rule import ModuleSplice, NodeFix
 
 UNSAFE = "unsafe"
@@ -40,27 +40,6 @@ def quiet(fn):
             return None
 
     return wrapper
-
-
-_PARENTS: Dict[int, Tuple[cst.Module, Dict[int, cst.CSTNode]]] = {}
-
-
-def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
-    """id(node) -> parent node, computed once per module (a few kept)."""
-    hit = _PARENTS.get(id(module))
-    if hit is not None and hit[0] is module:
-        return hit[1]
-    table: Dict[int, cst.CSTNode] = {}
-    stack: List[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        for child in iter_children(node):  # (not ``node.children``: it rebuilds the tree)
-            table[id(child)] = node
-            stack.append(child)
-    if len(_PARENTS) > 8:
-        _PARENTS.clear()
-    _PARENTS[id(module)] = (module, table)
-    return table
 
 
 def statement_of(module: cst.Module, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -471,7 +450,8 @@ def forget(module: cst.Module, facts=None) -> None:
     once a file's findings are made: a tree left there stayed alive with its parent table
     after its file (up to nine of them in a run) and was walked again by every later
     garbage collection."""
-    for cache, key in ((_PARENTS, id(module)), (_BODY_INDEX, id(module)), (_BY_NODE, id(facts))):
+    forget_parents(module)
+    for cache, key in ((_BODY_INDEX, id(module)), (_BY_NODE, id(facts))):
         hit = cache.get(key)
         if hit is not None and hit[0] is (facts if cache is _BY_NODE else module):
             del cache[key]

@@ -9,7 +9,6 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Names, Scope
 from scopelint.core.state import State, Switch, Value, unknown_entry_state
 
@@ -175,7 +174,9 @@ class Facts:
     backwards: List[BackwardFact]
     scopes: List[ScopeFact]
     mutations: List[MutationFact] = field(default_factory=list)
-    program: Context = NO_CONTEXT  # what the other modules of the program told the analysis
+    # What the other modules of the program told the analysis (a ``core.interfile.Context``;
+    # None: nothing. Not imported here: ``interfile`` reads ``Returns`` from this module.)
+    program: Optional[object] = None
     # Optimizer ``step()``/``zero_grad()`` done by a local function, as calls at each of
     # its calls (``CallFact.via``): ``opt.step()`` in ``update(opt)`` is a step of the
     # caller's optimizer where ``update`` is called, in the caller's loops and order.

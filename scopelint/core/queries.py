@@ -8,6 +8,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
+from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
@@ -1149,7 +1150,7 @@ def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool
     if init is None:
         return False
     bases = init.class_bases
-    if not bases or not all(b in _MODULE_BASES or facts.program.is_mode_free(b)
+    if not bases or not all(b in _MODULE_BASES or _program(facts).is_mode_free(b)
                             or (b in facts.names.root.bound and mode_free_class(facts, b, seen)) for b in bases):
         return False
     todo, done = ["__init__", "forward"], set()
@@ -1184,8 +1185,8 @@ def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call) -> bool:
     qname = facts.names.qualify(node.func, func.scope)
     last = (qname or dotted(node.func) or "").rsplit(".", 1)[-1]
     if qname is not None:
-        if facts.program.is_model_class(qname):
-            return facts.program.is_mode_free(qname)  # a model class of another module of the program
+        if _program(facts).is_model_class(qname):
+            return _program(facts).is_mode_free(qname)  # a model class of another module of the program
         if F.framework_of(qname) != F.TORCH:
             return False  # (another package's model, a torchvision network: unknown)
         if is_class_name(last) and not qname.startswith("torch.nn.init"):
@@ -1226,7 +1227,7 @@ def model_class_of(facts: Facts, call) -> Optional[str]:
         seen.add(id(v))
         classes = {t[9:] for t in v.tags if t.startswith("instance:")}
         if not classes:  # ``Net(...)`` of ``from model import Net``
-            classes = {t[5:] for t in v.tags if t.startswith("ctor:") and facts.program.is_model_class(t[5:])}
+            classes = {t[5:] for t in v.tags if t.startswith("ctor:") and _program(facts).is_model_class(t[5:])}
         if classes:
             found |= classes
             continue
@@ -1240,6 +1241,11 @@ def model_class_of(facts: Facts, call) -> Optional[str]:
     return found.pop() if len(found) == 1 else None
 
 
+def _program(facts: Facts) -> Context:
+    """What the other modules of the program told the analysis of ``facts``."""
+    return facts.program if facts.program is not None else NO_CONTEXT
+
+
 def eval_changes_nothing(facts: Facts, call) -> bool:
     """The model a call runs is of a class of this file with no train/eval-sensitive layer,
     or of a model class of another module of the program that its module found so:
@@ -1247,8 +1253,8 @@ def eval_changes_nothing(facts: Facts, call) -> bool:
     name = model_class_of(facts, call)
     if name is None:
         return _mode_free_layer(facts, call)
-    if facts.program.is_model_class(name):
-        return facts.program.is_mode_free(name)
+    if _program(facts).is_model_class(name):
+        return _program(facts).is_mode_free(name)
     return mode_free_class(facts, name)
 
 

@@ -168,3 +168,32 @@ def ends_in_break(block) -> bool:
 
 def _dotted_name(node) -> Optional[str]:
     return node.value if type(node) is cst.Name else None
+
+
+# Parent tables of a few modules (``parents``), by id with the module kept to check it.
+_PARENTS: Dict[int, Tuple[cst.Module, Dict[int, cst.CSTNode]]] = {}
+
+
+def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
+    """id(node) -> parent node, computed once per module (a few kept)."""
+    hit = _PARENTS.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    table: Dict[int, cst.CSTNode] = {}
+    stack: List[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in iter_children(node):  # (not ``node.children``: it rebuilds the tree)
+            table[id(child)] = node
+            stack.append(child)
+    if len(_PARENTS) > 8:
+        _PARENTS.clear()
+    _PARENTS[id(module)] = (module, table)
+    return table
+
+
+def forget_parents(module: cst.Module) -> None:
+    """Drop ``module``'s parent table (its file's findings are made)."""
+    hit = _PARENTS.get(id(module))
+    if hit is not None and hit[0] is module:
+        del _PARENTS[id(module)]
