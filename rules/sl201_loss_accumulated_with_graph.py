@@ -137,6 +137,7 @@ class LossAccumulatedWithGraph(Rule):
             for c in facts.calls
             if c.method in ("append", "extend") and c.receiver is not None and c.args
         ]
+        found = []
         for node, accumulator, value, loops, func, key in writes:
             if value is None or accumulator is None or not recorded(value, TORCH):
                 continue
@@ -182,7 +183,14 @@ class LossAccumulatedWithGraph(Rule):
             if not per_call and made_this_iteration(accumulator, loops[-1]):
                 continue  # ``loss = a; loss += b`` inside one step: no iteration carries it
             fix = detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
-            yield Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)
+            found.append((node, value, Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)))
+        # A total kept of what another reported write accumulates (``history.append(
+        # train_epoch())`` of an epoch's running loss) holds graphs only through it: one
+        # bug, reported where it is made.
+        made = {id(n): node for node, _, _ in found for n in (node, node.value if type(node) is cst.Assign else None) if n is not None}
+        for node, value, report in found:
+            if not any(made.get(id(v.node), node) is not node for v in value.ancestors() if v.node is not None):
+                yield report
 
 
 RULE = LossAccumulatedWithGraph

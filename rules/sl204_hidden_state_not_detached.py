@@ -2,7 +2,7 @@ import libcst as cst
 
 from scopelint.core.flow import call_arg, carried_tag, literal_bool
 from scopelint.core.frameworks import MXNET
-from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, graph_path, recorded, state_kept_on_self
+from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
 from scopelint.fixkit import code_of, detach_expression, detached, detached_state, localized, module_fix, quiet, statement_of
 from scopelint.rule import Report, Rule
@@ -61,12 +61,19 @@ class HiddenStateNotDetached(Rule):
     def check(self, ctx):
         facts = ctx.facts
         for call in facts.calls:
-            if not call.loops or not is_model_call(call):
+            if not call.loops:
+                continue
+            model = is_model_call(call)
+            # (or a local function that runs the forward pass on some of its arguments)
+            forwards = forwarded_params(facts, call.target) if not model else frozenset()
+            if not model and not forwards:
                 continue
             # A loop that backpropagates each iteration, and so must cut what it carries.
             training = [loop for loop in call.loops if _keeps_history(backwards_in_loop(facts, loop))]
             carried = [i for i, arg in enumerate(call.args) if any(self._carries_graph(arg, loop, facts) for loop in training)]
-            forward = forward_of(facts, call) if carried else None
+            if not model:
+                carried = [i for i in carried if _param_name(call, i) in forwards]
+            forward = forward_of(facts, call) if carried and model else None
             if forward is not None:  # (a model that detaches the state it is handed)
                 carried = [i for i in carried if not detaches_param(forward, _param_key(call.node.args, i))]
             if carried:
@@ -116,6 +123,17 @@ def _keeps_history(backwards) -> bool:
         if retain is not None and literal_bool(retain.value) is True:
             return True
     return False
+
+
+def _param_name(call, i):
+    """The parameter of the local function ``call`` calls that argument ``i`` sets."""
+    key = _param_key(call.node.args, i)
+    if isinstance(key, str):
+        return key
+    params = call.target.param_names
+    if type(call.node.func) is cst.Attribute and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    return params[key] if key < len(params) else None
 
 
 def _param_key(args, i):

@@ -1,3 +1,6 @@
+import libcst as cst
+
+from scopelint.core.flow import argument_for
 from scopelint.core.queries import graph_path
 from scopelint.core.roles import (
     is_discriminator_name,
@@ -53,33 +56,56 @@ class GeneratorOutputNotDetached(Rule):
         reported = set()
         backwards = sorted(facts.backwards, key=lambda b: b.seq)
         for i, b in enumerate(backwards):
-            for d_call in self._d_calls_on_fake(b, facts):
+            for d_call, site in self._d_calls_on_fake(b, facts):
                 if id(d_call.node) in reported or not self._is_discriminator_step(b, backwards[i + 1:], facts):
                     continue
                 reported.add(id(d_call.node))
                 args = d_call.node.args
-                fix = detach_expression(args[0].value if args else None, "Feed the discriminator a detached sample")
-                yield Report(d_call.node, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
+                sample = args[0].value if args else None
+                at = d_call.node
+                if site is not None:  # (a helper's call of the discriminator: detach what this call hands it)
+                    at, sample = site.node, argument_for(site.node, site.target.param_names, args[0].value.value).value
+                fix = detach_expression(sample, "Feed the discriminator a detached sample")
+                yield Report(at, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
 
     @staticmethod
     def _d_calls_on_fake(b, facts):
-        """Discriminator calls on the path to ``b`` whose input is an undetached generator output."""
+        """Discriminator calls on the path to ``b`` whose input is an undetached generator
+        output, each with the call of the local function it is in that hands it that
+        input (None: it is in ``b``'s own function)."""
         def stop(v):
             return "left-graph" in v.tags
+
+        def generated(arg) -> bool:
+            for w in graph_path(arg, lambda x: stop(x) or (facts.call_of(x.node) is not None and x is not arg and not x.pure)):
+                g = facts.call_of(w.node)
+                if g is not None and is_model_call(g) and is_generator_name(g.callee or "") and g.state.recording(next(iter(facts.frameworks))).mode.value != "off":
+                    return True
+            return False
+
         for value in b.values:
-            for v in graph_path(value, stop):
+            path = list(graph_path(value, stop))
+            for v in path:
                 d = facts.call_of(v.node)
                 if d is None or not is_model_call(d) or not is_discriminator_name(d.callee or ""):
                     continue
-                for arg in d.args:
-                    for w in graph_path(arg, lambda x: stop(x) or (facts.call_of(x.node) is not None and x is not arg and not x.pure)):
-                        g = facts.call_of(w.node)
-                        if g is not None and is_model_call(g) and is_generator_name(g.callee or "") and g.state.recording(next(iter(facts.frameworks))).mode.value != "off":
-                            yield d
-                            break
-                    else:
+                if d.func is b.func or d.func is None:
+                    if any(generated(arg) for arg in d.args):
+                        yield d, None
+                    continue
+                # In a local function this step calls (``d_logits(netD, fake)``): the
+                # sample is what that call hands it, and the fix goes there.
+                arg = d.node.args[0].value if d.node.args else None
+                if type(arg) is not cst.Name or arg.value not in d.func.param_names:
+                    continue
+                for w in path:
+                    site = facts.call_of(w.node)
+                    if site is None or site.target is not d.func or site.func is not b.func:
                         continue
-                    break
+                    handed = argument_for(site.node, d.func.param_names, arg.value)
+                    if handed is not None and generated(site.args[list(site.node.args).index(handed)]):
+                        yield d, site
+                        break
 
     @staticmethod
     def _is_discriminator_step(b, later, facts) -> bool:

@@ -59,25 +59,29 @@ class GraphBrokenByConversion(Rule):
     def check(self, ctx):
         facts = ctx.facts
         reported = set()
+        reconnected = set()  # (the conversions reported, and those their fixes undo)
         for b in facts.backwards:
             fws = [fw for fw in b.frameworks if fw in facts.frameworks]
             if len(fws) != 1:
                 continue
             fw = fws[0]
             for value in b.values:
-                reachable = list(graph_path(value, _left))
+                # (not below a value computed with recording off: no gradient goes there)
+                reachable = list(graph_path(value, lambda v, fw=fw: _left(v) or _computed_off(v, fw)))
                 other_path = any(
                     may_carry_graph(v, fw) and not _seed_leaf(facts, v)
                     for v in graph_path(value, _left_or_data) if not _left_or_data(v)
                 )
-                for conv in (v for v in reachable if _left(v)):
-                    conv = _deepest(conv, fw)
-                    if conv is None or id(conv.node) in reported:
+                # (Numbers taken out last: whether the model output they read is trained
+                # elsewhere counts the paths the fixes of the others reconnect.)
+                deepest = [d for d in (_deepest(v, fw) for v in reachable if _left(v)) if d is not None]
+                for conv in sorted(deepest, key=lambda v: _number_taken_out(facts, v)):
+                    if id(conv.node) in reported:
                         continue
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
-                    if mxnet_partial and other_path and _number_taken_out(facts, conv) and _trained_elsewhere(facts, conv, value, fw):
+                    if mxnet_partial and other_path and _number_taken_out(facts, conv) and _trained_elsewhere(facts, conv, value, fw, reconnected):
                         continue  # a REINFORCE advantage ``r - v.asnumpy()[0, 0]``: a constant on purpose
                     # Next to a real second path, only a deliberate stop-gradient is fine
                     # (``target.detach()``, ``R - value.item()``); ``torch.tensor(losses)``
@@ -88,6 +92,7 @@ class GraphBrokenByConversion(Rule):
                     reported.add(id(conv.node))
                     # Undo it, and the conversions after it that lead back to the loss.
                     chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
+                    reconnected.update(id(n) for n in chain)
                     fix = reconnect_graph(ctx, chain, fw)
                     yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix)
 
@@ -108,13 +113,16 @@ def _number_taken_out(facts, conv) -> bool:
         type(el.slice) is cst.Index and type(el.slice.value) is cst.Integer for el in sub.slice)
 
 
-def _trained_elsewhere(facts, conv, value, fw) -> bool:
+def _trained_elsewhere(facts, conv, value, fw, reconnected=frozenset()) -> bool:
     """Every model output the conversion reads also reaches the backpropagated ``value``
     without a conversion: the critic's value ``v`` is in the loss through ``(v - r) **
     2`` too, so taking a number out of it for the advantage is a deliberate constant, not
     a lost gradient. (Numbers taken out of values computed from a leaf,
     ``nd.array([(x * x).sum().asscalar()]) * x``, are still a lost path.)"""
-    direct = {id(v.node) for v in graph_path(value, _left_or_data) if not _left_or_data(v) and _graph_source(v, fw)}
+    def stop(v):  # (a conversion reported here is undone by its fix: a path then)
+        return _left_or_data(v) and id(v.node) not in reconnected
+
+    direct = {id(v.node) for v in graph_path(value, stop) if not _left_or_data(v) and _graph_source(v, fw)}
     read = [v for p in conv.parents for v in graph_path(p, _left) if not _left(v) and _graph_source(v, fw)]
     return bool(read) and all(type(v.node) is cst.Call and "leaf" not in v.tags and id(v.node) in direct for v in read)
 
@@ -167,6 +175,12 @@ def _stop_gradient(facts, conv) -> bool:
     if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return node.func.attr.value == "item"
     return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("float", "int")
+
+
+def _computed_off(v, fw) -> bool:
+    """Computed with ``fw`` not recording (``w -= lr * g`` under ``no_grad()``): what it
+    was computed from gets no gradient through it, conversion or not."""
+    return v.state is not None and v.rec[fw].off and v.state.recording(fw).off and "leaf" not in v.tags
 
 
 def _left(v) -> bool:

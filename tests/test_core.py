@@ -9,6 +9,7 @@ import pytest
 
 from scopelint.core.flow import Analyzer
 from scopelint.core.names import Names
+from scopelint.core.state import Mode
 from scopelint.engine import lint_source
 
 
@@ -502,3 +503,51 @@ def test_bindings_from_statements_alone_are_those_of_the_full_walk():
     assert {"r", "a", "b", "c", "d", "g", "i", "k", "l", "n", "o", "p", "q", "t", "u", "ff", "nn_", "qq", "dd", "ee", "sibling"} <= root.bound
     assert root.imports == {"T": "torch", "mxnet": "mxnet", "ng": "torch.no_grad", "json": "json"}
     assert "v" not in root.bound and root.globals == {"h"}
+
+
+def test_a_call_returns_what_the_callee_computed_from_its_arguments():
+    """``Returns.template``: the value of ``score(net, x)`` is made, at each call, of what
+    ``score`` computed from that call's arguments: a rule walking the backward's graph
+    reaches the model call inside ``score`` and the caller's own ``x``, and each call's
+    copy is in that call's recording state (the no-grad one off, the other on)."""
+    src = textwrap.dedent("""
+        import torch
+        net = torch.nn.Linear(2, 2)
+
+        def score(model, x):
+            return model(x).sum()
+
+        x = torch.randn(3, 2)
+        with torch.no_grad():
+            a = score(net, x)
+        b = score(net, x)
+        b.backward()
+        a.backward()
+    """)
+    facts = Analyzer(cst.parse_module(src)).run()
+    inner = next(c for c in facts.calls if c.callee == "model")
+    first, second = sorted(facts.backwards, key=lambda b: b.seq)
+    for b, mode in ((first, Mode.ON), (second, Mode.OFF)):
+        path = list(b.values[0].ancestors())
+        made = [v for v in path if v.node is inner.node]
+        assert made and all(v.rec["torch"].mode is mode for v in made)
+        assert any(type(v.node) is cst.Call and getattr(v.node.func, "attr", None) is not None and v.node.func.attr.value == "randn"
+                   for v in path)
+    assert findings(src) == [(13, "SL101")]
+
+
+def test_arithmetic_on_numbers_taken_out_of_the_graph_is_no_graph_across_a_loop():
+    """A running total of ``.item()`` values, started at 0.0, is a number in every
+    iteration (``number``), not a value recorded because its last iteration is unknown."""
+    src = textwrap.dedent("""
+        import torch
+        net = torch.nn.Linear(2, 1)
+        total = 0.0
+        for _ in range(3):
+            loss = net(torch.randn(4, 2)).sum()
+            total = total + loss.item()
+        total.backward()
+    """)
+    facts = Analyzer(cst.parse_module(src)).run()
+    (b,) = facts.backwards
+    assert "number" in b.values[0].tags and b.values[0].rec["torch"].mode is Mode.UNKNOWN

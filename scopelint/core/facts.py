@@ -10,7 +10,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from scopelint.core.names import Names, Scope
-from scopelint.core.state import State, Switch, Value, unknown_entry_state
+from scopelint.core.state import State, Switch, Template, Value, unknown_entry_state
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ class Returns:
     rec: Tuple[Tuple[str, Switch], ...] = ()
     inference: bool = False  # every returned value is an inference tensor
     passes: Optional[str] = None  # the parameter every ``return`` hands back as it came in
+    # The returned value in terms of the parameters (``state.Template``), made again at
+    # each call with its arguments: the caller's values linked to the callee's by value.
+    template: Optional[Template] = None
 
 
 # The gradient buffers as a function finds them when it starts (``flow._Env.grads``): a

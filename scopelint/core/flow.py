@@ -27,8 +27,11 @@ from scopelint.core.state import (
     Origin,
     State,
     Switch,
+    Template,
     Value,
+    PENDING,
     computed_value,
+    joined_tags,
     leaf_value,
     module_state,
     opaque_value,
@@ -112,7 +115,7 @@ def _join_values(a: Value, b: Value) -> Value:
     if CONTAINER <= a.tags and CONTAINER <= b.tags:  # one container or the other: the items of both
         return container_value(None, (a, b), None)
     rec = {fw: a.rec[fw].join(b.rec[fw]) for fw in F.FRAMEWORKS}
-    return Value(None, rec, (a, b), a.inference and b.inference, True, a.tags & b.tags)
+    return Value(None, rec, (a, b), a.inference and b.inference, True, joined_tags(a, b))
 
 
 def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
@@ -172,7 +175,7 @@ def _detached(call: cst.Call, value: Value, state: State) -> Value:
     return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (value,), False, False, frozenset({"left-graph"}), state)
 
 
-def _argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[cst.Arg]:
+def argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[cst.Arg]:
     """The argument of ``call`` bound to parameter ``name`` (``params``: in order;
     ``self``/``cls`` skipped on a method call, as ``_bound_arguments`` does)."""
     if type(call.func) is cst.Attribute and params and params[0] in ("self", "cls"):
@@ -244,7 +247,7 @@ class _Walk:
     __slots__ = (
         "calls", "backwards", "scopes", "mutations", "sites", "site_args", "summary",
         "returns", "seq_start", "seq_count", "entry", "entry_eval", "params", "reads", "frameworks",
-        "effects", "grad_effects",
+        "effects", "grad_effects", "pending",
     )
 
     def __init__(self, info: Optional[FunctionInfo], seq_start: int, frameworks: int):
@@ -265,6 +268,7 @@ class _Walk:
         self.params: Dict[str, Value] = info.params if info is not None else {}
         self.reads: tuple = ()
         self.frameworks = frameworks
+        self.pending = False  # it met a call of a local function not walked yet
 
     def replay(self, seq_start: int, mapping: Dict[int, Value], params: Dict[str, Value]) -> None:
         """Make this walk the one a walk starting at ``seq_start`` with ``params`` would
@@ -420,6 +424,18 @@ def _bound_arguments(call: cst.Call, params: Sequence[str], args: Sequence[Value
     return mapping
 
 
+def _constant_defaults(info: FunctionInfo) -> Dict[str, Value]:
+    """The parameters of ``info`` whose default is a constant (``delta=1.0``), with it:
+    their value at a call that does not pass them."""
+    out = {}
+    p = info.node.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        d = param.default
+        if d is not None and (type(d) in _CONSTANTS or (type(d) is cst.Name and d.value in ("True", "False", "None"))):
+            out[param.name.value] = opaque_value(d, CONST)
+    return out
+
+
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
@@ -452,7 +468,7 @@ def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst
 
 
 class Analyzer:
-    MAX_ROUNDS = 4
+    MAX_ROUNDS = 6
     # Walk callers before callees, and a function whose callers (by name, in this file)
     # were all walked in this round with the inputs those walks give it (False: every
     # function with its inputs of the last round, in the file's order; the results are the
@@ -595,15 +611,31 @@ class Analyzer:
         units: List[Optional[FunctionInfo]] = [None, *self.functions]
         callers = self._static_callers() if self.EAGER_INPUTS else {}
         order = self._callers_first(units, callers) if callers else units
+        # The units that called each function in the last round: where no scan by name
+        # knows its callers (``forward``, called as ``net(x)``), these were.
+        seen_calling: Dict[int, Set[int]] = {}
+        pending: Set[int] = set()  # functions given arguments by a walk that met a function not walked yet
         for _ in range(self.MAX_ROUNDS):
             self._reset()
             walked: Set[int] = set()
             for info in order:
-                if info is not None and callers.get(id(info)) is not None and callers[id(info)] <= walked:
-                    self._take_inputs(info, callers[id(info)])
+                if info is None:
+                    pass
+                elif callers.get(id(info)) is not None:
+                    if callers[id(info)] <= walked:
+                        self._take_inputs(info, callers[id(info)])
+                elif self.EAGER_INPUTS and seen_calling.get(id(info)) and seen_calling[id(info)] <= walked:
+                    self._take_inputs(info, seen_calling[id(info)])
                 self._walk_unit(info)
                 walked.add(id(info))
-            changed = False
+            # (a walk that met a function not walked yet is made again with its summary,
+            # and so are the functions it called, with the arguments it then gives them)
+            changed = any(self._walks[id(info)].pending for info in units)
+            tainted, pending = pending, {t for info in units if self._walks[id(info)].pending for t in self._walks[id(info)].site_args}
+            seen_calling = {
+                fid: {id(self._site_caller[cid]) for cid in sites}
+                for fid, sites in self._sites.items() if all(cid in self._site_caller for cid in sites)
+            }
             for name in self._escaped_classes:
                 for method in CALL_METHODS:
                     found = self._method_of(name, method)
@@ -626,6 +658,7 @@ class Analyzer:
                     or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
                     or params.keys() != info.params.keys()
+                    or ((returns.template is not None or id(info) in tainted) and _same_shape(info.params, params) is None)
                     or returns != info.returns
                     or grad_effects != info.grad_effects
                 ):
@@ -784,7 +817,7 @@ class Analyzer:
         walk = self._walks.get(id(info))
         mapping = self._replayable(walk, info) if walk is not None and self.REUSE_WALKS else None
         if mapping is None:
-            walk = self._walks[id(info)] = _Walk(info, self._seq, len(self.names.frameworks))
+            walk = self._walks[id(info)] = self._walk = _Walk(info, self._seq, len(self.names.frameworks))
             # The walk writes its facts and its calls' sites into its own tables.
             self._calls, self._backwards, self._scopes, self._mutations = (
                 walk.calls, walk.backwards, walk.scopes, walk.mutations,
@@ -819,7 +852,7 @@ class Analyzer:
         """When a walk of ``info`` now would make what ``walk`` made (the same entry
         state, parameter values of the same shape, the same summaries of the functions
         it calls): how its parameter values map to theirs now. None otherwise."""
-        if walk.frameworks != len(self.names.frameworks):
+        if walk.frameworks != len(self.names.frameworks) or walk.pending:
             return None
         for target, leaves_eval, returns, grad_effects in walk.reads:
             if target.returns != returns or tuple(target.leaves_eval) != leaves_eval or target.grad_effects != grad_effects:
@@ -868,8 +901,9 @@ class Analyzer:
                 out[name] = joined
         if any(a is None or UNBOUND in a for a in sites.values()):
             return out
+        defaults = _constant_defaults(info)
         for name in info.param_names:
-            values = [a.get(name) for a in sites.values()]
+            values = [a.get(name, defaults.get(name)) for a in sites.values()]
             if all(v is not None for v in values):
                 joined = values[0]
                 for v in values[1:]:
@@ -1003,7 +1037,7 @@ class Analyzer:
                 func = call.func  # ``self``: what the method is called on
                 spelled = dotted(func.value) if type(func) is cst.Attribute else dotted(func)
             else:
-                arg = _argument_for(call, params, root)
+                arg = argument_for(call, params, root)
                 spelled = dotted(arg.value) if arg is not None else None
         elif root not in target.scope.bound and self.scope.binder(root) is not None and self.scope.binder(root) is target.scope.binder(root):
             spelled = root  # (a module global both see)
@@ -1034,7 +1068,17 @@ class Analyzer:
                 ):
                     rec.append((fw, sw))
         passes = next(iter(self._passed)) if len(self._passed) == 1 else None
-        return Returns(left, tuple(rec), all(v.inference for v in returned), passes)
+        return Returns(left, tuple(rec), all(v.inference for v in returned), passes, self._template(info, returned))
+
+    def _template(self, info: FunctionInfo, returned: List[Value]) -> Optional[Template]:
+        """What ``info`` returns in terms of its parameters' values (``Returns.template``)."""
+        slots = {id(v): name for name, v in info.params.items() if name in info.param_names}
+        if not slots:
+            return None
+        root = returned[0]
+        for v in returned[1:]:
+            root = _join_values(root, v)
+        return Template.of(root, slots, info.entry)
 
     def _block(self, body) -> None:
         for stmt in statements(body):
@@ -1308,6 +1352,10 @@ class Analyzer:
         if type(target) in (cst.Tuple, cst.List):
             elements = target.elements
             made = value.node
+            if type(made) is cst.Call and len(value.parents) == 1 and CONTAINER <= value.tags:
+                inner = value.parents[0]  # ``a, b = f(...)`` where ``f`` returns ``x, y`` (``Returns.template``)
+                if type(inner.node) in (cst.Tuple, cst.List):
+                    value, made = inner, inner.node
             if (
                 type(made) in (cst.Tuple, cst.List)
                 and len(made.elements) == len(elements) == len(value.parents)
@@ -1591,15 +1639,18 @@ class Analyzer:
         qname = self.names.qualify(func, self.scope)
         method = func.attr.value if type(func) is cst.Attribute else None
         receiver = None
+        made_here = None  # the callee, when the call makes it: ``nn.MSELoss()(out, y)``
         if qname is None:
             if type(func) is cst.Attribute:
                 receiver = self._ev(func.value)
             elif type(func) is not cst.Name:
-                self._ev(func)
+                made_here = self._ev(func)
         args = tuple([self._ev(a.value) for a in call.args])
         state = self.flow.state
         env = self.flow.env
         callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
+        if made_here is not None and type(func) is cst.Call and roles.made_loss(made_here):
+            callee_value = made_here
         target = self._local_target(func) or self._instance_method(func, receiver)
         params = target.param_names if target is not None else ()
         through_runner = False
@@ -1740,6 +1791,9 @@ class Analyzer:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
+        if target is not None and id(target) not in self._walks:
+            self._walk.pending = True  # (walked again once ``target`` has a summary)
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, False, PENDING, state)
         if target is not None:  # a local function or method: its summary
             inference = target.decorator is not None and target.decorator[0] == "torch.inference_mode"
             made = self._returned_by(call, params, target.returns, inference, args, state, tags)
@@ -1763,6 +1817,16 @@ class Analyzer:
     def _returned_by(self, call: cst.Call, params, returns: Returns, inference: bool, args, state: State, tags) -> Optional[Value]:
         """What a call of a function with these ``params`` returns, by its summary
         ``returns`` (None: nothing known). ``inference``: it runs in inference mode."""
+        if returns.template is not None and not returns.left:
+            bound = _bound_arguments(call, params, args)
+            if bound is not None:
+                made = returns.template.instantiate(bound, state)
+                if made is not None:
+                    if any(made is a for a in args):
+                        return made  # (a parameter handed back as it came in)
+                    # The call's own value (its node is the call's), made of what the
+                    # callee made of the arguments.
+                    return Value(call, dict(made.rec), (made,), made.inference, True, made.tags, state)
         if returns.passes is not None:
             passed = (_bound_arguments(call, params, args) or {}).get(returns.passes)
             if passed is not None:
@@ -2098,7 +2162,7 @@ def _carried(loop: cst.CSTNode, before: _Flow, end: _Flow, joined: _Flow) -> _Fl
             continue
         merged = joined.env.vals.get(key, new)
         parents = (prev, new) if prev is not None else (new,)
-        tags = (prev.tags & new.tags if prev is not None else new.tags) | {"carried", carried_tag(loop)}
+        tags = (joined_tags(prev, new) if prev is not None else new.tags) | {"carried", carried_tag(loop)}
         joined.env.vals[key] = Value(None, dict(merged.rec), parents, merged.inference, True, tags)
     return joined
 

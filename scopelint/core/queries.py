@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import FrozenSet, Iterable, Optional
 
 import libcst as cst
 
@@ -415,6 +415,31 @@ def _run_per_backward(facts: Facts, func: FunctionInfo) -> bool:
         if any(backwards_in_loop(facts, loop) for loop in loops_around(facts, c)):
             return True
     return False
+
+
+def forwarded_params(facts: Facts, func: Optional[FunctionInfo]) -> FrozenSet[str]:
+    """The parameters of ``func`` that reach, with their graph (no detach, conversion or
+    unknown call on the way), the input of a recorded model call whose output ``func``
+    returns (its ``Returns.template``): a helper that runs the forward pass on what it
+    is handed, ``def step(lstm, x, h): out, h = lstm(x, h); return out, h``."""
+    template = func.returns.template if func is not None else None
+    if template is None:
+        return frozenset()
+    slots = template.slots
+    found = set()
+
+    def stop(v):
+        return "left-graph" in v.tags or id(v) in slots
+
+    for w in template.root.ancestors(lambda v: id(v) in slots):
+        fact = facts.call_of(w.node) if type(w.node) is cst.Call else None
+        if fact is None or not is_model_call(fact) or not any(recorded(w, fw) for fw in facts.frameworks):
+            continue
+        for p in w.parents:
+            for v in p.ancestors(lambda v: stop(v) or not v.pure):
+                if id(v) in slots:
+                    found.add(slots[id(v)])
+    return frozenset(found)
 
 
 def detaches_param(func: FunctionInfo, index) -> bool:

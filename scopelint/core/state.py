@@ -146,6 +146,24 @@ def opaque_value(node: Optional[cst.CSTNode] = None, tags: frozenset = frozenset
 
 DATA = frozenset({"data"})  # tag: a fresh tensor of data (a factory's), or computed from data alone
 DATA_TAGS = frozenset({"data", "loop-item"})  # what carries no graph: data, a data loader's items
+# tag: arithmetic on numbers taken out of the graph (``total + loss.item()``), or a join
+# of those and constants (a running total over a loop): no graph, whatever the scope.
+NUMBER = frozenset({"number"})
+NUMBER_TAGS = frozenset({"number", "left-graph"})
+# tag: what a local function not walked yet returns (a first round's walk of its caller,
+# made again once it is): nothing, so far -- no part of what is computed from it.
+PENDING = frozenset({"pending"})
+_NO_PART = frozenset({"const", "pending"})
+_NUMBERISH = frozenset({"number", "left-graph", "const", "pending"})
+
+
+def joined_tags(a: "Value", b: "Value") -> frozenset:
+    """The tags of a value that is ``a`` or ``b``: those both have, and ``number`` when
+    each is a number, a value out of the graph or a constant."""
+    tags = a.tags & b.tags
+    if _NUMBERISH & a.tags and _NUMBERISH & b.tags and not (_NO_PART & tags):
+        tags = tags | NUMBER
+    return tags
 
 
 def computed_value(
@@ -157,7 +175,7 @@ def computed_value(
     it is recorded, unless it is plain arithmetic on values that carry no graph (then
     it has none) or on numbers taken out of the graph (then nobody knows).
     """
-    parents = tuple([p for p in parents if p is not None and "const" not in p.tags])
+    parents = tuple([p for p in parents if p is not None and not (_NO_PART & p.tags)])
     # Data (a fresh tensor, a batch from a loader) has no graph to pass on: only the
     # other parents decide whether arithmetic records; on data alone it is data.
     graphs = tuple([p for p in parents if not (DATA_TAGS & p.tags)])
@@ -183,7 +201,7 @@ def computed_value(
                 break
             if psw.mode is not Mode.OFF:
                 all_off = False
-                if "left-graph" not in p.tags:
+                if not (NUMBER_TAGS & p.tags):
                     all_off_or_left = False
             if psw.origin is None or not _not_recording(psw.origin):
                 only_defaults = False
@@ -195,6 +213,8 @@ def computed_value(
             rec[fw] = graphs[0].rec[fw]
         elif all_off_or_left:
             rec[fw] = UNKNOWN
+            if pure and all(NUMBER_TAGS & p.tags for p in graphs):
+                tags = tags | NUMBER  # (arithmetic on numbers taken out: a number)
         else:
             rec[fw] = sw
     inference = state.torch.mode is Mode.OFF and state.torch.origin is not None and state.torch.origin.api == "torch.inference_mode"
@@ -212,6 +232,7 @@ def _unknown_entry(sw: Switch) -> bool:
 
 
 _FRAMEWORKS = (TORCH, MXNET)
+_FIXED = frozenset({"leaf", "left-graph"})  # values whose recording no call's state changes
 
 
 def leaf_value(node: cst.CSTNode, fw: Optional[str], tags: frozenset = frozenset()) -> Value:
@@ -220,3 +241,106 @@ def leaf_value(node: cst.CSTNode, fw: Optional[str], tags: frozenset = frozenset
     on = Switch(Mode.ON, Origin("leaf", node))
     rec = {f: (on if fw in (None, f) else UNKNOWN) for f in (TORCH, MXNET)}
     return Value(node, rec, (), False, False, tags | {"leaf"})
+
+
+class Template:
+    """What a function returns, in terms of its parameters (``facts.Returns.template``):
+    the returned value and the values it was computed from inside the function, down to
+    the parameters' values (``slots``: id -> parameter name). At each call it is made
+    again with that call's arguments in the slots (``instantiate``), so the caller's
+    values are linked to what the callee computed from them, by value: a rule walking a
+    graph from the caller goes through the callee's model calls, detaches and
+    conversions, and back to the caller's own values. Compared by ``shape`` (a
+    structural description), so that the fixpoint over summaries and the replay of walks
+    see a change of what the function computes, not of the objects that hold it."""
+
+    __slots__ = ("root", "slots", "shape", "entry")
+
+    # More values than this under the returned one: no template (the call's result is
+    # then what the other fields of the summary say).
+    LIMIT = 256
+
+    def __init__(self, root: Value, slots: Dict[int, str], shape: tuple, entry: Optional[State] = None):
+        self.root, self.slots, self.shape, self.entry = root, slots, shape, entry
+
+    def __eq__(self, other) -> bool:
+        return type(other) is Template and other.shape == self.shape
+
+    def __hash__(self) -> int:
+        return len(self.shape)
+
+    @staticmethod
+    def of(root: Value, slots: Dict[int, str], entry: Optional[State] = None) -> Optional["Template"]:
+        """The template of ``root`` (None: too large, or no parameter reaches it).
+        ``entry``: the state the function was walked from (its call sites')."""
+        order: list = []
+        index: Dict[int, int] = {}
+        stack = [root]
+        reaches = False
+        while stack:
+            v = stack.pop()
+            if id(v) in index:
+                continue
+            if id(v) in slots:
+                reaches = True
+                continue
+            index[id(v)] = len(order)
+            order.append(v)
+            if len(order) > Template.LIMIT:
+                return None
+            stack.extend(v.parents)
+        if not reaches:
+            return None
+        shape = tuple(
+            (
+                v.node, v.tags, tuple(sorted(v.rec.items())), v.pure, v.inference, v.state,
+                tuple([slots[id(p)] if id(p) in slots else index[id(p)] for p in v.parents]),
+            )
+            for v in order
+        )
+        return Template(root, dict(slots), shape + ((entry,),), entry)
+
+    def instantiate(self, bound: Dict[str, Value], state: Optional[State] = None) -> Optional[Value]:
+        """The returned value made again with ``bound``'s values (by parameter name) in
+        the slots; None when a parameter that reaches it is not bound. ``state``: the
+        call's; what the function computed in the state it was entered in (its call
+        sites' joined, not a decorator's) is computed in this call's state here."""
+        slots = self.slots
+        entry = self.entry
+        swap = None
+        if state is not None and entry is not None and state != entry:
+            def derived(sw: Switch) -> bool:
+                return sw.origin is None or sw.origin.kind in ("entry", "unknown-entry", "called-elsewhere")
+            swap = {fw: state.recording(fw) for fw in _FRAMEWORKS if derived(entry.recording(fw))}
+            inner = State(
+                swap.get(TORCH, entry.torch), swap.get(MXNET, entry.mxnet),
+                state.mx_train if derived(entry.mx_train) else entry.mx_train,
+            )
+        made: Dict[int, Value] = {}
+        order: list = []
+        stack = [self.root]
+        while stack:
+            v = stack.pop()
+            if id(v) in made:
+                continue
+            if id(v) in slots:
+                arg = bound.get(slots[id(v)])
+                if arg is None:
+                    return None
+                made[id(v)] = arg
+                continue
+            new = object.__new__(Value)
+            new.__dict__.update(v.__dict__)
+            new.rec = dict(v.rec)
+            if swap and v.state == entry and not (v.tags & _FIXED):
+                new.state = inner
+                for fw, sw in swap.items():
+                    if v.rec[fw] == entry.recording(fw):
+                        new.rec[fw] = sw
+            made[id(v)] = new
+            order.append(v)
+            stack.extend(v.parents)
+        for v in order:
+            if v.parents:
+                made[id(v)].parents = tuple([made[id(p)] for p in v.parents])
+        return made[id(self.root)]
