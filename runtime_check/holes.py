@@ -83,7 +83,7 @@ class Hole:
 
     name: str
     origin: str  # "free" (used, never defined) | "param" (a parameter of ``function``)
-    kind: Optional[str] = None  # model optimizer trainer scheduler loss loader tensor target device ctx int float hidden import dtype meter namespace
+    kind: Optional[str] = None  # model optimizer trainer scheduler loss loader batch tensor target device ctx int float hidden import dtype meter namespace
     uses: List[str] = field(default_factory=list)  # what was seen (for the reason when it cannot be filled)
     function: Optional[str] = None
     arity: int = 0  # loader: items a batch unpacks to (0: unknown); loss: the arguments it is called with
@@ -133,6 +133,7 @@ class _Uses(ast.NodeVisitor):
         self.passed_to_to: Set[str] = set()
         self.as_dtype: Set[str] = set()  # `.type(x)`, `dtype=x`
         self.call_args: Set[str] = set()  # names passed to any call
+        self.unpacked: Dict[str, int] = {}  # name -> items of the tuple it is unpacked into (`x, y = batch`)
         self.recurrent = False
 
     def visit_Attribute(self, node):
@@ -191,6 +192,8 @@ class _Uses(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Assign(self, node):
+        if isinstance(node.value, ast.Name) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            self.unpacked.setdefault(node.value.id, len(node.targets[0].elts))
         # out, hidden = model(x, hidden): a state returned and fed back
         if isinstance(node.value, ast.Call) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
             stores = {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
@@ -261,6 +264,8 @@ def _classify(h: Hole, u: _Uses) -> None:
         h.kind = "float"
     elif n in ("hidden", "h", "hc", "state", "states", "h0", "hx"):
         h.kind = "hidden"
+    elif u.unpacked.get(n) == 2 and not attrs and n not in u.called:  # `inputs, targets = batch`: one batch, a pair
+        h.kind = "batch"
     elif TARGET_NAMES.match(n) or (n in u.target_of_loss and not attrs - TENSOR_ATTRS):
         h.kind = "target"
     elif INPUT_NAMES.match(n) or (attrs and attrs <= TENSOR_ATTRS) or n in u.subscripted or (n in u.model_input and n not in u.called):

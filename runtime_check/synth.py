@@ -39,20 +39,28 @@ class Harness:
     notes: List[str] = field(default_factory=list)  # what filled a model hole: the project's class, or why a stand-in
     attempts: int = 0  # how many attempts this fragment has (ATTEMPTS, one more with a project's class)
 
-    def text(self, fragment: str) -> str:
+    def text(self, fragment: str, module: bool = False) -> str:
         """The whole program that runs: the prelude, the fragment, the epilogue."""
         body = fragment if fragment.endswith("\n") else fragment + "\n"
         which = f", attempt {self.attempt + 1}" if self.attempt else ""
         notes = "".join(f"# {n}\n" for n in self.notes)
         return (f"# --- synthesized harness (scopelint verify{which}) ---\n{notes}{self.prelude}"
                 f"# --- the fragment, as given (its own line numbers) ---\n{body}"
-                + (f"# --- synthesized call ---\n{self.epilogue}" if self.epilogue else ""))
+                + (f"# --- synthesized call ---\n{self.tail(module)}" if self.epilogue else ""))
 
-    def program(self, fragment: str) -> str:
-        """The fragment with the epilogue appended (the prelude runs before it, apart)."""
+    def program(self, fragment: str, module: bool = False) -> str:
+        """The fragment with the epilogue appended (the prelude runs before it, apart).
+        ``module``: it runs as a module of its package (``python -m``), whose
+        ``__init__`` may import it too: the epilogue runs only as ``__main__``."""
         if not self.epilogue:
             return fragment
-        return (fragment if fragment.endswith("\n") else fragment + "\n") + self.epilogue
+        return (fragment if fragment.endswith("\n") else fragment + "\n") + self.tail(module)
+
+    def tail(self, module: bool = False) -> str:
+        if not module:
+            return self.epilogue
+        body = "".join(f"    {line}" if line.strip() else line for line in self.epilogue.splitlines(True))
+        return "if __name__ == '__main__':  # (its package may import this module too)\n" + body
 
 
 def _target(analysis: Analysis, lines: Iterable[int]) -> Optional[Function]:
@@ -213,6 +221,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 out.append(f"{h.name} = list(_X.split(_B))")
             else:
                 out.append(f"{h.name} = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(_X, _Y), batch_size=_B)")
+        for h in by_kind.get("batch", []):
+            out.append(f"{h.name} = (_X[:_B].clone(), _Y[:_B].clone())")
         for h in by_kind.get("tensor", []):
             out.append(f"{h.name} = _X[:_B].clone()")
         for h in by_kind.get("target", []):
@@ -269,6 +279,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 out.append(f"{h.name} = [_X[i:i + _B] for i in range(0, _X.shape[0], _B)]")
             else:
                 out.append(f"{h.name} = gluon.data.DataLoader(gluon.data.ArrayDataset(_X, _Y), batch_size=_B)")
+        for h in by_kind.get("batch", []):
+            out.append(f"{h.name} = (_X[:_B].copy(), _Y[:_B].copy())")
         for h in by_kind.get("tensor", []):
             out.append(f"{h.name} = _X[:_B].copy()")
         for h in by_kind.get("target", []):

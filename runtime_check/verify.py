@@ -337,7 +337,7 @@ def verify(
                 fixed_key = (file_key, dev, _digest(fixed))
                 lines = _lines(f)
                 watched[id(f)] = (lines, _mapped_lines(prog.source, fixed, lines))
-                wrap = prog.harness.program if prog.harness is not None else (lambda text: text)
+                wrap = (lambda text: prog.harness.program(text, bool(prog.module))) if prog.harness is not None else (lambda text: text)
                 prelude = prog.harness.prelude if prog.harness is not None else None
                 if orig_key not in jobs_by_key:
                     jobs_by_key[orig_key] = _Job(orig_key, wrap(prog.source), prog.display, prog.frameworks, dev, prog.folder,
@@ -379,7 +379,7 @@ def verify(
                 continue
             f.runtime = _combine(outcomes)
             if prog.harness is not None:
-                f.runtime["harness"] = prog.harness.text(prog.source)
+                f.runtime["harness"] = prog.harness.text(prog.source, bool(prog.module))
                 f.runtime["holes"] = list(prog.harness.filled)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
             f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
@@ -422,7 +422,7 @@ def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progr
             for j in group:
                 j.prelude = nxt.prelude
                 if j.text is not None:
-                    j.source = nxt.program(j.text)
+                    j.source = nxt.program(j.text, bool(prog.module))
                 fallback.pop(j.key[:2], None)
             retry += group
         if not retry:

@@ -150,6 +150,15 @@ def test_the_harness_builds_the_project_class_then_falls_back_to_the_stand_in():
     assert isinstance(synth.plan(source, [21], {"SL207"}, attempt=first.attempts, project=ask), str)
 
 
+def test_a_batch_unpacked_into_a_pair_is_a_pair():
+    src = "def run_step(model, optimizer, batch):\n    inputs, targets = batch\n    model(inputs).sum().backward()\n    optimizer.step()\n"
+    h = synth.plan(src, [3], {"SL202"})
+    assert "batch = (_X[:_B].clone(), _Y[:_B].clone())" in h.prelude
+    assert h.program(src).endswith("_result = run_step(model=model, optimizer=optimizer, batch=batch)\n")
+    guarded = h.program(src, module=True)
+    assert guarded.startswith(src) and "if __name__ == '__main__':" in guarded and len(guarded.splitlines()) == len(src.splitlines()) + 3
+
+
 def test_a_class_of_the_flagged_file_itself_is_built_after_it_ran(tmp_path):
     (tmp_path / "solo.py").write_text(
         "import torch\nfrom torch import nn\n\n"
@@ -184,6 +193,8 @@ def test_verify_an_mxnet_package_with_relative_imports(copy, monkeypatch, capsys
     assert f["code"] == "SL103" and rt["verdict"] == "confirmed:outputs-differ", rt["detail"]
     assert "the project's `Net(num_hidden=32, num_outputs=4)` (models.py:6" in rt["detail"]
     assert "from gluonproj.models import Net as _Project_Net" in rt["harness"]
+    # (its package's __init__ imports engine.py too: the call runs only in __main__)
+    assert "if __name__ == '__main__':  # (its package may import this module too)\n    _result = evaluate(" in rt["harness"]
     assert verify(copy("mxnet_pkg_evaluate", "good"), monkeypatch, capsys) == []
 
 
