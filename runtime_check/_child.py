@@ -1031,8 +1031,11 @@ def main():
     if cfg.get("module"):  # a module of a package: run as `python -m pkg.engine` from the folder above it
         directory = cfg["root"]
         sys.path[0] = directory
+    for extra in reversed(cfg.get("paths") or []):  # (a script of a subfolder, its project's root on the path)
+        if extra not in sys.path:
+            sys.path.insert(1, extra)
     sys.argv = [program]
-    os.chdir(directory)
+    os.chdir(cfg.get("cwd") or directory)
 
     real_exit = os._exit
 

@@ -46,11 +46,15 @@ UNWRAP = {"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "init
 @dataclass
 class Layout:
     """Where a file runs from: ``root`` is copied, the file is ``relpath`` in it;
-    ``module`` (dotted) when it runs as a module of its package (``python -m``)."""
+    ``module`` (dotted) when it runs as a module of its package (``python -m``);
+    ``paths``: more folders (relative to ``root``) its imports are found in; ``cwd``: its
+    working folder (relative to ``root``; None: its own folder)."""
 
     root: str
     relpath: str
     module: Optional[str] = None
+    paths: Tuple[str, ...] = ()
+    cwd: Optional[str] = None
 
 
 @dataclass
@@ -87,6 +91,20 @@ def layout(path: str, program=None) -> Layout:
         for _ in mod.package.split("."):
             top = os.path.dirname(top)
         return Layout(top, os.path.relpath(path, top), mod.name)
+    if mod is not None and program is not None:
+        # A script in a subfolder of its project (``python tools/train.py`` from the root,
+        # the root on the path) that imports the project's modules from there: it runs
+        # from a copy of the root.
+        for root in mod.roots:
+            if root == folder or not folder.startswith(root.rstrip(os.sep) + os.sep):
+                continue
+            for dotted in set(mod.imports.values()) | set(mod.stars):
+                try:
+                    found = program._resolve(mod, dotted)
+                except Exception:
+                    found = None
+                if found is not None and not found[0].path.startswith(folder + os.sep) and found[0].path.startswith(root + os.sep):
+                    return Layout(root, os.path.relpath(path, root), None, (".",), ".")
     return Layout(folder, os.path.basename(path))
 
 

@@ -39,6 +39,8 @@ class _Program:
     harness_for: Tuple = ((), (), None)  # the flagged lines, rules and project it was made for (to make the next attempt)
     relpath: Optional[str] = None  # where it stands in ``folder``
     module: Optional[str] = None  # its dotted name where it runs as a module of its package (``python -m``)
+    paths: Tuple[str, ...] = ()  # more folders (in ``folder``) its imports are found in
+    cwd: Optional[str] = None  # its working folder in ``folder`` (None: its own)
 
 
 @dataclass
@@ -55,6 +57,8 @@ class _Job:
     prelude: Optional[str] = None  # a synthesized harness's objects, built before the program runs
     relpath: Optional[str] = None
     module: Optional[str] = None
+    paths: Tuple[str, ...] = ()
+    cwd: Optional[str] = None
     text: Optional[str] = None  # the variant before its harness's epilogue (a later attempt's goes there)
 
 
@@ -131,10 +135,15 @@ class _Run:
         """``project(function, parameter)`` for ``synth.plan``: the project's class for a
         model parameter of a function of ``path``."""
         def choose(function: str, param: str):
+            from scopelint.runtime_check.project import ModelChoice
+
             try:
-                return self.project.model_for(path, function, param)
+                found = self.project.model_for(path, function, param)
             except Exception:  # (an analysis bug must not stop the harness: the stand-in)
                 return None
+            if found is None and len(self.paths) > 1:  # (a project: say why its model is not used)
+                return ModelChoice("", "", "", "", why="no model class of the project is passed there or hinted, and it has not exactly one")
+            return found
 
         return choose
 
@@ -166,6 +175,7 @@ def _program_of(result, run: Optional[_Run] = None) -> _Program:
         if run is not None:
             where = run.layout(str(result.path))
             prog.folder, prog.relpath, prog.module = where.root, where.relpath, where.module
+            prog.paths, prog.cwd = where.paths, where.cwd
             project = run.models(str(result.path))
     # A snippet or a function nobody calls: a harness fills its holes (synth, holes), with
     # the project's own classes where it can build them.
@@ -342,12 +352,13 @@ def verify(
                 if orig_key not in jobs_by_key:
                     jobs_by_key[orig_key] = _Job(orig_key, wrap(prog.source), prog.display, prog.frameworks, dev, prog.folder,
                                                  realign=regions, prelude=prelude, relpath=prog.relpath, module=prog.module,
-                                                 text=prog.source)
+                                                 paths=prog.paths, cwd=prog.cwd, text=prog.source)
                 if fixed_key not in jobs_by_key:
                     images = sorted({im for im in (_image(r, ops[id(f)]) for r in regions) if im is not None})
                     jobs_by_key[fixed_key] = _Job(fixed_key, wrap(fixed), prog.display, prog.frameworks, dev, prog.folder,
                                                   realign=images, line_map=_line_map(ops[id(f)]), prelude=prelude,
-                                                  relpath=prog.relpath, module=prog.module, text=fixed)
+                                                  relpath=prog.relpath, module=prog.module, paths=prog.paths, cwd=prog.cwd,
+                                                  text=fixed)
                 jobs_by_key[orig_key].watch.update(watched[id(f)][0])
                 jobs_by_key[fixed_key].watch.update(watched[id(f)][1])
                 plan.append((f, dev, orig_key, fixed_key, None))
@@ -498,7 +509,7 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
             if job.prelude is not None:
                 extra["prelude"] = job.prelude
             if job.relpath is not None:
-                extra.update(relpath=job.relpath, module=job.module)
+                extra.update(relpath=job.relpath, module=job.module, paths=job.paths, cwd=job.cwd)
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -134,6 +135,15 @@ def test_a_package_module_runs_as_a_module_from_above_its_package():
     assert (Path(plain.root), plain.relpath, plain.module) == (root, "train.py", None)
 
 
+def test_a_script_of_a_subfolder_importing_the_root_runs_from_the_root():
+    root = DATA / "torch_tools_script_root" / "bad"
+    project = Project.of([str(p) for p in root.rglob("*.py")])
+    where = project.layout(str(root / "tools" / "eval_net.py"))
+    assert (Path(where.root), where.relpath, where.module, where.paths, where.cwd) == (root, "tools/eval_net.py", None, (".",), ".")
+    # (a script that imports nothing of the project outside its folder runs from its folder)
+    assert Path(project.layout(str(root / "models.py")).root) == root
+
+
 def test_the_harness_builds_the_project_class_then_falls_back_to_the_stand_in():
     root = DATA / "torch_engine_evaluate" / "bad"
     project = Project.of([str(p) for p in root.glob("*.py")])
@@ -216,6 +226,16 @@ def test_verify_falls_back_to_the_stand_in_where_the_class_does_not_run(copy, mo
     assert "(synthesized harness, attempt 2; model `model`: a stand-in (the project's `Net` (models.py:8) failed in attempt 1: " \
            "RuntimeError: the project's Net took none of the inputs tried" in rt["detail"]
     assert verify(copy("torch_cnn_input_fallback", "good"), monkeypatch, capsys) == []
+
+
+@pytest.mark.skipif(not HAS["torch"], reason="needs torch")
+def test_verify_a_tools_script_with_the_project_root_on_its_path(copy, monkeypatch, capsys):
+    (f,) = verify(copy("torch_tools_script_root", "bad"), monkeypatch, capsys)
+    rt = f["runtime"]
+    assert (f["code"], f["filename"].replace(os.sep, "/").endswith("tools/eval_net.py")) == ("SL103", True)
+    assert rt["verdict"] == "confirmed:graph-retained", rt["detail"]  # (from its folder alone: No module named 'models')
+    assert "harness" not in rt  # a whole program: its __main__ block calls `predict`
+    assert verify(copy("torch_tools_script_root", "good"), monkeypatch, capsys) == []
 
 
 @pytest.mark.skipif(not HAS["torch"], reason="needs torch")
