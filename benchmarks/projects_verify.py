@@ -38,12 +38,16 @@ def verify_folder(folder: Path, timeout: float = 120.0):
 
 
 def model_note(detail: str) -> str:
+    """What ran: the whole program, or a harness with the project's class (for a model
+    parameter, or as the flagged method's ``self``) or with the stand-in model."""
     if "(synthesized harness" not in detail:
         return "whole program"
     note = detail.split("(synthesized harness", 1)[1]
+    if "`self`: the project's" in note:
+        return "project self"
     if "the project's `" in note and "a stand-in" not in note:
         return "project class"
-    return "stand-in" if "model `" in note else "harness (no model hole)"
+    return "stand-in" if "model `" in note else "harness"
 
 
 def main(argv=None) -> int:
@@ -52,6 +56,8 @@ def main(argv=None) -> int:
     failed = False
     for corpus, base in CORPORA.items():
         rows = []
+        if not base.is_dir():
+            continue
         for project in sorted(p for p in base.iterdir() if p.is_dir()):
             if names and project.name not in names:
                 continue

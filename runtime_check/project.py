@@ -28,7 +28,7 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 # Constructor arguments filled by their names (values small enough to run in a second).
 SIZE_VALUES = [
@@ -221,6 +221,17 @@ class Project:
             return self._build(f, c, None, "the project's only model class")
         return None
 
+    def own_class(self, path: str, name: str) -> Optional[ModelChoice]:
+        """The class ``name`` of the file at ``path`` (a flagged method's), built as a
+        model class is; None where it is not one."""
+        me = self.files.get(os.path.abspath(path))
+        cls = next((n for n in me.tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if me else None
+        if cls is None or not self._is_model(me, cls):
+            return None
+        choice = self._build(me, cls, None, "the flagged method's class")
+        choice.same_file = True
+        return choice
+
     def _where(self, path: str, line: int) -> str:
         return f"{os.path.basename(path)}:{line}"
 
@@ -407,3 +418,28 @@ def _enclosing(tree: ast.Module, target: ast.AST) -> Optional[ast.AST]:
             if best is None or node.lineno >= best.lineno:
                 best = node
     return best
+
+
+class Asker:
+    """What the harness of one file asks its project (``synth.plan``'s ``project``):
+    ``model(function, parameter)``, the class for a model parameter, and
+    ``own(cls)``, the flagged method's class. An analysis bug answers None (the stand-in);
+    in a project of several files, a model no class fills says why."""
+
+    def __init__(self, project: Callable[[], Project], path: str, files: int = 1):
+        self._project, self.path, self.files = project, path, files
+
+    def model(self, function: str, param: str) -> Optional[ModelChoice]:
+        try:
+            found = self._project().model_for(self.path, function, param)
+        except Exception:
+            return None
+        if found is None and self.files > 1:
+            return ModelChoice("", "", "", "", why="no model class of the project is passed there or hinted, and it has not exactly one")
+        return found
+
+    def own(self, cls: str) -> Optional[ModelChoice]:
+        try:
+            return self._project().own_class(self.path, cls)
+        except Exception:
+            return None

@@ -63,9 +63,9 @@ class Harness:
         return "if __name__ == '__main__':  # (its package may import this module too)\n" + body
 
 
-def _target(analysis: Analysis, lines: Iterable[int]) -> Optional[Function]:
+def _target(analysis: Analysis, lines: Iterable[int], methods: bool = False) -> Optional[Function]:
     lines = set(lines)
-    for fn in analysis.functions:
+    for fn in analysis.functions + (analysis.methods if methods else []):
         if any(fn.lineno <= r <= fn.end_lineno for r in lines) and not fn.called:
             return fn
     return None
@@ -86,6 +86,12 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     if analysis is None or re.search(r"^\s*from\s+\S+\s+import\s+\*", source, re.M):
         return None  # (a star import defines names nobody can list)
     fn = _target(analysis, lines)
+    own = None  # a flagged method's class (the program runs nothing: it defines a class whose method nobody calls)
+    if fn is None and not analysis.free and project is not None:
+        fn = _target(analysis, lines, methods=True)
+        own = project.own(fn.cls) if fn is not None else None
+        if own is None or not own.usable:
+            return None  # (it runs as a whole program, as before)
     holes = [h for h in analysis.free] + ([p for p in fn.params if not p.has_default] if fn else [])
     if not holes and fn is None:
         return None
@@ -103,18 +109,24 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     if project is not None and fn is not None:
         for h in fw_models:
             if h.origin == "param":
-                c = project(fn.name, h.name)
+                c = project.model(fn.name, h.name)
                 if c is not None:
                     choices[h.name] = c
     usable = {n: c for n, c in choices.items() if c.usable and c.framework == fw}
+    if own is not None:
+        if own.framework != fw:
+            return None
+        usable = {"_self": own}
     if any(c.same_file for c in usable.values()) and any(h.origin != "param" and h.kind != "import" for h in holes):
         usable = {}  # (its class is built after the file ran: only a function's parameters can wait for it)
-    total = ATTEMPTS + (1 if usable else 0)
+    total = ATTEMPTS + (1 if usable and own is None else 0)
     real_attempt = attempt
     if attempt >= total:
         return f"no attempt {attempt + 1}"
     notes = []
-    project_now = bool(usable) and attempt == 0
+    project_now = bool(usable) and (attempt == 0 or own is not None)
+    if own is not None:
+        notes.append(f"`self`: {own.describe()}")
     for name, c in choices.items():
         if project_now and name in usable:
             notes.append(f"model `{name}`: {c.describe()}")
@@ -124,7 +136,7 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             notes.append(f"model `{name}`: a stand-in (the project's `{c.cls}` ({c.where}) is {c.framework}'s, the fragment {fw}'s)")
         else:
             notes.append(f"model `{name}`: a stand-in ({c.why})")
-    if usable and not project_now:
+    if usable and own is None and attempt > 0:
         attempt -= 1
     if not project_now:
         usable = {}
@@ -156,6 +168,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     for h in holes:
         by_kind.setdefault(h.kind, []).append(h)
     models = by_kind.get("model", [])
+    if own is not None:
+        models = [Hole("_self", "param", kind="model")] + models
     need_model = any(k in by_kind for k in ("optimizer", "trainer", "scheduler"))
     if need_model and not models:
         h = (by_kind.get("optimizer") or by_kind.get("trainer") or by_kind.get("scheduler"))[0]
@@ -311,16 +325,17 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     epilogue = ""
     if fn is not None:
         args = ", ".join(f"{p.name}={p.name}" for p in fn.params if not p.has_default)
+        call = f"_self.{fn.name}" if own is not None else fn.name
         if fn.loops:
-            epilogue = f"_result = {fn.name}({args})\n"
+            epilogue = f"_result = {call}({args})\n"
         else:  # a step function: a few calls, as a loop would make
-            epilogue = f"for _i in range({BATCHES}):\n    _result = {fn.name}({args})\n"
+            epilogue = f"for _i in range({BATCHES}):\n    _result = {call}({args})\n"
     if any(c.same_file for c in usable.values()):
         # The class is the fragment's own: everything is built after the fragment ran
         # (its definitions), before the call.
         epilogue = "\n".join(out[head:]) + "\n" + epilogue
         out = out[:head]
-    filled = [f"{h.name}: {h.kind}" for h in holes]
+    filled = ([f"self: the project's `{own.cls}`"] if own is not None else []) + [f"{h.name}: {h.kind}" for h in holes]
     if fw == "torch" and cuda_stand_in(source):
         filled.append(".cuda(): a CPU copy where CUDA is absent")
     return Harness("\n".join(out) + "\n", epilogue, frameworks, filled, real_attempt, notes, total)

@@ -132,20 +132,10 @@ class _Run:
             return layout(path)
 
     def models(self, path: str):
-        """``project(function, parameter)`` for ``synth.plan``: the project's class for a
-        model parameter of a function of ``path``."""
-        def choose(function: str, param: str):
-            from scopelint.runtime_check.project import ModelChoice
+        """``project`` for ``synth.plan``: what the harness of ``path`` asks the project."""
+        from scopelint.runtime_check.project import Asker
 
-            try:
-                found = self.project.model_for(path, function, param)
-            except Exception:  # (an analysis bug must not stop the harness: the stand-in)
-                return None
-            if found is None and len(self.paths) > 1:  # (a project: say why its model is not used)
-                return ModelChoice("", "", "", "", why="no model class of the project is passed there or hinted, and it has not exactly one")
-            return found
-
-        return choose
+        return Asker(lambda: self.project, path, len(self.paths))
 
 
 def _program_of(result, run: Optional[_Run] = None) -> _Program:

@@ -25,7 +25,7 @@ import pytest
 
 from scopelint.cli import main
 from scopelint.runtime_check import synth
-from scopelint.runtime_check.project import Project, layout
+from scopelint.runtime_check.project import Asker, Project, layout
 
 DATA = Path(__file__).resolve().parent / "data" / "verify_projects"
 HAS = {fw: importlib.util.find_spec(fw) is not None for fw in ("torch", "mxnet")}
@@ -148,7 +148,7 @@ def test_the_harness_builds_the_project_class_then_falls_back_to_the_stand_in():
     root = DATA / "torch_engine_evaluate" / "bad"
     project = Project.of([str(p) for p in root.glob("*.py")])
     source = (root / "engine.py").read_text(encoding="utf-8")
-    ask = lambda fn, param: project.model_for(str(root / "engine.py"), fn, param)  # noqa: E731
+    ask = Asker(lambda: project, str(root / "engine.py"))
     first = synth.plan(source, [21], {"SL207"}, project=ask)
     assert first.attempts == synth.ATTEMPTS + 1
     assert "from models import Net as _Project_Net" in first.prelude and "_probe(model" in first.prelude
@@ -177,7 +177,7 @@ def test_a_class_of_the_flagged_file_itself_is_built_after_it_ran(tmp_path):
         "    def forward(self, x):\n        return self.fc(x)\n\n"
         "def evaluate(model, loader):\n    with torch.no_grad():\n        for x, y in loader:\n            out = model(x)\n")
     project = Project.of([str(tmp_path / "solo.py")])
-    ask = lambda fn, param: project.model_for(str(tmp_path / "solo.py"), fn, param)  # noqa: E731
+    ask = Asker(lambda: project, str(tmp_path / "solo.py"))
     h = synth.plan((tmp_path / "solo.py").read_text(), [14], {"SL207"}, project=ask)
     assert "Net" not in h.prelude and "model = Net()" in h.epilogue and h.epilogue.rstrip().endswith("evaluate(model=model, loader=loader)")
 
@@ -236,6 +236,34 @@ def test_verify_a_tools_script_with_the_project_root_on_its_path(copy, monkeypat
     assert rt["verdict"] == "confirmed:graph-retained", rt["detail"]  # (from its folder alone: No module named 'models')
     assert "harness" not in rt  # a whole program: its __main__ block calls `predict`
     assert verify(copy("torch_tools_script_root", "good"), monkeypatch, capsys) == []
+
+
+def test_a_method_nobody_calls_gets_its_class_built_only_where_the_module_runs_nothing(tmp_path):
+    model = ("import torch\nfrom torch import nn\n\n"
+             "class Net(nn.Module):\n"
+             "    def __init__(self, hidden_size):\n        super().__init__()\n        self.fc = nn.Linear(5, hidden_size)\n"
+             "    def forward(self, x):\n        return self.fc(x)\n"
+             "    def infer(self, tokens):\n        return self.fc(tokens)\n")
+    (tmp_path / "net.py").write_text(model)
+    project = Project.of([str(tmp_path / "net.py")])
+    h = synth.plan(model, [11], {"SL103"}, project=Asker(lambda: project, str(tmp_path / "net.py")))
+    assert "_self = Net(hidden_size=16)" in h.epilogue and "_result = _self.infer(tokens=tokens)" in h.epilogue
+    assert h.filled == ["self: the project's `Net`", "tokens: tensor"]
+    # a module that runs something is a whole program, as before
+    runs = model + "\nprint(Net(3).infer(torch.ones(1, 5)))\n"
+    assert synth.plan(runs, [11], {"SL103"}, project=Asker(lambda: project, str(tmp_path / "net.py"))) is None
+    # and without a project (a stdin snippet) nothing changes
+    assert synth.plan(model, [11], {"SL103"}) is None
+
+
+@pytest.mark.skipif(not HAS["torch"], reason="needs torch")
+def test_verify_a_method_of_a_model_class_nobody_calls(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "speechbrain"
+    shutil.copytree(DATA.parent.parent.parent / "fixtures" / "projects" / "speechbrain_infer_called_in_no_grad" / "bad", root)
+    (f,) = verify(root, monkeypatch, capsys)
+    rt = f["runtime"]
+    assert (f["code"], rt["verdict"]) == ("SL103", "confirmed:graph-retained"), rt["detail"]
+    assert "`self`: the project's `Tacotron()` (model.py:5; the flagged method's class)" in rt["detail"]
 
 
 @pytest.mark.skipif(not HAS["torch"], reason="needs torch")
