@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 # Constructor arguments filled by their names (values small enough to run in a second).
@@ -153,24 +153,29 @@ class _File:
 
 @dataclass
 class Project:
-    """The run's files as a program, read for harnesses."""
+    """The run's files as a program, read for harnesses (parsed when first asked: a
+    layout needs only the program's modules)."""
 
     paths: Sequence[str]
     program: object = None
-    files: Dict[str, _File] = field(default_factory=dict)
+    _files: Optional[Dict[str, _File]] = None
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> "Project":
         from scopelint.project import Program
 
-        program = Program()
-        found = cls([os.path.abspath(p) for p in paths if str(p).endswith(".py")], program)
-        for p in found.paths:
-            mod = program.module(p)
-            tree = _parse(mod.text) if mod is not None else None
-            if tree is not None:
-                found.files[p] = _File(p, tree, mod)
-        return found
+        return cls([os.path.abspath(p) for p in paths if str(p).endswith(".py")], Program())
+
+    @property
+    def files(self) -> Dict[str, _File]:
+        if self._files is None:
+            self._files = {}
+            for p in self.paths:
+                mod = self.program.module(p)
+                tree = _parse(mod.text) if mod is not None else None
+                if tree is not None:
+                    self._files[p] = _File(p, tree, mod)
+        return self._files
 
     def layout(self, path: str) -> Layout:
         return layout(path, self.program)
