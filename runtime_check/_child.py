@@ -417,7 +417,7 @@ def install_torch(T, map_cuda):
 
     def post_hook(module, args, output):
         state["depth"] -= 1
-        if state["depth"] != 0 or T.depth:
+        if state["depth"] != 0 or T.depth or T.data.get("in_harness"):  # (a harness probing its model's input: not the program's)
             return None
         try:
             tensors = flat(output, [])
@@ -700,6 +700,8 @@ def install_mxnet(T, map_gpu):
                             flat(x, d + 1)
 
                 flat(out)
+                if T.data.get("in_harness"):  # (a harness probing its model's input: not the program's)
+                    return out
                 recorded = bool(autograd.is_recording())
                 T.data["counts"]["outputs_recorded"] += int(recorded)
                 T.add("outputs", "outputs", {
@@ -1026,8 +1028,14 @@ def main():
     program = cfg["program"]
     directory = os.path.dirname(program)
     sys.path[0] = directory
+    if cfg.get("module"):  # a module of a package: run as `python -m pkg.engine` from the folder above it
+        directory = cfg["root"]
+        sys.path[0] = directory
+    for extra in reversed(cfg.get("paths") or []):  # (a script of a subfolder, its project's root on the path)
+        if extra not in sys.path:
+            sys.path.insert(1, extra)
     sys.argv = [program]
-    os.chdir(directory)
+    os.chdir(cfg.get("cwd") or directory)
 
     real_exit = os._exit
 
@@ -1073,7 +1081,10 @@ def main():
             T.data["in_harness"] = False
             prelude = {k: v for k, v in prelude.items() if k != "__builtins__"}
         watch_lines(T, program, cfg.get("watch") or [])
-        namespace = runpy.run_path(program, init_globals=prelude, run_name="__main__")
+        if cfg.get("module"):
+            namespace = runpy.run_module(cfg["module"], init_globals=prelude, run_name="__main__", alter_sys=True)
+        else:
+            namespace = runpy.run_path(program, init_globals=prelude, run_name="__main__")
     except SystemExit as exc:
         code = exc.code
         T.data["status"] = "exit"

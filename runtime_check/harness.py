@@ -198,16 +198,23 @@ def child_env(device: str, onednn: bool = True, home: Optional[str] = None) -> d
 def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
     folder: Optional[str] = None, watch: Sequence[int] = (), realign: Optional[List] = None, prelude: Optional[str] = None,
+    relpath: Optional[str] = None, module: Optional[str] = None, paths: Sequence[str] = (), cwd: Optional[str] = None,
 ) -> RunResult:
     """Run ``source`` (saved as ``filename`` in a private copy of ``folder``, or of
     nothing) under the instrumentation; ``onednn=False`` runs it with the frameworks'
     oneDNN backend off; the trace says which of the ``watch`` lines ran; ``realign``:
     line spans around which the child realigns the random streams
     (``_child.realign_rng``); ``prelude``: a synthesized harness's code, run in the
-    program's globals before it (``runtime_check.synth``), in the same sandbox."""
+    program's globals before it (``runtime_check.synth``), in the same sandbox;
+    ``relpath``: where the program stands in ``folder`` (else its base name at the top);
+    ``module``: its dotted name, to run it as ``python -m`` would (a module of a
+    package, ``folder`` being the folder above its top package); ``paths``: more folders
+    of ``folder`` its imports are found in; ``cwd``: its working folder in ``folder``
+    (else the program's own)."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
-        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign, prelude)
+        return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign, prelude,
+                       relpath, module, paths, cwd)
     finally:
         _remove(tmp)
 
@@ -263,7 +270,9 @@ def _chown_tree(path: str, uid: int, gid: int) -> None:
 
 
 def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int,
-            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None, prelude=None) -> RunResult:
+            onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None, prelude=None,
+            relpath: Optional[str] = None, module: Optional[str] = None, paths: Sequence[str] = (),
+            cwd: Optional[str] = None) -> RunResult:
     iso = isolation()
     os.chmod(tmp, 0o711)  # the sandbox's user may pass through, not list (stdout, stderr stay private)
     box = os.path.join(tmp, "box")
@@ -272,9 +281,17 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
     os.makedirs(os.path.join(home, "tmp"))
     if folder and os.path.isdir(folder):
         copy_folder(folder, workdir)
-    program = os.path.join(workdir, os.path.basename(filename) or "program.py")
+    rel = os.path.normpath(relpath) if relpath else ""
+    if not rel or rel.startswith("..") or os.path.isabs(rel):
+        rel, module, paths, cwd = os.path.basename(filename) or "program.py", None, (), None
+
+    def inside(p: str) -> Optional[str]:  # a folder of the copy, never one outside it
+        return None if os.path.isabs(p) or os.path.normpath(p).startswith("..") else os.path.normpath(os.path.join(workdir, p))
+
+    program = os.path.join(workdir, rel)
     if not program.endswith(".py"):
         program += ".py"
+    os.makedirs(os.path.dirname(program), exist_ok=True)
     with open(program, "w", encoding="utf-8") as fh:
         fh.write(source)
     if iso.uid is not None:
@@ -302,6 +319,10 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "watch": sorted(set(watch)),
         "realign": [list(r) for r in realign or []],
         "prelude": prelude,
+        "module": module,
+        "root": workdir,
+        "paths": [d for d in (inside(p) for p in paths) if d],
+        "cwd": inside(cwd) if cwd else None,
     }
     cfg_r, cfg_w = os.pipe()
     out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")

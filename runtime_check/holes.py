@@ -83,7 +83,7 @@ class Hole:
 
     name: str
     origin: str  # "free" (used, never defined) | "param" (a parameter of ``function``)
-    kind: Optional[str] = None  # model optimizer trainer scheduler loss loader tensor target device ctx int float hidden import dtype meter namespace
+    kind: Optional[str] = None  # model optimizer trainer scheduler loss loader batch tensor target device ctx int float hidden import dtype meter namespace
     uses: List[str] = field(default_factory=list)  # what was seen (for the reason when it cannot be filled)
     function: Optional[str] = None
     arity: int = 0  # loader: items a batch unpacks to (0: unknown); loss: the arguments it is called with
@@ -100,6 +100,7 @@ class Function:
     params: List[Hole]
     called: bool  # called somewhere at module level already
     loops: bool
+    cls: Optional[str] = None  # a method: its class (``name`` is the method's)
 
 
 @dataclass
@@ -110,6 +111,7 @@ class Analysis:
     recurrent: bool  # a forward returns a state fed back (SL204-style use)
     view_features: Optional[int] = None  # a `.view(-1, N)` / `.reshape(-1, N)` seen: inputs flatten to N
     regression: bool = False  # a regression loss is named (MSE/L1/L2): targets take the output's shape
+    methods: List[Function] = field(default_factory=list)  # where the module runs nothing: methods nothing calls
 
     def holes(self, function: Optional[str] = None) -> List[Hole]:
         out = list(self.free)
@@ -133,6 +135,8 @@ class _Uses(ast.NodeVisitor):
         self.passed_to_to: Set[str] = set()
         self.as_dtype: Set[str] = set()  # `.type(x)`, `dtype=x`
         self.call_args: Set[str] = set()  # names passed to any call
+        self.self_input: Set[str] = set()  # names passed to a layer of `self` (`self.encoder(tokens)`)
+        self.unpacked: Dict[str, int] = {}  # name -> items of the tuple it is unpacked into (`x, y = batch`)
         self.recurrent = False
 
     def visit_Attribute(self, node):
@@ -154,6 +158,8 @@ class _Uses(ast.NodeVisitor):
                     self.model_input.add(a.id)
             if len(node.args) >= 2 and isinstance(node.args[1], ast.Name):
                 self.target_of_loss.add(node.args[1].id)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+            self.self_input.update(a.id for a in node.args if isinstance(a, ast.Name))
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
             if f.attr == "step" and node.args:
                 self.stepped_with_arg.add(f.value.id)
@@ -191,6 +197,8 @@ class _Uses(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Assign(self, node):
+        if isinstance(node.value, ast.Name) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            self.unpacked.setdefault(node.value.id, len(node.targets[0].elts))
         # out, hidden = model(x, hidden): a state returned and fed back
         if isinstance(node.value, ast.Call) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
             stores = {e.id for e in node.targets[0].elts if isinstance(e, ast.Name)}
@@ -261,9 +269,12 @@ def _classify(h: Hole, u: _Uses) -> None:
         h.kind = "float"
     elif n in ("hidden", "h", "hc", "state", "states", "h0", "hx"):
         h.kind = "hidden"
+    elif u.unpacked.get(n) == 2 and not attrs and n not in u.called:  # `inputs, targets = batch`: one batch, a pair
+        h.kind = "batch"
     elif TARGET_NAMES.match(n) or (n in u.target_of_loss and not attrs - TENSOR_ATTRS):
         h.kind = "target"
-    elif INPUT_NAMES.match(n) or (attrs and attrs <= TENSOR_ATTRS) or n in u.subscripted or (n in u.model_input and n not in u.called):
+    elif (INPUT_NAMES.match(n) or (attrs and attrs <= TENSOR_ATTRS) or n in u.subscripted or (n in u.model_input and n not in u.called)
+          or (n in u.self_input and not attrs and n not in u.called)):
         h.kind = "tensor"
 
 
@@ -314,20 +325,21 @@ def analyze(source: str) -> Optional[Analysis]:
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
-        params = []
-        args = node.args
-        positional = args.posonlyargs + args.args
-        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-        for a, d in list(zip(positional, defaults)) + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]:
-            if a.arg in ("self", "cls"):
+        functions.append(_function(node, uses, node.name in called_top or node.name in called_any))
+    # A module that runs nothing (definitions only): its methods nobody calls by name
+    # (`model.infer(x)`), forward and dunders aside, can be called by a harness.
+    methods = []
+    if all(_inert(n) for n in tree.body):
+        called_attr = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef):
                 continue
-            h = Hole(a.arg, "param", function=node.name, has_default=d is not None)
-            if d is None:
-                _classify(h, uses)
-            params.append(h)
-        loops = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
-        functions.append(Function(node.name, node.lineno, node.end_lineno or node.lineno, params,
-                                  node.name in called_top or node.name in called_any, loops))
+            for node in cls.body:
+                if (isinstance(node, ast.FunctionDef) and not node.name.startswith("__") and node.name not in ("forward", "hybrid_forward")
+                        and node.name not in called_attr and not node.decorator_list):
+                    fn = _function(node, uses, False)
+                    fn.cls = cls.name
+                    methods.append(fn)
     view = None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("view", "reshape"):
@@ -337,7 +349,35 @@ def analyze(source: str) -> Optional[Analysis]:
                     and not isinstance(dims[1].value, bool) and dims[1].value > 1):
                 view = dims[1].value
     regression = bool(re.search(r"MSELoss|mse_loss|L1Loss|l1_loss|L2Loss|SmoothL1|HuberLoss|smooth_l1|BCELoss|BCEWithLogits|binary_cross_entropy|SigmoidBinaryCrossEntropy", source))
-    return Analysis(sorted(frameworks), free, functions, uses.recurrent, view, regression)
+    return Analysis(sorted(frameworks), free, functions, uses.recurrent, view, regression, methods)
+
+
+def _function(node: ast.FunctionDef, uses: "_Uses", called: bool) -> Function:
+    params = []
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for a, d in list(zip(positional, defaults)) + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]:
+        if a.arg in ("self", "cls"):
+            continue
+        h = Hole(a.arg, "param", function=node.name, has_default=d is not None)
+        if d is None:
+            _classify(h, uses)
+        params.append(h)
+    loops = any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(node))
+    return Function(node.name, node.lineno, node.end_lineno or node.lineno, params, called, loops)
+
+
+def _inert(node: ast.stmt) -> bool:
+    """A module-level statement that runs none of the module's code: a definition, an
+    import, a docstring, a name bound to a constant or a name."""
+    if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)):
+        return True
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Constant)
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        return node.value is None or not any(isinstance(n, ast.Call) for n in ast.walk(node.value))
+    return False
 
 
 def _imported(tree: ast.AST) -> Set[str]:

@@ -16,8 +16,8 @@ Nothing here imports a framework.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, List, Optional, Sequence, Union
 
 from scopelint.runtime_check.holes import Analysis, Function, Hole, analyze
 
@@ -36,37 +36,62 @@ class Harness:
     frameworks: List[str]
     filled: List[str]  # "name: kind" per hole filled
     attempt: int = 0
+    notes: List[str] = field(default_factory=list)  # what filled a model hole: the project's class, or why a stand-in
+    attempts: int = 0  # how many attempts this fragment has (ATTEMPTS, one more with a project's class)
 
-    def text(self, fragment: str) -> str:
+    def text(self, fragment: str, module: bool = False) -> str:
         """The whole program that runs: the prelude, the fragment, the epilogue."""
         body = fragment if fragment.endswith("\n") else fragment + "\n"
         which = f", attempt {self.attempt + 1}" if self.attempt else ""
-        return (f"# --- synthesized harness (scopelint verify{which}) ---\n{self.prelude}"
+        notes = "".join(f"# {n}\n" for n in self.notes)
+        return (f"# --- synthesized harness (scopelint verify{which}) ---\n{notes}{self.prelude}"
                 f"# --- the fragment, as given (its own line numbers) ---\n{body}"
-                + (f"# --- synthesized call ---\n{self.epilogue}" if self.epilogue else ""))
+                + (f"# --- synthesized call ---\n{self.tail(module)}" if self.epilogue else ""))
 
-    def program(self, fragment: str) -> str:
-        """The fragment with the epilogue appended (the prelude runs before it, apart)."""
+    def program(self, fragment: str, module: bool = False) -> str:
+        """The fragment with the epilogue appended (the prelude runs before it, apart).
+        ``module``: it runs as a module of its package (``python -m``), whose
+        ``__init__`` may import it too: the epilogue runs only as ``__main__``."""
         if not self.epilogue:
             return fragment
-        return (fragment if fragment.endswith("\n") else fragment + "\n") + self.epilogue
+        return (fragment if fragment.endswith("\n") else fragment + "\n") + self.tail(module)
+
+    def tail(self, module: bool = False) -> str:
+        if not module:
+            return self.epilogue
+        body = "".join(f"    {line}" if line.strip() else line for line in self.epilogue.splitlines(True))
+        return "if __name__ == '__main__':  # (its package may import this module too)\n" + body
 
 
-def _target(analysis: Analysis, lines: Iterable[int]) -> Optional[Function]:
+def _target(analysis: Analysis, lines: Iterable[int], methods: bool = False) -> Optional[Function]:
     lines = set(lines)
-    for fn in analysis.functions:
+    for fn in analysis.functions + (analysis.methods if methods else []):
         if any(fn.lineno <= r <= fn.end_lineno for r in lines) and not fn.called:
             return fn
     return None
 
 
-def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int = 0) -> Union[None, Harness, str]:
+def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int = 0,
+         project: Optional[Callable] = None, failed: Optional[str] = None) -> Union[None, Harness, str]:
     """None when ``source`` is a whole program (nothing to fill); a ``Harness``; or
-    why no harness can be made (the hole that cannot be filled)."""
+    why no harness can be made (the hole that cannot be filled).
+
+    ``project(function, parameter)``: the project's class for a ``model`` parameter of
+    the flagged function (a ``runtime_check.project.ModelChoice``), or None. Where one can
+    be built, attempt 0 builds it (the input and target sizes then come from probing it,
+    ``PROBE_TORCH``/``PROBE_MXNET``) and the later attempts are the stand-ins' (one
+    more attempt in all); where it cannot, the stand-in is used and the notes say why
+    (``failed``: how the attempt with the project's class ended)."""
     analysis = analyze(source)
     if analysis is None or re.search(r"^\s*from\s+\S+\s+import\s+\*", source, re.M):
         return None  # (a star import defines names nobody can list)
     fn = _target(analysis, lines)
+    own = None  # a flagged method's class (the program runs nothing: it defines a class whose method nobody calls)
+    if fn is None and not analysis.free and project is not None:
+        fn = _target(analysis, lines, methods=True)
+        own = project.own(fn.cls) if fn is not None else None
+        if own is None or not own.usable:
+            return None  # (it runs as a whole program, as before)
     holes = [h for h in analysis.free] + ([p for p in fn.params if not p.has_default] if fn else [])
     if not holes and fn is None:
         return None
@@ -79,6 +104,42 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             used = f" (used: {'; '.join(h.uses)})" if h.uses else ""
             where = f"parameter of `{h.function}`" if h.origin == "param" else "used, never defined"
             return f"cannot fill `{h.name}` ({where}){used}: its uses do not say what it is"
+    fw_models = [h for h in holes if h.kind == "model"]
+    choices = {}
+    if project is not None and fn is not None:
+        for h in fw_models:
+            if h.origin == "param":
+                c = project.model(fn.name, h.name)
+                if c is not None:
+                    choices[h.name] = c
+    usable = {n: c for n, c in choices.items() if c.usable and c.framework == fw}
+    if own is not None:
+        if own.framework != fw:
+            return None
+        usable = {"_self": own}
+    if any(c.same_file for c in usable.values()) and any(h.origin != "param" and h.kind != "import" for h in holes):
+        usable = {}  # (its class is built after the file ran: only a function's parameters can wait for it)
+    total = ATTEMPTS + (1 if usable and own is None else 0)
+    real_attempt = attempt
+    if attempt >= total:
+        return f"no attempt {attempt + 1}"
+    notes = []
+    project_now = bool(usable) and (attempt == 0 or own is not None)
+    if own is not None:
+        notes.append(f"`self`: {own.describe()}")
+    for name, c in choices.items():
+        if project_now and name in usable:
+            notes.append(f"model `{name}`: {c.describe()}")
+        elif name in usable:
+            notes.append(f"model `{name}`: a stand-in (the project's `{c.cls}` ({c.where}) failed in attempt 1: {failed or 'it did not build or run'})")
+        elif c.usable:
+            notes.append(f"model `{name}`: a stand-in (the project's `{c.cls}` ({c.where}) is {c.framework}'s, the fragment {fw}'s)")
+        else:
+            notes.append(f"model `{name}`: a stand-in ({c.why})")
+    if usable and own is None and attempt > 0:
+        attempt -= 1
+    if not project_now:
+        usable = {}
     codes = set(codes)
     recurrent = bool(codes & RECURRENT_RULES) or analysis.recurrent
     mode = bool(codes & MODE_RULES)
@@ -107,16 +168,36 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     for h in holes:
         by_kind.setdefault(h.kind, []).append(h)
     models = by_kind.get("model", [])
+    if own is not None:
+        models = [Hole("_self", "param", kind="model")] + models
     need_model = any(k in by_kind for k in ("optimizer", "trainer", "scheduler"))
     if need_model and not models:
         h = (by_kind.get("optimizer") or by_kind.get("trainer") or by_kind.get("scheduler"))[0]
         return f"cannot fill `{h.name}` ({h.kind}): the fragment builds its own model, which the harness cannot reach before it runs"
     out.append(f"_B, _F, _C, _H, _T = {BATCH}, {feats}, {classes}, {HIDDEN}, {STEPS}")
     shape = "(_B * %d, _T, _F)" % BATCHES if recurrent else "(_B * %d, _F)" % BATCHES
+    head = len(out)  # (where the fills start: after the imports and sizes)
+    if usable:
+        out += PROBE_TORCH if fw == "torch" else PROBE_MXNET
+        for m in models:
+            c = usable.get(m.name)
+            if c is None:
+                continue
+            if c.same_file:
+                out.append(f"{m.name} = {c.cls}({c.args})")
+            else:
+                out.append(f"from {c.module} import {c.cls} as _Project_{c.cls}")
+                out.append(f"{m.name} = _Project_{c.cls}({c.args})")
+            if fw == "mxnet":
+                out.append(f"{m.name}.initialize(mx.init.Xavier())")
+        first = next(m for m in models if m.name in usable)
+        out.append(f"_X, _Y = _probe({first.name}, _B * {BATCHES}, regression={regression})")
+    stand = [m for m in models if m.name not in usable]  # (models the harness makes itself)
     if fw == "torch":
-        out.append(f"_X = torch.randn{shape}")
-        out.append(f"_Y = torch.randn(_B * {BATCHES}, _C)" if regression else f"_Y = torch.randint(0, _C, (_B * {BATCHES},))")
-        if recurrent and models:
+        if not usable:
+            out.append(f"_X = torch.randn{shape}")
+            out.append(f"_Y = torch.randn(_B * {BATCHES}, _C)" if regression else f"_Y = torch.randint(0, _C, (_B * {BATCHES},))")
+        if recurrent and stand:
             out += [
                 "class _TinyRNN(torch.nn.Module):",
                 "    def __init__(self):",
@@ -129,7 +210,7 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 "        out, hidden = self.rnn(x, hidden)",
                 "        return self.fc(out[:, -1]), hidden",
             ]
-        for m in models:
+        for m in stand:
             if recurrent:
                 out.append(f"{m.name} = _TinyRNN()")
             else:
@@ -154,6 +235,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 out.append(f"{h.name} = list(_X.split(_B))")
             else:
                 out.append(f"{h.name} = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(_X, _Y), batch_size=_B)")
+        for h in by_kind.get("batch", []):
+            out.append(f"{h.name} = (_X[:_B].clone(), _Y[:_B].clone())")
         for h in by_kind.get("tensor", []):
             out.append(f"{h.name} = _X[:_B].clone()")
         for h in by_kind.get("target", []):
@@ -167,10 +250,11 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
         if cuda_stand_in(source):
             out += CUDA_STAND_IN
     else:
-        out.append(f"_X = nd.random.normal(shape={shape})")
-        out.append(f"_Y = nd.random.normal(shape=(_B * {BATCHES}, _C))" if regression
-                   else f"_Y = nd.random.randint(0, _C, shape=(_B * {BATCHES},)).astype('float32')")
-        if recurrent and models:
+        if not usable:
+            out.append(f"_X = nd.random.normal(shape={shape})")
+            out.append(f"_Y = nd.random.normal(shape=(_B * {BATCHES}, _C))" if regression
+                       else f"_Y = nd.random.randint(0, _C, shape=(_B * {BATCHES},)).astype('float32')")
+        if recurrent and stand:
             out += [
                 "class _TinyRNN(gluon.Block):",
                 "    def __init__(self):",
@@ -186,7 +270,7 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 "        out, hidden = self.rnn(x, hidden)",
                 "        return self.fc(out.mean(axis=1)), hidden",
             ]
-        for m in models:
+        for m in stand:
             if recurrent:
                 out.append(f"{m.name} = _TinyRNN()")
             else:
@@ -209,6 +293,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 out.append(f"{h.name} = [_X[i:i + _B] for i in range(0, _X.shape[0], _B)]")
             else:
                 out.append(f"{h.name} = gluon.data.DataLoader(gluon.data.ArrayDataset(_X, _Y), batch_size=_B)")
+        for h in by_kind.get("batch", []):
+            out.append(f"{h.name} = (_X[:_B].copy(), _Y[:_B].copy())")
         for h in by_kind.get("tensor", []):
             out.append(f"{h.name} = _X[:_B].copy()")
         for h in by_kind.get("target", []):
@@ -239,14 +325,98 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     epilogue = ""
     if fn is not None:
         args = ", ".join(f"{p.name}={p.name}" for p in fn.params if not p.has_default)
+        call = f"_self.{fn.name}" if own is not None else fn.name
         if fn.loops:
-            epilogue = f"_result = {fn.name}({args})\n"
+            epilogue = f"_result = {call}({args})\n"
         else:  # a step function: a few calls, as a loop would make
-            epilogue = f"for _i in range({BATCHES}):\n    _result = {fn.name}({args})\n"
-    filled = [f"{h.name}: {h.kind}" for h in holes]
+            epilogue = f"for _i in range({BATCHES}):\n    _result = {call}({args})\n"
+    if any(c.same_file for c in usable.values()):
+        # The class is the fragment's own: everything is built after the fragment ran
+        # (its definitions), before the call.
+        epilogue = "\n".join(out[head:]) + "\n" + epilogue
+        out = out[:head]
+    filled = ([f"self: the project's `{own.cls}`"] if own is not None else []) + [f"{h.name}: {h.kind}" for h in holes]
     if fw == "torch" and cuda_stand_in(source):
         filled.append(".cuda(): a CPU copy where CUDA is absent")
-    return Harness("\n".join(out) + "\n", epilogue, frameworks, filled, attempt)
+    return Harness("\n".join(out) + "\n", epilogue, frameworks, filled, real_attempt, notes, total)
+
+
+# The input a project's model takes, found by trying it (in eval mode, without a graph;
+# its mode is restored): from its first layer with parameters (a Linear's in_features, a
+# convolution's channels at a few image sizes, an Embedding's tokens, a recurrent layer's
+# input size), then the stand-in's sizes. The targets follow its output: class indices
+# along its dimension 1 (a classification loss), else values of its shape.
+PROBE_TORCH = [
+    "def _probe(model, n, regression):  # the input the project's model takes, and targets for its output",
+    "    nn = torch.nn",
+    "    leaf = next((m for m in model.modules() if not list(m.children()) and list(m.parameters(recurse=False))), None)",
+    "    tries = []",
+    "    if isinstance(leaf, nn.Linear):",
+    "        tries.append(lambda b: torch.randn(b, leaf.in_features))",
+    "    elif isinstance(leaf, nn.modules.conv._ConvNd):",
+    "        tries += [lambda b, s=s: torch.randn(b, leaf.in_channels, *[s] * len(leaf.kernel_size)) for s in (28, 32, 64)]",
+    "    elif isinstance(leaf, nn.Embedding):",
+    "        tries.append(lambda b: torch.randint(0, leaf.num_embeddings, (b, _T)))",
+    "    elif isinstance(leaf, nn.RNNBase):",
+    "        tries.append(lambda b: torch.randn(b, _T, leaf.input_size))",
+    "    elif isinstance(leaf, nn.modules.batchnorm._BatchNorm):",
+    "        tries.append(lambda b: torch.randn(b, leaf.num_features, *[16] * (isinstance(leaf, nn.BatchNorm2d) * 2)))",
+    "    tries += [lambda b: torch.randn(b, _F), lambda b: torch.randn(b, 1, 28, 28), lambda b: torch.randn(b, 3, 32, 32)]",
+    "    was = model.training",
+    "    model.eval()",
+    "    try:",
+    "        for make in tries:",
+    "            try:",
+    "                with torch.no_grad():",
+    "                    out = model(make(2))",
+    "            except Exception:",
+    "                continue",
+    "            while isinstance(out, (tuple, list)) and out:",
+    "                out = out[0]",
+    "            if isinstance(out, dict) and out:",
+    "                out = next(iter(out.values()))",
+    "            if not isinstance(out, torch.Tensor) or out.dim() < 1:",
+    "                continue",
+    "            x = make(n)",
+    "            if regression or out.dim() < 2 or out.shape[1] < 2:",
+    "                return x, torch.randn((n,) + tuple(out.shape[1:]))",
+    "            return x, torch.randint(0, out.shape[1], (n,) + tuple(out.shape[2:]))",
+    "    finally:",
+    "        model.train(was)",
+    "    raise RuntimeError(f'the project\\'s {type(model).__name__} took none of the inputs tried')",
+]
+PROBE_MXNET = [
+    "def _probe(net, n, regression):  # the input the project's block takes, and targets for its output",
+    "    def leaves(b):",
+    "        kids = list(b._children.values())",
+    "        if not kids:",
+    "            yield b",
+    "        for k in kids:",
+    "            yield from leaves(k() if callable(k) and not isinstance(k, gluon.Block) else k)",
+    "    leaf = next(leaves(net), None)",
+    "    kind = type(leaf).__name__",
+    "    tries = []",
+    "    if kind.startswith('Conv'):",
+    "        c = getattr(leaf, '_in_channels', 0) or 1",
+    "        d = len(getattr(leaf, '_kwargs', {}).get('kernel', (3, 3)))",
+    "        tries += [lambda b, s=s: nd.random.normal(shape=(b, c) + (s,) * d) for s in (28, 32)]",
+    "    elif kind == 'Embedding':",
+    "        tries.append(lambda b: nd.random.randint(0, leaf._kwargs['input_dim'], shape=(b, _T)).astype('float32'))",
+    "    else:",
+    "        tries.append(lambda b: nd.random.normal(shape=(b, _F)))",
+    "    for make in tries:",
+    "        try:",
+    "            out = net(make(2))",
+    "        except Exception:",
+    "            continue",
+    "        while isinstance(out, (tuple, list)) and out:",
+    "            out = out[0]",
+    "        x = make(n)",
+    "        if regression or len(out.shape) < 2 or out.shape[1] < 2:",
+    "            return x, nd.random.normal(shape=(n,) + tuple(out.shape[1:]))",
+    "        return x, nd.random.randint(0, out.shape[1], shape=(n,) + tuple(out.shape[2:])).astype('float32')",
+    "    raise RuntimeError(f'the project\\'s {type(net).__name__} took none of the inputs tried')",
+]
 
 
 METER_CLASS = [

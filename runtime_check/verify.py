@@ -19,7 +19,7 @@ from scopelint.finding import SYNTAX_ERROR, Finding
 from scopelint.noqa import UNUSED_NOQA
 from scopelint.fix import apply_edits
 from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, synth
-from scopelint.runtime_check.oracle import INCONCLUSIVE, compare, original_decides
+from scopelint.runtime_check.oracle import INCONCLUSIVE, _exception_text, compare, original_decides
 
 # How the fallback turns oneDNN off, per framework (the child and the harness do it).
 ONEDNN_OFF = {"torch": "torch.backends.mkldnn.enabled = False", "mxnet": "MXNET_MKLDNN_ENABLED=0"}
@@ -36,7 +36,11 @@ class _Program:
     skip: Optional[str] = None  # why nothing of this file can run
     folder: Optional[str] = None  # copied (privately) for each variant
     harness: Optional[object] = None  # a synth.Harness when the file is a fragment (its holes filled)
-    harness_for: Tuple = ((), ())  # the flagged lines and rules it was made for (to make the next attempt)
+    harness_for: Tuple = ((), (), None)  # the flagged lines, rules and project it was made for (to make the next attempt)
+    relpath: Optional[str] = None  # where it stands in ``folder``
+    module: Optional[str] = None  # its dotted name where it runs as a module of its package (``python -m``)
+    paths: Tuple[str, ...] = ()  # more folders (in ``folder``) its imports are found in
+    cwd: Optional[str] = None  # its working folder in ``folder`` (None: its own)
 
 
 @dataclass
@@ -51,6 +55,11 @@ class _Job:
     realign: List[Tuple[int, int]] = field(default_factory=list)  # line spans: random streams realigned around them
     line_map: Optional[Dict[int, int]] = None  # a fixed variant's line -> the program's line
     prelude: Optional[str] = None  # a synthesized harness's objects, built before the program runs
+    relpath: Optional[str] = None
+    module: Optional[str] = None
+    paths: Tuple[str, ...] = ()
+    cwd: Optional[str] = None
+    text: Optional[str] = None  # the variant before its harness's epilogue (a later attempt's goes there)
 
 
 def _lines(f: Finding) -> List[int]:
@@ -98,7 +107,38 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _program_of(result) -> _Program:
+class _Run:
+    """The files of the run as one program (``runtime_check.project``), read only when a
+    file needs it: where a file runs from, and the project's classes for a harness."""
+
+    def __init__(self, results: Sequence):
+        self.paths = [str(r.path) for r in results if getattr(r, "path", None) is not None and str(r.path).endswith(".py")]
+        self._project = None
+
+    @property
+    def project(self):
+        if self._project is None:
+            from scopelint.runtime_check.project import Project
+
+            self._project = Project.of(self.paths)
+        return self._project
+
+    def layout(self, path: str):
+        from scopelint.runtime_check.project import layout
+
+        try:
+            return self.project.layout(path)
+        except Exception:  # (an analysis bug: the file runs from its folder, as before)
+            return layout(path)
+
+    def models(self, path: str):
+        """``project`` for ``synth.plan``: what the harness of ``path`` asks the project."""
+        from scopelint.runtime_check.project import Asker
+
+        return Asker(lambda: self.project, path, len(self.paths))
+
+
+def _program_of(result, run: Optional[_Run] = None) -> _Program:
     # (SL001 is about comments: removing one never changes what the program does)
     findings = [f for f in result.findings if f.code not in (SYNTAX_ERROR, UNUSED_NOQA)]
     prog = _Program(result.filename, None, findings)
@@ -119,11 +159,18 @@ def _program_of(result) -> _Program:
         prog.skip = "no program text to run (stdin)"
         return prog
     prog.source = source
+    project = None
     if result.path is not None:
         prog.folder = os.path.dirname(os.path.abspath(str(result.path)))
-    # A snippet or a function nobody calls: a harness fills its holes (synth, holes).
+        if run is not None:
+            where = run.layout(str(result.path))
+            prog.folder, prog.relpath, prog.module = where.root, where.relpath, where.module
+            prog.paths, prog.cwd = where.paths, where.cwd
+            project = run.models(str(result.path))
+    # A snippet or a function nobody calls: a harness fills its holes (synth, holes), with
+    # the project's own classes where it can build them.
     try:
-        planned = synth.plan(source, sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
+        planned = synth.plan(source, sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings}, project=project)
     except Exception as exc:  # (an analysis bug must not stop the verification of the other files)
         prog.skip = f"no harness could be synthesized for this fragment: {type(exc).__name__}: {exc}"
         return prog
@@ -131,7 +178,7 @@ def _program_of(result) -> _Program:
         prog.skip = f"not self-contained, and no harness can be synthesized: {planned}"
         return prog
     prog.harness = planned
-    prog.harness_for = (sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings})
+    prog.harness_for = (sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings}, project)
     prog.frameworks = planned.frameworks if planned is not None else harness.frameworks_of(source)
     missing = [fw for fw in prog.frameworks if importlib.util.find_spec(fw) is None]
     if missing:
@@ -259,7 +306,8 @@ def verify(
     """Attach ``Finding.runtime`` to every finding of ``results`` (FileResult-like)."""
     devices = ["cpu", "cuda"] if device == "all" else [device]
     cuda = harness.cuda_present() if "cuda" in devices else False
-    programs = [_program_of(r) for r in results]
+    run = _Run(results)
+    programs = [_program_of(r, run) for r in results]
 
     jobs_by_key: Dict[Tuple[str, str, str], _Job] = {}
     plan: List[Tuple[Finding, str, Optional[Tuple], Optional[Tuple], Optional[str]]] = []
@@ -289,15 +337,18 @@ def verify(
                 fixed_key = (file_key, dev, _digest(fixed))
                 lines = _lines(f)
                 watched[id(f)] = (lines, _mapped_lines(prog.source, fixed, lines))
-                wrap = prog.harness.program if prog.harness is not None else (lambda text: text)
+                wrap = (lambda text: prog.harness.program(text, bool(prog.module))) if prog.harness is not None else (lambda text: text)
                 prelude = prog.harness.prelude if prog.harness is not None else None
                 if orig_key not in jobs_by_key:
                     jobs_by_key[orig_key] = _Job(orig_key, wrap(prog.source), prog.display, prog.frameworks, dev, prog.folder,
-                                                 realign=regions, prelude=prelude)
+                                                 realign=regions, prelude=prelude, relpath=prog.relpath, module=prog.module,
+                                                 paths=prog.paths, cwd=prog.cwd, text=prog.source)
                 if fixed_key not in jobs_by_key:
                     images = sorted({im for im in (_image(r, ops[id(f)]) for r in regions) if im is not None})
                     jobs_by_key[fixed_key] = _Job(fixed_key, wrap(fixed), prog.display, prog.frameworks, dev, prog.folder,
-                                                  realign=images, line_map=_line_map(ops[id(f)]), prelude=prelude)
+                                                  realign=images, line_map=_line_map(ops[id(f)]), prelude=prelude,
+                                                  relpath=prog.relpath, module=prog.module, paths=prog.paths, cwd=prog.cwd,
+                                                  text=fixed)
                 jobs_by_key[orig_key].watch.update(watched[id(f)][0])
                 jobs_by_key[fixed_key].watch.update(watched[id(f)][1])
                 plan.append((f, dev, orig_key, fixed_key, None))
@@ -319,8 +370,8 @@ def verify(
             if orig_key[:2] in fallback:
                 detail += f" [{fallback[orig_key[:2]]}]"
             if jobs_by_key[orig_key].prelude is not None:
-                n = programs[int(orig_key[0].split(":", 1)[0])].harness.attempt
-                detail += " (synthesized harness)" if n == 0 else f" (synthesized harness, attempt {n + 1})"
+                h = programs[int(orig_key[0].split(":", 1)[0])].harness
+                detail += " (synthesized harness" + (f", attempt {h.attempt + 1}" if h.attempt else "") + "".join(f"; {n}" for n in h.notes) + ")"
         per_finding.setdefault(id(f), []).append((dev, verdict, detail, seconds))
     for prog in programs:
         for f in prog.findings:
@@ -329,7 +380,7 @@ def verify(
                 continue
             f.runtime = _combine(outcomes)
             if prog.harness is not None:
-                f.runtime["harness"] = prog.harness.text(prog.source)
+                f.runtime["harness"] = prog.harness.text(prog.source, bool(prog.module))
                 f.runtime["holes"] = list(prog.harness.filled)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
             f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
@@ -347,9 +398,10 @@ def _missed(run, watch) -> bool:
 def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner) -> None:
     """Where a fragment's program as written never reached its flagged lines in the
     synthesized harness, run all its variants again in the next attempt's harness
-    (``synth.plan(..., attempt=n)``: other sizes, another loss), up to ``synth.ATTEMPTS``;
-    the last attempt's runs stand."""
-    for n in range(1, synth.ATTEMPTS):
+    (``synth.plan(..., attempt=n)``: other sizes, another loss; after a project's own
+    class, the stand-in), up to the harness's ``attempts``; the last attempt's runs stand."""
+    most = max([p.harness.attempts for p in programs if p.harness is not None] + [synth.ATTEMPTS])
+    for n in range(1, most):
         retry: List[_Job] = []
         for index, prog in enumerate(programs):
             if prog.harness is None:
@@ -358,12 +410,20 @@ def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progr
             group = [j for k, j in jobs_by_key.items() if k[0] == file_key]
             if not any(_missed(runs.get(j.key), j.watch) for j in group if j.key[2] == "original"):
                 continue
-            nxt = synth.plan(prog.source, *prog.harness_for, attempt=n)
-            if not isinstance(nxt, synth.Harness) or nxt.prelude == prog.harness.prelude:
+            lines, codes, project = prog.harness_for
+            failed = None
+            if n == 1:  # (how the first attempt ended: where it built the project's class, the note says)
+                first = runs.get((file_key, group[0].key[1], "original"))
+                exc = ((first.trace or {}).get("exception") if first is not None else None)
+                failed = _exception_text(exc) if exc else None
+            nxt = synth.plan(prog.source, lines, codes, attempt=n, project=project, failed=failed)
+            if not isinstance(nxt, synth.Harness) or (nxt.prelude, nxt.epilogue) == (prog.harness.prelude, prog.harness.epilogue):
                 continue
             prog.harness = nxt
             for j in group:
                 j.prelude = nxt.prelude
+                if j.text is not None:
+                    j.source = nxt.program(j.text, bool(prog.module))
                 fallback.pop(j.key[:2], None)
             retry += group
         if not retry:
@@ -438,6 +498,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
                 extra["realign"] = job.realign
             if job.prelude is not None:
                 extra["prelude"] = job.prelude
+            if job.relpath is not None:
+                extra.update(relpath=job.relpath, module=job.module, paths=job.paths, cwd=job.cwd)
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result
