@@ -469,6 +469,7 @@ def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst
 
 class Analyzer:
     MAX_ROUNDS = 6
+    MAX_ROUNDS_UNLINKED = 4  # (in a file nothing backpropagates in: see ``_link_returns``)
     # Walk callers before callees, and a function whose callers (by name, in this file)
     # were all walked in this round with the inputs those walks give it (False: every
     # function with its inputs of the last round, in the file's order; the results are the
@@ -497,6 +498,11 @@ class Analyzer:
         # (``_bind_name`` scanned every value for each binding: quadratic in a module of
         # thousands of definitions).
         self._dotted_prefixes: Set[str] = set()
+        # Values returned by local functions are linked to their callers by value
+        # (``Returns.template``) where something is backpropagated: that is what the
+        # rules following those links are about, and library code without a backward
+        # keeps the cheaper summaries (fewer rounds to a fixpoint).
+        self._link_returns = self.whole is None or self.whole.backprop
         self.functions: List[FunctionInfo] = []
         self.module_functions: Dict[str, FunctionInfo] = {}
         self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
@@ -615,7 +621,8 @@ class Analyzer:
         # knows its callers (``forward``, called as ``net(x)``), these were.
         seen_calling: Dict[int, Set[int]] = {}
         pending: Set[int] = set()  # functions given arguments by a walk that met a function not walked yet
-        for _ in range(self.MAX_ROUNDS):
+        # (links by value take a round per level of calls to settle)
+        for _ in range(self.MAX_ROUNDS if self._link_returns else self.MAX_ROUNDS_UNLINKED):
             self._reset()
             walked: Set[int] = set()
             for info in order:
@@ -658,7 +665,7 @@ class Analyzer:
                     or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
                     or params.keys() != info.params.keys()
-                    or ((returns.template is not None or id(info) in tainted) and _same_shape(info.params, params) is None)
+                    or (id(info) in tainted and _same_shape(info.params, params) is None)
                     or returns != info.returns
                     or grad_effects != info.grad_effects
                 ):
@@ -1073,7 +1080,7 @@ class Analyzer:
     def _template(self, info: FunctionInfo, returned: List[Value]) -> Optional[Template]:
         """What ``info`` returns in terms of its parameters' values (``Returns.template``)."""
         slots = {id(v): name for name, v in info.params.items() if name in info.param_names}
-        if not slots:
+        if not slots or not self._link_returns:
             return None
         root = returned[0]
         for v in returned[1:]:
@@ -1791,7 +1798,7 @@ class Analyzer:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
-        if target is not None and id(target) not in self._walks:
+        if target is not None and self._link_returns and id(target) not in self._walks:
             self._walk.pending = True  # (walked again once ``target`` has a summary)
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, False, PENDING, state)
         if target is not None:  # a local function or method: its summary

@@ -74,6 +74,10 @@ class Whole:
     # The text analysed (the file, or the plan's slice of it) may hold an assignment
     # expression (``:=``): ``names.Names`` then walks every expression for binders.
     walrus: bool = True
+    # Something in the file backpropagates (``.backward``, ``backward(...)``, ``grad(...)``,
+    # ``autograd.grad``): the analysis then links returned values by value
+    # (``facts.Returns.template``), which costs rounds library code has no use for.
+    backprop: bool = True
 
     def escapes(self, name: str, method: bool) -> bool:
         """Whether the function (a method: ``method``) named ``name`` is referenced
@@ -760,7 +764,21 @@ def inner_cuts(body: Iterable[ast.stmt]) -> Cuts:
 def whole_of(tree: ast.Module) -> Whole:
     """``Whole`` of a file analysed in full."""
     found = _index(tree.body)
-    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in _counts(found)), walrus=bool(found[ast.NamedExpr]))
+    return Whole(frozenset(_frameworks(_imports(tree.body))), *(dict(c) for c in _counts(found)), walrus=bool(found[ast.NamedExpr]),
+                 backprop=_backprop(found))
+
+
+def _backprop(found: Dict[type, List[ast.AST]]) -> bool:
+    """``Whole.backprop`` of the nodes ``_index`` found."""
+    for node in found[ast.Attribute]:
+        a = node.attr
+        if a == "backward" or (a == "grad" and type(node.value) in (ast.Name, ast.Attribute) and _ATTR_OR_ID(node.value) == "autograd"):
+            return True
+    return any(node.id in ("backward", "grad") for node in found[ast.Name])
+
+
+def _ATTR_OR_ID(node) -> str:
+    return node.id if type(node) is ast.Name else node.attr
 
 
 def whole_of_source(code: str) -> Optional[Whole]:
@@ -884,7 +902,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     if fnames:
         _count(full if full is not None else _counts(found), fnames, counts)
     walrus = any(owner[node.lineno] in kept for node in found[ast.NamedExpr])  # (in what is parsed)
-    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus)
+    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus, backprop=_backprop(found))
     starts = tuple(u.first for u in units if u.kind != "method")
     body = tuple(tree.body) if len(kept) == n else _kept_body(tree, units, kept, lines)
     return Plan(text, whole, kept_lines, total, starts, body, lines, inner_cuts(body) if total > LONG_STATEMENT else ())
