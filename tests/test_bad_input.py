@@ -409,7 +409,8 @@ def test_every_format_says_how_many_files_failed_and_exits_2(proj, monkeypatch, 
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
-def test_a_worker_that_dies_costs_only_its_file(proj, monkeypatch, capsys):
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])  # (without: workers start before the program is read)
+def test_a_worker_that_dies_costs_only_its_file(proj, monkeypatch, capsys, cache):
     import multiprocessing
 
     if multiprocessing.get_start_method(allow_none=False) != "fork":
@@ -424,7 +425,7 @@ def test_a_worker_that_dies_costs_only_its_file(proj, monkeypatch, capsys):
         return real(task)
 
     monkeypatch.setattr(scopelint.runner, "_check_path", dying)
-    rc, out, err = run(["check", "--output-format", "concise", "--jobs", "2"], proj, monkeypatch, capsys)
+    rc, out, err = run(["check", "--output-format", "concise", "--jobs", "2", *cache], proj, monkeypatch, capsys)
     assert SIBLING in found(out)
     assert len([f for f in found(out) if f[3] == "SL104"]) == 8
     assert "crash.py" in err and "crashed" in err
@@ -438,7 +439,8 @@ def test_form_feed_and_line_separator_do_not_shift_the_shown_line(proj, monkeypa
     assert "4 | with torch.no_grad:" in out
 
 
-def test_a_pool_that_breaks_while_chunks_are_handed_out_loses_no_file_and_runs_none_here(proj, monkeypatch, capsys):
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_a_pool_that_breaks_while_chunks_are_handed_out_loses_no_file_and_runs_none_here(proj, monkeypatch, capsys, cache):
     """A worker may die before every chunk is submitted (submit then raises): the rest
     is retried in worker processes, never in this one (a crash here would end the run)."""
     from concurrent.futures import ProcessPoolExecutor
@@ -463,7 +465,7 @@ def test_a_pool_that_breaks_while_chunks_are_handed_out_loses_no_file_and_runs_n
 
     monkeypatch.setattr(ProcessPoolExecutor, "submit", breaking_submit)
     monkeypatch.setattr(scopelint.runner, "_check_path", checked)
-    rc, out, err = run(["check", "--output-format", "concise", "--jobs", "2"], proj, monkeypatch, capsys)
+    rc, out, err = run(["check", "--output-format", "concise", "--jobs", "2", *cache], proj, monkeypatch, capsys)
     assert SIBLING in found(out)
     assert len([f for f in found(out) if f[3] == "SL104"]) == 40
     assert "internal error" not in err

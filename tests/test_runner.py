@@ -87,3 +87,56 @@ def test_parallel_results_come_back_in_the_order_of_the_tasks(tmp_path):
     results = runner.check_paths(tasks, 2)
     assert [r.filename for r in results] == [t[1] for t in tasks]
     assert [len(r.findings) for r in results] == list(range(1, 13))
+
+
+_NO_GRAD_HELPER = "import torch\n\n\n@torch.no_grad()\ndef run_model(model, x):\n    return model(x)\n"
+_TRAIN = """import torch
+from torch import nn
+from utils import run_model
+
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    x, y = torch.randn(8, 4), torch.randint(0, 2, (8,))
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(run_model(model, x), y)
+    loss.backward()
+    opt.step()
+"""
+
+
+def _program(tmp_path):
+    """Files told something by the others (``train*.py`` call ``utils.run_model``, which
+    runs under ``no_grad``: SL101 only with the program) and files told nothing."""
+    (tmp_path / "utils.py").write_text(_NO_GRAD_HELPER)
+    tasks = []
+    for i in range(6):
+        (tmp_path / f"train{i}.py").write_text(_TRAIN + "\n" * i)
+        (tmp_path / f"alone{i}.py").write_text("import torch\n" + "with torch.no_grad:\n    pass\n" * (i + 1))
+    for path in sorted(tmp_path.glob("*.py")):
+        tasks.append((str(path), path.name, Settings(), False))
+    return tasks
+
+
+def _seen(results):
+    return [(r.filename, [(f.code, f.start, f.message) for f in r.findings], r.errors) for r in results]
+
+
+@pytest.mark.parametrize("slow_program", [False, True])
+def test_workers_started_before_the_program_is_read_give_its_findings(tmp_path, monkeypatch, slow_program):
+    """``--no-cache --jobs N``: the workers lint while the program is read; what they
+    linted of a file the program tells something is linted again with it."""
+    tasks = _program(tmp_path)
+    serial = _seen(runner.check_paths(tasks, 1))
+    assert [f[0] for name, found, _ in serial for f in found if name.startswith("train")] == ["SL101"] * 6
+    if slow_program:  # every speculative chunk is done before the program is known
+        import time
+
+        real = runner._in_program
+
+        def slow(*args, **kwargs):
+            time.sleep(3)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(runner, "_in_program", slow)
+    assert _seen(runner.check_paths(tasks, 2)) == serial

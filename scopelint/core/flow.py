@@ -467,6 +467,92 @@ def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst
     return None
 
 
+def _scan_names(roots, unit: int, called: Dict[str, Set[int]], referenced: Set[str]) -> Set[str]:
+    """For ``Analyzer._static_callers``: the names the unit whose code is ``roots`` reads
+    itself (not in a nested class, lambda or function header: ``_free_names``); into
+    ``called``, the names it calls (a call's function, or its attribute) with ``unit``;
+    into ``referenced``, every other name and attribute. Two stacks (the unit's own
+    nodes, then the others) instead of (node, flag) pairs: ~0.8 s of CPU on torch's tree."""
+    name_t, attr_t, call_t, func_t, arg_t = cst.Name, cst.Attribute, cst.Call, cst.FunctionDef, cst.Arg
+    class_t, lambda_t = cst.ClassDef, cst.Lambda
+    children = iter_children
+    mention = referenced.add
+    own: Set[str] = set()
+    note = own.add
+    other: list = []
+    todo = list(roots)
+    pop, push, push_all = todo.pop, todo.append, todo.extend
+    while todo:
+        n = pop()
+        t = type(n)
+        if t is name_t:
+            v = n.value
+            mention(v)
+            note(v)
+        elif t is attr_t:
+            v = n.attr.value
+            mention(v)
+            note(v)
+            push(n.value)
+        elif t is call_t:
+            f = n.func
+            tf = type(f)
+            if tf is name_t:
+                v = f.value
+                called[v].add(unit)
+                note(v)
+            elif tf is attr_t:
+                v = f.attr.value
+                called[v].add(unit)
+                note(v)  # (as ``walk`` yields an attribute's name)
+                push(f.value)
+            else:
+                push(f)
+            push_all(n.args)
+        elif t is arg_t:
+            push(n.value)
+            if n.keyword is not None:
+                push(n.keyword)
+        elif t is func_t:
+            # (its decorators, defaults and annotations run here; its body is a unit)
+            other.extend(n.decorators)
+            other.append(n.params)
+            if n.returns is not None:
+                other.append(n.returns)
+        elif t is class_t or t is lambda_t:
+            other.extend(children(n))
+        else:
+            push_all(children(n))
+    pop, push, push_all = other.pop, other.append, other.extend
+    while other:
+        n = pop()
+        t = type(n)
+        if t is name_t:
+            mention(n.value)
+        elif t is attr_t:
+            mention(n.attr.value)
+            push(n.value)
+        elif t is call_t:
+            f = n.func
+            tf = type(f)
+            if tf is name_t:
+                called[f.value].add(unit)
+            elif tf is attr_t:
+                called[f.attr.value].add(unit)
+                push(f.value)
+            else:
+                push(f)
+            push_all(n.args)
+        elif t is func_t:
+            push_all(n.decorators)
+            push(n.params)
+            if n.returns is not None:
+                push(n.returns)
+        else:
+            push_all(children(n))
+    return own
+
+
 class Analyzer:
     MAX_ROUNDS = 6
     MAX_ROUNDS_UNLINKED = 4  # (in a file nothing backpropagates in: see ``_link_returns``)
@@ -712,50 +798,8 @@ class Analyzer:
         called: Dict[str, Set[int]] = defaultdict(set)
         referenced: Set[str] = set()
         for info in [None, *self.functions]:
-            unit = id(info)
             root = self.module.body if info is None else info.node.body
-            # (node, whether a name there is read by the unit itself: not in a nested
-            # class, lambda or function header, see ``_free_names``)
-            todo = [(n, True) for n in (root if isinstance(root, (list, tuple)) else [root])]
-            own: Set[str] = set()
-            while todo:
-                n, plain = todo.pop()
-                t = type(n)
-                if t is cst.FunctionDef:
-                    # (its decorators, defaults and annotations run here; its body is a unit)
-                    todo.extend((d, False) for d in n.decorators)
-                    todo.append((n.params, False))
-                    if n.returns is not None:
-                        todo.append((n.returns, False))
-                    continue
-                if t is cst.Call:
-                    f = n.func
-                    if type(f) is cst.Name:
-                        called[f.value].add(unit)
-                        if plain:
-                            own.add(f.value)
-                    elif type(f) is cst.Attribute:
-                        called[f.attr.value].add(unit)
-                        if plain:
-                            own.add(f.attr.value)  # (as ``walk`` yields an attribute's name)
-                        todo.append((f.value, plain))
-                    else:
-                        todo.append((f, plain))
-                    todo.extend((a, plain) for a in n.args)
-                    continue
-                if t is cst.Name:
-                    referenced.add(n.value)
-                    if plain:
-                        own.add(n.value)
-                    continue
-                if t is cst.Attribute:
-                    referenced.add(n.attr.value)
-                    if plain:
-                        own.add(n.attr.value)
-                    todo.append((n.value, plain))
-                    continue
-                inner = plain and t is not cst.ClassDef and t is not cst.Lambda
-                todo.extend((c, inner) for c in iter_children(n))
+            own = _scan_names(root if isinstance(root, (list, tuple)) else [root], id(info), called, referenced)
             if info is not None:
                 self._names_in[id(info)] = own
         out: Dict[int, Optional[Set[int]]] = {}

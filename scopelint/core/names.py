@@ -14,7 +14,7 @@ import libcst as cst
 
 from scopelint.core.frameworks import MAKE_LEAF_METHODS, canonical, framework_of
 from scopelint.core.modules import relative_module
-from scopelint.core.syntax import is_nested_scope, walk
+from scopelint.core.syntax import iter_children, walk
 
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda]
 
@@ -117,10 +117,31 @@ def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True, progra
                 scope.bound.add(p.name.value)
     # Decorators, defaults and bases belong to the enclosing scope: only the body is ours.
     body = root.body if type(root) in (cst.FunctionDef, cst.ClassDef, cst.Lambda) else root
-    nodes = walk(body, lambda n: is_nested_scope(n) or type(n) is cst.CompFor) if walrus else _statement_walk(body)
-    for node in nodes:
-        if type(node) in _BINDERS:
+    if not walrus:
+        for node in _statement_walk(body):
+            if type(node) in _BINDERS:
+                _bind(scope, node, program)
+        return
+    # ``walk(body, prune)`` with ``prune`` nested scopes and ``CompFor``, inlined (the
+    # same nodes in the same order: later bindings win): a file with one ``:=`` walks
+    # every expression of every scope here.
+    binders, stops = _BINDERS, _NOT_ENTERED
+    todo = [body]
+    pop, extend = todo.pop, todo.extend
+    while todo:
+        node = pop()
+        t = type(node)
+        if t in binders:
             _bind(scope, node, program)
+        if t in stops and node is not body:
+            continue
+        children = iter_children(node)
+        if children:
+            children.reverse()
+            extend(children)
+
+
+_NOT_ENTERED = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.CompFor})  # (``is_nested_scope``, and comprehensions)
 
 
 # Where the binders other than ``:=`` can be: statement bodies, assignment targets,

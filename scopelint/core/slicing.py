@@ -605,8 +605,10 @@ def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
     todo = [stmt]
     while todo:
         node = todo.pop()
-        yield node
         t = type(node)
+        if node is None or t is str:  # (in a list: ``{**d}``'s key, ``case C(a=x)``'s name)
+            continue
+        yield node
         if t in _FUNCS or t is ast.Lambda:
             args = node.args
             todo.extend(getattr(node, "decorator_list", ()))
@@ -614,7 +616,20 @@ def _module_scope(stmt: ast.AST) -> Iterable[ast.AST]:
         elif t is ast.ClassDef:  # (the module walk walks a class body, not a function's)
             todo.extend((*node.decorator_list, *node.bases, *node.keywords, *node.body))
         else:
-            todo.extend(ast.iter_child_nodes(node))
+            # ``ast.iter_child_nodes`` without its generators, and without the operator and
+            # context nodes (``ast.Load``, ``ast.Add``: nothing the plan reads of them).
+            fields = _SCOPE_FIELDS.get(t)
+            if fields is None:
+                fields = _SCOPE_FIELDS[t] = tuple(f for f in t._fields if f not in ("ctx", "op", "ops"))
+            for name in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    todo.extend(value)
+                elif isinstance(value, _AST):
+                    todo.append(value)
+
+
+_SCOPE_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _root_name(node: ast.AST) -> Optional[str]:

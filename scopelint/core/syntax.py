@@ -44,16 +44,13 @@ def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     if names is None:
         names = tuple(f.name for f in dataclasses.fields(node) if not any(k in f.name for k in _SKIPPED))
         _FIELDS[type(node)] = names
-    out = []
+    out: List[cst.CSTNode] = []
     known = _NODES.get
     for name in names:
         value = getattr(node, name)
         t = type(value)
         if t is list or t is tuple:
-            for item in value:
-                is_node = known(type(item))
-                if is_node or (is_node is None and _is_node(type(item))):
-                    out.append(item)
+            out.extend(value)  # (LibCST's sequence fields hold nodes only)
         else:
             is_node = known(t)
             if is_node or (is_node is None and _is_node(t)):
