@@ -334,6 +334,21 @@ class Act(nn.Module):
     def forward(self, x):
         return self.act(x)
 """
+LEAKY = """
+
+def leaky(x):
+    return F.leaky_relu(x, 0.2) * 2 ** 0.5
+"""
+GATED = """
+
+def gated(module, x):
+    return x * 2 if module.training else x
+"""
+MAKE = """
+
+def make_extra():
+    return {layer}
+"""
 BIG = """from model import Net
 
 
@@ -374,6 +389,44 @@ MODE_FREE_LAYOUTS = {
                                 "main.py": sr_main(make="Big()").replace("from model import Net\n", BIG)}, True),
     "made_by_a_function_of_the_program": ({"model.py": sr_net() + "\n\ndef make():\n    return Net(2)\n",
                                            "main.py": sr_main("from model import make", "make()")}, True),
+    # Helper functions (rosinality/stylegan2-pytorch: op/fused_act.py's FusedLeakyReLU calls
+    # fused_leaky_relu of its own module, model.py's layers call op's upfirdn2d and
+    # make_kernel): a module-level function counts by its body, in the class's module or,
+    # as that module found it, in another module of the program.
+    "helper_of_its_module": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = leaky(x)") + LEAKY}, False),
+    "helper_of_its_module_with_dropout": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = leaky(x)")
+                                           + LEAKY.replace("F.leaky_relu(x, 0.2)", "F.dropout(x, 0.2)")}, True),
+    "helper_reads_training": ({"model.py": sr_net(forward="x = gated(self, x)") + GATED}, True),
+    "helper_builds_the_layer": ({"model.py": sr_net(layer="make_extra()") + MAKE.format(layer="nn.ReLU()")}, False),
+    "helper_builds_a_batch_norm": ({"model.py": sr_net(layer="make_extra()") + MAKE.format(layer="nn.BatchNorm2d(4)")}, True),
+    "helper_calls_a_parameter": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = apply(F.relu, x)")
+                                  + "\n\ndef apply(fn, x):\n    return fn(x)\n"}, True),
+    "helper_decorated": ({"model.py": sr_net(imp="import functools\nimport torch.nn.functional as F", forward="x = leaky(x)")
+                          + LEAKY.replace("def leaky", "@functools.lru_cache()\ndef leaky")}, True),
+    "helper_of_another_module": ({"model.py": sr_net(imp="from ops import leaky", forward="x = leaky(x)"),
+                                  "ops.py": "import torch.nn.functional as F\n" + LEAKY}, False),
+    "helper_of_another_module_with_dropout": ({"model.py": sr_net(imp="from ops import leaky", forward="x = leaky(x)"),
+                                               "ops.py": "import torch.nn.functional as F\n" + LEAKY.replace("F.leaky_relu(x, 0.2)", "F.dropout(x, 0.2)")},
+                                              True),
+    "helper_of_another_module_builds_a_batch_norm": ({"model.py": sr_net(imp="from ops import make_extra", layer="make_extra()"),
+                                                      "ops.py": "from torch import nn\n" + MAKE.format(layer="nn.BatchNorm2d(4)")}, True),
+    "helper_of_another_module_builds_the_layer": ({"model.py": sr_net(imp="import ops", layer="ops.make_extra()"),
+                                                   "ops.py": "from torch import nn\n" + MAKE.format(layer="nn.ReLU()")}, False),
+    # ``from op import upfirdn2d`` where op/upfirdn2d.py exists: op/__init__.py's
+    # ``from .upfirdn2d import upfirdn2d`` rebinds the name to the function.
+    "helper_reexported_over_its_submodule": ({"model.py": sr_net(imp="from op import leaky", forward="x = leaky(x)"),
+                                              "op/__init__.py": "from .leaky import leaky\n",
+                                              "op/leaky.py": "import torch.nn.functional as F\n" + LEAKY}, False),
+    "helper_reexported_over_its_submodule_with_dropout": ({"model.py": sr_net(imp="from op import leaky", forward="x = leaky(x)"),
+                                                           "op/__init__.py": "from .leaky import leaky\n",
+                                                           "op/leaky.py": "import torch.nn.functional as F\n"
+                                                           + LEAKY.replace("F.leaky_relu(x, 0.2)", "F.dropout(x, 0.2)")}, True),
+    "helper_of_another_package": ({"model.py": sr_net(imp="from ops_lib import leaky", forward="x = leaky(x)")}, True),
+    "helper_shadowed_by_a_local": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="leaky = self.extra\n            x = leaky(x)")
+                                    + LEAKY}, False),
+    "local_made_by_another_package": ({"model.py": sr_net(imp="from acts_lib import make_act", forward="act = make_act()\n            x = act(x)")},
+                                      True),
+    "layers_of_self_in_a_loop": ({"model.py": sr_net(forward="for layer in [self.conv, self.extra]:\n                x = layer(x)")}, False),
 }
 
 
