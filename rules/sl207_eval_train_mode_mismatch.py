@@ -2,7 +2,8 @@ import libcst as cst
 
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
-    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, recording, trained_models,
+    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
+    models_handed_to_helper, recording, trained_models, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
@@ -118,6 +119,8 @@ class EvalTrainModeMismatch(Rule):
                 models = trained_models(facts, call.target)
             elif call.external is not None and call.external.trains:  # a step of another module
                 models = call.external.arguments(call.node, call.external.trains)
+            elif _runs_the_training_forward(facts, call):  # a loss helper: the forward pass is in it
+                models = _forwarded(facts, call)
             else:
                 continue
             for name in sorted(models):
@@ -151,6 +154,21 @@ class EvalTrainModeMismatch(Rule):
                 done.add(key)
                 fix = _eval_fix(ctx, call)
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
+
+
+def _runs_the_training_forward(facts, call) -> bool:
+    """A call, in a loop that backpropagates, of a function without a backward that runs
+    models handed to it (``loss = anneal_dsm_score_estimation(score, X, ...)``: ncsn's
+    loss helper of ``losses/dsm.py``), whose result is backpropagated."""
+    if not helper_forwards(facts, call) or not backwards_in_loop(facts, call.loops[-1]):
+        return False
+    return id(call.node) in backpropagated_nodes(facts)
+
+
+def _forwarded(facts, call) -> set:
+    """The caller's names for the models the helper runs, but those of a class known to
+    be mode-free."""
+    return {name for name, value in models_handed_to_helper(facts, call) if not value_mode_free(facts, value)}
 
 
 def _evaluates(call, inference_functions) -> bool:

@@ -498,11 +498,11 @@ def summarize(source: str, filename: str, program: Optional["Context"] = None, f
     of its code) and its model classes, from an analysis of the whole text (no gate: a
     summary must see every ``return``). ``filename``: how messages name it. Never
     raises: what cannot be analysed exports nothing."""
-    from scopelint.core.interfile import Exports, may_export
+    from scopelint.core.interfile import Exports, calls_a_parameter, may_export
 
     if skip_file(source):
         return Exports()
-    if not may_export(source, program is not None and bool(program.functions or program.model_classes)):
+    if not may_export(source, program is not None and bool(program.functions or program.model_classes)) and not calls_a_parameter(source):
         if _MODULE_DEF.search(source) is None:
             return Exports()
         functions = False  # (no summary to carry: only which of its functions are mode-free)
@@ -541,10 +541,11 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     steps = {id(b.func) for b in facts.backwards if b.func is not None}
     trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
+    forwards = {id(f): queries.forwarded_models(facts, f) for f in facts.functions if id(f) not in steps and f.cls is None and f.parent is None}
     mode_free = {name for name in analyzer.model_classes if queries.mode_free_class(facts, name)}
     mode_free_functions = {f.name for f in facts.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
     return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
-                      mode_free_functions)
+                      mode_free_functions, forwards)
 
 
 def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> Tuple[set, set]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
-from scopelint.core.interfile import Context, Exports, Summary, may_export
+from scopelint.core.interfile import Context, Exports, Summary, calls_a_parameter, may_export
 from scopelint.core.modules import relative_module
 from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called_without_grad, text_may_anchor
 
@@ -345,7 +345,8 @@ def _may_be_function(mod: _Module, name: str) -> bool:
     if m is None:
         return False
     end = _TOP_LEVEL.search(text, m.end())
-    return may_export(text[m.start():end.start() if end is not None else len(text)], False)
+    definition = text[m.start():end.start() if end is not None else len(text)]
+    return may_export(definition, False) or calls_a_parameter(definition)
 
 
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module-level statement

@@ -8,11 +8,11 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
-from scopelint.core.interfile import NO_CONTEXT, Context
+from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
-from scopelint.core.state import DATA_TAGS, Origin, State, Switch, Value
+from scopelint.core.state import DATA_TAGS, Mode, Origin, State, Switch, Value
 
 _SPELLING = {
     "torch.no_grad": "torch.no_grad()",
@@ -266,6 +266,48 @@ def trained_models(facts: Facts, step: FunctionInfo) -> set:
     models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
     restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
     return models - restored
+
+
+def forwarded_models(facts: Facts, func: FunctionInfo) -> set:
+    """What a function without a backward runs as a model while recording, rooted at its
+    parameters, when it calls no ``train()``/``eval()`` of them: a loss helper
+    (ncsn's ``anneal_dsm_score_estimation(scorenet, ...)`` runs ``scorenet``). Its caller
+    backpropagating the result trains them in the mode the caller left them in."""
+    if any(b.func is func for b in facts.backwards):
+        return set()
+    params = set(func.param_names)
+    calls = facts.calls_in(func)
+    # A parameter it calls (``scorenet(x)``, ``net.forward(x)``), where recording is not
+    # off: whether it is a model, the caller knows (it put it in eval mode).
+    models = {c.callee[: -len(".forward")] if c.method == "forward" else c.callee for c in calls
+              if c.qname is None and c.callee and c.state.recording(F.TORCH).mode is not Mode.OFF
+              and (c.callee in params or (c.method == "forward" and c.callee.count(".") == 1 and c.callee.partition(".")[0] in params))}
+    return models - {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
+
+
+def helper_forwards(facts: Facts, call) -> tuple:
+    """What the function a call runs (of this file: module level, or of another module:
+    its summary) runs as models, in its own spelling (``forwarded_models``)."""
+    if call.external is not None:
+        return tuple(getattr(call.external, "forwards", ()))
+    target = call.target
+    if target is not None and target.cls is None and target.parent is None:
+        return tuple(sorted(forwarded_models(facts, target)))
+    return ()
+
+
+def models_handed_to_helper(facts: Facts, call) -> list:
+    """(the caller's spelling, its value) of each model the helper a call runs runs
+    (``helper_forwards``), as the call's arguments name them."""
+    names = helper_forwards(facts, call)
+    if not names:
+        return []
+    helper = call.external if call.external is not None else Summary(call.target.name, "", tuple(call.target.param_names))
+    out = []
+    for name in sorted(helper.arguments(call.node, names)):
+        value = next((v for a, v in zip(call.node.args, call.args) if dotted(a.value) == name.partition(".")[0]), None)
+        out.append((name, value if "." not in name else None))
+    return out
 
 
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
@@ -1428,6 +1470,12 @@ def model_class_of(facts: Facts, call) -> Optional[str]:
             top = top.parent
         return top.cls.name.value if top.cls is not None and top.in_model_class else None
     value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    return class_of_value(facts, value)
+
+
+def class_of_value(facts: Facts, value: Optional[Value]) -> Optional[str]:
+    """The model class (of this file, or of another module of the program, dotted) whose
+    instance ``value`` is, where the flow tells (see ``model_class_of``)."""
     found = set()
     todo, seen = [value] if value is not None else [], set()
     while todo:
@@ -1463,6 +1511,17 @@ def eval_changes_nothing(facts: Facts, call) -> bool:
     name = model_class_of(facts, call)
     if name is None:
         return _mode_free_layer(facts, call)
+    if _program(facts).is_model_class(name):
+        return _program(facts).is_mode_free(name)
+    return mode_free_class(facts, name)
+
+
+def value_mode_free(facts: Facts, value: Optional[Value]) -> bool:
+    """``value`` is a model of a class with no train/eval-sensitive layer (see
+    ``eval_changes_nothing``): a model handed to a helper that runs it."""
+    name = class_of_value(facts, value)
+    if name is None:
+        return _made_as_mode_free_layer(facts, value, facts.names.root)
     if _program(facts).is_model_class(name):
         return _program(facts).is_mode_free(name)
     return mode_free_class(facts, name)
@@ -1511,10 +1570,13 @@ def _mode_free_layer(facts: Facts, call) -> bool:
     right there (``model = nn.Linear(784, 10)``), or an ``nn.Sequential`` of such layers:
     ``eval()`` changes nothing."""
     value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    return _made_as_mode_free_layer(facts, value, call.func.scope if call.func is not None else facts.names.root)
+
+
+def _made_as_mode_free_layer(facts: Facts, value: Optional[Value], scope) -> bool:
     node = getattr(value, "node", None)
     if type(node) is not cst.Call:
         return False
-    scope = call.func.scope if call.func is not None else facts.names.root
 
     def layer(expr) -> Optional[str]:
         qname = facts.names.qualify(expr.func, scope) if type(expr) is cst.Call else None
