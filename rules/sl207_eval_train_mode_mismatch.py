@@ -28,11 +28,14 @@ class EvalTrainModeMismatch(Rule):
         an inference-named function, or a `no_grad` loop over held-out data
         (`val_loader`, `test_dataloader`, ...), in a function or at module level. A
         forward pass that is backpropagated and stepped while the model is in eval
-        mode on every path to it is reported too. A name rebound to a new model
-        (`model = make_model()` each fold) starts in train mode again. Not reported: a
-        model whose class (in the file, or in a module of the project it imports) has
-        no layer that depends on the mode (only `Linear`, `Conv2d`, `Embedding`,
-        activations...: eval() changes nothing), and a frozen auxiliary network kept in
+        mode on every path to it is reported too. The training forward pass may be
+        run by a helper the loop calls, in the file or in a module of the project (a
+        loss function handed the model: `loss = score_loss(model, x)`). A name rebound
+        to a new model (`model = make_model()` each fold) starts in train mode again.
+        Not reported: a model whose class (in the file, or in a module of the project it
+        imports) has no layer that depends on the mode (only `Linear`, `Conv2d`,
+        `Embedding`, activations..., and helper functions that build or compute
+        nothing else: eval() changes nothing), and a frozen auxiliary network kept in
         eval mode on purpose that no optimizer of the file holds (a perceptual loss's
         feature extractor).
     """
