@@ -1527,6 +1527,16 @@ def value_mode_free(facts: Facts, value: Optional[Value]) -> bool:
     return mode_free_class(facts, name)
 
 
+def constructs_a_class_of_the_file(facts: Facts, call) -> bool:
+    """``ResNet(BasicBlock, [2, 2, 2, 2])`` where ``ResNet`` is a class this file defines:
+    a constructor, no forward pass, whatever its name says (3D-ResNets-PyTorch's
+    ``generate_model``)."""
+    func = call.node.func
+    if type(func) is not cst.Name or call.func is None or call.func.scope.binder(func.value) is not facts.names.root:
+        return False
+    return any(f.cls is not None and f.cls.name.value == func.value for f in facts.functions) and func.value not in _rebound_names(facts)
+
+
 def held_by_no_optimizer(facts: Facts, value: Optional[Value]) -> bool:
     """Every optimizer of the file is built over known models' parameters, and none of them
     shares ``value``'s (a frozen feature extractor for a perceptual loss)."""
