@@ -3,7 +3,7 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
     backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
-    models_handed_to_helper, recording, trained_models, value_mode_free,
+    models_handed_to_helper, recording, trained_models, trained_models_as_called, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
@@ -119,7 +119,7 @@ class EvalTrainModeMismatch(Rule):
                     continue
                 models = {call.callee}
             elif call.target is not None and id(call.target) in steps:
-                models = trained_models(facts, call.target)
+                models = trained_models_as_called(facts, call)
             elif call.external is not None and call.external.trains:  # a step of another module
                 models = call.external.arguments(call.node, call.external.trains)
             elif _runs_the_training_forward(facts, call):  # a loss helper: the forward pass is in it

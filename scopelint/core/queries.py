@@ -310,6 +310,20 @@ def models_handed_to_helper(facts: Facts, call) -> list:
     return out
 
 
+def trained_models_as_called(facts: Facts, call) -> set:
+    """``trained_models`` of the training step of this file a call runs, as the caller
+    names them: a module-level step's parameters through the call's arguments
+    (``train_epoch(model, loader, opt)`` trains ``model`` where the step calls it ``net``,
+    as ``Summary.arguments`` maps a step of another module); other names as they are."""
+    step = call.target
+    models = trained_models(facts, step)
+    if step.cls is not None or step.parent is not None:
+        return models
+    params = set(step.param_names)
+    rooted = {m for m in models if m.partition(".")[0] in params}
+    return (models - rooted) | Summary(step.name, "", tuple(step.param_names)).arguments(call.node, sorted(rooted))
+
+
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
     return [b for b in facts.backwards if loop in b.loops]
 
