@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, names_escaping_block
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, constructs_a_class_of_the_file, names_escaping_block
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
@@ -79,7 +79,7 @@ class RecordingDuringInference(Rule):
             for call in facts.calls_in(func):
                 sw = call.state.torch
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
-                if not (sw.on or default_on) or not is_model_call(call):
+                if not (sw.on or default_on) or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
                 if not by_name and (call.callee not in call.in_eval or lightning_hook):
                     continue

@@ -2,7 +2,8 @@ import libcst as cst
 
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
-    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, recording, trained_models,
+    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
+    models_handed_to_helper, recording, trained_models, trained_models_as_called, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
@@ -27,11 +28,14 @@ class EvalTrainModeMismatch(Rule):
         an inference-named function, or a `no_grad` loop over held-out data
         (`val_loader`, `test_dataloader`, ...), in a function or at module level. A
         forward pass that is backpropagated and stepped while the model is in eval
-        mode on every path to it is reported too. A name rebound to a new model
-        (`model = make_model()` each fold) starts in train mode again. Not reported: a
-        model whose class (in the file, or in a module of the project it imports) has
-        no layer that depends on the mode (only `Linear`, `Conv2d`, `Embedding`,
-        activations...: eval() changes nothing), and a frozen auxiliary network kept in
+        mode on every path to it is reported too. The training forward pass may be
+        run by a helper the loop calls, in the file or in a module of the project (a
+        loss function handed the model: `loss = score_loss(model, x)`). A name rebound
+        to a new model (`model = make_model()` each fold) starts in train mode again.
+        Not reported: a model whose class (in the file, or in a module of the project it
+        imports) has no layer that depends on the mode (only `Linear`, `Conv2d`,
+        `Embedding`, activations..., and helper functions that build or compute
+        nothing else: eval() changes nothing), and a frozen auxiliary network kept in
         eval mode on purpose that no optimizer of the file holds (a perceptual loss's
         feature extractor).
     """
@@ -115,9 +119,11 @@ class EvalTrainModeMismatch(Rule):
                     continue
                 models = {call.callee}
             elif call.target is not None and id(call.target) in steps:
-                models = trained_models(facts, call.target)
+                models = trained_models_as_called(facts, call)
             elif call.external is not None and call.external.trains:  # a step of another module
                 models = call.external.arguments(call.node, call.external.trains)
+            elif _runs_the_training_forward(facts, call):  # a loss helper: the forward pass is in it
+                models = _forwarded(facts, call)
             else:
                 continue
             for name in sorted(models):
@@ -151,6 +157,21 @@ class EvalTrainModeMismatch(Rule):
                 done.add(key)
                 fix = _eval_fix(ctx, call)
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
+
+
+def _runs_the_training_forward(facts, call) -> bool:
+    """A call, in a loop that backpropagates, of a function without a backward that runs
+    models handed to it (``loss = anneal_dsm_score_estimation(score, X, ...)``: ncsn's
+    loss helper of ``losses/dsm.py``), whose result is backpropagated."""
+    if not helper_forwards(facts, call) or not backwards_in_loop(facts, call.loops[-1]):
+        return False
+    return id(call.node) in backpropagated_nodes(facts)
+
+
+def _forwarded(facts, call) -> set:
+    """The caller's names for the models the helper runs, but those of a class known to
+    be mode-free."""
+    return {name for name, value in models_handed_to_helper(facts, call) if not value_mode_free(facts, value)}
 
 
 def _evaluates(call, inference_functions) -> bool:

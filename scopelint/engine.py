@@ -498,14 +498,21 @@ def summarize(source: str, filename: str, program: Optional["Context"] = None, f
     of its code) and its model classes, from an analysis of the whole text (no gate: a
     summary must see every ``return``). ``filename``: how messages name it. Never
     raises: what cannot be analysed exports nothing."""
-    from scopelint.core.interfile import Exports, may_export
+    from scopelint.core.interfile import Exports, calls_a_parameter, may_export
 
-    if skip_file(source) or not may_export(source, program is not None and bool(program.functions or program.model_classes)):
+    if skip_file(source):
         return Exports()
+    if not may_export(source, program is not None and bool(program.functions or program.model_classes)) and not calls_a_parameter(source):
+        if _MODULE_DEF.search(source) is None:
+            return Exports()
+        functions = False  # (no summary to carry: only which of its functions are mode-free)
     try:
         return _on_big_stack(_summarize, source, filename, program, functions)
     except Exception:  # (nothing known is no summary: the callers' analyses stay silent)
         return Exports()
+
+
+_MODULE_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]", re.M)  # a module-level function
 
 
 def _summarize(source: str, filename: str, program: Optional["Context"], functions: bool) -> "Exports":
@@ -527,43 +534,50 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
     bases = {name: analyzer.framework_bases.get(id(node), ()) for name, (node, _) in analyzer.classes.items() if name in analyzer.model_classes}
     if not functions:
-        mode_free = _mode_free_classes(body, source, analyzer.model_classes, program)
+        mode_free, mode_free_functions = _mode_free_definitions(body, source, analyzer.model_classes, program)
         return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())),
-                       tuple(sorted(mode_free)))
+                       tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     steps = {id(b.func) for b in facts.backwards if b.func is not None}
     trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
+    forwards = {id(f): queries.forwarded_models(facts, f) for f in facts.functions if id(f) not in steps and f.cls is None and f.parent is None}
     mode_free = {name for name in analyzer.model_classes if queries.mode_free_class(facts, name)}
-    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free)
+    mode_free_functions = {f.name for f in facts.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
+    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
+                      mode_free_functions, forwards)
 
 
-def _mode_free_classes(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> set:
+def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> Tuple[set, set]:
     """Of a module's model classes (from its headers), those ``queries.mode_free_class``
-    finds mode-free: read from the module with their bodies and every module-level
-    statement (what a name there is bound to), the bodies of its functions and other
+    finds mode-free, and of its module-level functions those
+    ``queries.mode_free_function`` finds so: read from the module with their bodies and
+    every module-level statement (what a name there is bound to), the bodies of its other
     classes left out (a class whose ``__init__`` calls one is not mode-free either way).
-    No flow analysis runs: the question is only what the classes build and call."""
+    No flow analysis runs: the question is only what the classes and functions build
+    and call."""
     from scopelint.core import queries
     from scopelint.core.facts import Facts
     from scopelint.core.flow import Analyzer
     from scopelint.core.interfile import NO_CONTEXT
     from scopelint.core.lower import Unsupported, lower_module
 
-    if not model_classes:
-        return set()
-    kept = [n if isinstance(n, ast.ClassDef) and n.name in model_classes else _header_only(n) for n in body]
+    if not model_classes and not any(isinstance(n, ast.FunctionDef) for n in body):
+        return set(), set()
+    kept = [n if (isinstance(n, ast.ClassDef) and n.name in model_classes) or isinstance(n, ast.FunctionDef) else _header_only(n) for n in body]
     try:
         module = lower_module(kept, source)
     except Unsupported:  # (Python 3.12 or later, an identifier not ASCII: LibCST reads it all)
         module, _ = parse(source, "<module>")
         if module is None:
-            return set()  # (unknown: nothing is mode-free)
+            return set(), set()  # (unknown: nothing is mode-free)
         kept = body
     analyzer = Analyzer(module, whole=slicing.whole_of(ast.Module(body=kept, type_ignores=[])), program=program)
     facts = Facts(module, analyzer.names, frozenset(analyzer.names.frameworks), analyzer.functions, [], [], [], [],
                   program or NO_CONTEXT)
-    return {name for name in model_classes if name in analyzer.model_classes and queries.mode_free_class(facts, name)}
+    classes = {name for name in model_classes if name in analyzer.model_classes and queries.mode_free_class(facts, name)}
+    functions = {f.name for f in analyzer.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
+    return classes, functions
 
 
 def _header_only(node: ast.stmt) -> ast.stmt:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
-from scopelint.core.interfile import Context, Exports, Summary, may_export
+from scopelint.core.interfile import Context, Exports, Summary, calls_a_parameter, may_export
 from scopelint.core.modules import relative_module
 from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called_without_grad, text_may_anchor
 
@@ -192,15 +192,18 @@ class Program:
             models = set(found.model_classes)
             bases = dict(found.class_bases)
             mode_free = set(found.mode_free) - set(mod.imports)  # (a name also imported: which is bound is not told)
-            if context is not None:  # re-exported model classes
+            mode_free_functions = set(found.mode_free_functions) - set(mod.imports)
+            if context is not None:  # re-exported model classes and mode-free functions
                 for local, dotted in mod.imports.items():
                     if context.is_model_class(dotted):
                         if context.is_mode_free(dotted) and local not in found.model_classes:
                             mode_free.add(local)
                         models.add(local)
                         bases[local] = context.framework_bases(dotted)
+                    elif context.is_mode_free_function(dotted) and local not in found.model_classes:
+                        mode_free_functions.add(local)
             mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())),
-                                             tuple(sorted(mode_free)))
+                                             tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)))
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -239,7 +242,7 @@ class Program:
     def _resolve(self, mod: _Module, dotted: str) -> Optional[Tuple[_Module, str]]:
         """Where ``dotted`` (imported by ``mod``) is defined: through re-exports
         (``from .engine import train`` or ``from .engine import *`` in an ``__init__``)."""
-        found = self._find(mod, dotted)
+        found = self._bound_by_package(mod, dotted, self._find(mod, dotted))
         for _ in range(8):
             if found is None or not found[1]:
                 return found
@@ -255,6 +258,22 @@ class Program:
             else:
                 return found
         return found
+
+    def _bound_by_package(self, mod: _Module, dotted: str, found: Optional[Tuple[_Module, str]]) -> Optional[Tuple[_Module, str]]:
+        """``pkg.name`` found as the module ``pkg/name.py``: what the import binds is the
+        package's attribute, and an ``__init__`` that imports another ``name``
+        (``from .upfirdn2d import upfirdn2d``) rebinds it from the submodule to that (so
+        ``from op import upfirdn2d`` is stylegan2's function, not its module)."""
+        if found is None or found[1] or "." not in dotted:
+            return found
+        package = self._find(mod, dotted.rpartition(".")[0])
+        if package is None or package[1] or os.path.basename(package[0].path) != "__init__.py":
+            return found
+        init, last = package[0], dotted.rpartition(".")[2]
+        bound = init.imports.get(last)
+        if bound is None or bound == f"{init.name}.{last}":
+            return found
+        return init, last
 
     def imported_paths(self, path: str) -> Set[str]:
         """The files of the program's modules that the module of ``path`` imports (by name,
@@ -273,6 +292,7 @@ class Program:
         functions: Dict[str, Summary] = {}
         models: Set[str] = set()
         mode_free: Set[str] = set()
+        mode_free_functions: Set[str] = set()
         bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
@@ -297,13 +317,17 @@ class Program:
                     bases[spelled] = known.get(cname, ())
                     if cname in exports.mode_free:
                         mode_free.add(spelled)
+            for fname in exports.mode_free_functions:
+                if not name or fname == name:
+                    mode_free_functions.add(f"{dotted}.{fname}" if not name else dotted)
             if dotted in mod.stars:
                 stars[dotted] = tuple(n for n, _ in exports.functions) + tuple(exports.model_classes)
         fw = framework if framework is not None and not mod.frameworks else None
-        if not (functions or models or fw):
+        if not (functions or models or fw or mode_free_functions):
             return None
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
-                       tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)))
+                       tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)),
+                       mode_free_functions=tuple(sorted(mode_free_functions)))
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:
@@ -321,7 +345,8 @@ def _may_be_function(mod: _Module, name: str) -> bool:
     if m is None:
         return False
     end = _TOP_LEVEL.search(text, m.end())
-    return may_export(text[m.start():end.start() if end is not None else len(text)], False)
+    definition = text[m.start():end.start() if end is not None else len(text)]
+    return may_export(definition, False) or calls_a_parameter(definition)
 
 
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module-level statement

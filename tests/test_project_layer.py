@@ -24,6 +24,14 @@ NO_GRAD_HELPER = """
         return model(x)
 """
 PLAIN_HELPER = NO_GRAD_HELPER.replace("    @torch.no_grad()\n", "")
+# (A helper that runs the model it is handed: its summary says only that, ``Summary.forwards``.)
+
+
+def recording_told(context) -> tuple:
+    """What a context tells of ``utils.run_model``'s recording state (none: ``()``)."""
+    found = context.function("utils.run_model") if context is not None else None
+    return found.rec if found is not None else ()
+
 TRAIN = """
     import torch
     from torch import nn
@@ -134,7 +142,7 @@ def test_editor_buffers_stand_for_the_files(tmp_path):
     train = str(tmp_path / "train.py")
     text = (tmp_path / "train.py").read_text()
     on_disk = with_program(Settings(), train, {train: text})
-    assert on_disk.project is None and lint_source(text, train, on_disk).findings == []
+    assert recording_told(on_disk.project) == () and lint_source(text, train, on_disk).findings == []
     unsaved = {str(tmp_path / "utils.py"): textwrap.dedent(NO_GRAD_HELPER), train: text}
     edited = with_program(Settings(), train, unsaved)
     assert [f.code for f in lint_source(text, train, edited).findings] == ["SL101"]
@@ -153,7 +161,8 @@ def test_summaries_are_kept_in_the_cache_and_follow_the_text(tmp_path, monkeypat
     monkeypatch.setattr(engine, "summarize", lambda *a, **k: calls.append(a) or real(*a, **k))
     assert contexts(paths, [None], store=store) == first and calls == []  # from the cache
     (tmp_path / "utils.py").write_text(textwrap.dedent(PLAIN_HELPER))
-    assert contexts(paths, [None], store=store) == [None] and len(calls) == 1  # summarised again
+    again = contexts(paths, [None], store=store)
+    assert recording_told(first[0]) != () and [recording_told(c) for c in again] == [()] and len(calls) == 1  # summarised again
 
 
 def test_names_called_without_grad_are_read_by_block():
@@ -334,6 +343,21 @@ class Act(nn.Module):
     def forward(self, x):
         return self.act(x)
 """
+LEAKY = """
+
+def leaky(x):
+    return F.leaky_relu(x, 0.2) * 2 ** 0.5
+"""
+GATED = """
+
+def gated(module, x):
+    return x * 2 if module.training else x
+"""
+MAKE = """
+
+def make_extra():
+    return {layer}
+"""
 BIG = """from model import Net
 
 
@@ -374,6 +398,44 @@ MODE_FREE_LAYOUTS = {
                                 "main.py": sr_main(make="Big()").replace("from model import Net\n", BIG)}, True),
     "made_by_a_function_of_the_program": ({"model.py": sr_net() + "\n\ndef make():\n    return Net(2)\n",
                                            "main.py": sr_main("from model import make", "make()")}, True),
+    # Helper functions (rosinality/stylegan2-pytorch: op/fused_act.py's FusedLeakyReLU calls
+    # fused_leaky_relu of its own module, model.py's layers call op's upfirdn2d and
+    # make_kernel): a module-level function counts by its body, in the class's module or,
+    # as that module found it, in another module of the program.
+    "helper_of_its_module": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = leaky(x)") + LEAKY}, False),
+    "helper_of_its_module_with_dropout": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = leaky(x)")
+                                           + LEAKY.replace("F.leaky_relu(x, 0.2)", "F.dropout(x, 0.2)")}, True),
+    "helper_reads_training": ({"model.py": sr_net(forward="x = gated(self, x)") + GATED}, True),
+    "helper_builds_the_layer": ({"model.py": sr_net(layer="make_extra()") + MAKE.format(layer="nn.ReLU()")}, False),
+    "helper_builds_a_batch_norm": ({"model.py": sr_net(layer="make_extra()") + MAKE.format(layer="nn.BatchNorm2d(4)")}, True),
+    "helper_calls_a_parameter": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = apply(F.relu, x)")
+                                  + "\n\ndef apply(fn, x):\n    return fn(x)\n"}, True),
+    "helper_decorated": ({"model.py": sr_net(imp="import functools\nimport torch.nn.functional as F", forward="x = leaky(x)")
+                          + LEAKY.replace("def leaky", "@functools.lru_cache()\ndef leaky")}, True),
+    "helper_of_another_module": ({"model.py": sr_net(imp="from ops import leaky", forward="x = leaky(x)"),
+                                  "ops.py": "import torch.nn.functional as F\n" + LEAKY}, False),
+    "helper_of_another_module_with_dropout": ({"model.py": sr_net(imp="from ops import leaky", forward="x = leaky(x)"),
+                                               "ops.py": "import torch.nn.functional as F\n" + LEAKY.replace("F.leaky_relu(x, 0.2)", "F.dropout(x, 0.2)")},
+                                              True),
+    "helper_of_another_module_builds_a_batch_norm": ({"model.py": sr_net(imp="from ops import make_extra", layer="make_extra()"),
+                                                      "ops.py": "from torch import nn\n" + MAKE.format(layer="nn.BatchNorm2d(4)")}, True),
+    "helper_of_another_module_builds_the_layer": ({"model.py": sr_net(imp="import ops", layer="ops.make_extra()"),
+                                                   "ops.py": "from torch import nn\n" + MAKE.format(layer="nn.ReLU()")}, False),
+    # ``from op import upfirdn2d`` where op/upfirdn2d.py exists: op/__init__.py's
+    # ``from .upfirdn2d import upfirdn2d`` rebinds the name to the function.
+    "helper_reexported_over_its_submodule": ({"model.py": sr_net(imp="from op import leaky", forward="x = leaky(x)"),
+                                              "op/__init__.py": "from .leaky import leaky\n",
+                                              "op/leaky.py": "import torch.nn.functional as F\n" + LEAKY}, False),
+    "helper_reexported_over_its_submodule_with_dropout": ({"model.py": sr_net(imp="from op import leaky", forward="x = leaky(x)"),
+                                                           "op/__init__.py": "from .leaky import leaky\n",
+                                                           "op/leaky.py": "import torch.nn.functional as F\n"
+                                                           + LEAKY.replace("F.leaky_relu(x, 0.2)", "F.dropout(x, 0.2)")}, True),
+    "helper_of_another_package": ({"model.py": sr_net(imp="from ops_lib import leaky", forward="x = leaky(x)")}, True),
+    "helper_shadowed_by_a_local": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="leaky = self.extra\n            x = leaky(x)")
+                                    + LEAKY}, False),
+    "local_made_by_another_package": ({"model.py": sr_net(imp="from acts_lib import make_act", forward="act = make_act()\n            x = act(x)")},
+                                      True),
+    "layers_of_self_in_a_loop": ({"model.py": sr_net(forward="for layer in [self.conv, self.extra]:\n                x = layer(x)")}, False),
 }
 
 
@@ -386,3 +448,63 @@ def test_a_model_class_of_another_module_is_mode_free_only_where_its_module_know
     want = [("main.py", row, "SL207")] if reported else []
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".") if c == "SL207"] == want
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, "main.py")] == want  # named alone: the rest is context
+
+
+# --- a loss helper of another module runs the model (SL207) ---------------------------
+# ermongroup/ncsn before "Fix model.eval()": the runner's loop never calls the network;
+# losses/dsm.py's helper does, and the runner backpropagates what it returns. An eval()
+# every few steps without train() again leaves the rest of training in eval mode.
+DSM = """
+    import torch
+
+
+    def score_loss(scorenet, samples):
+        {body}
+        return ((scores - samples) ** 2).sum(dim=-1).mean(dim=0)
+"""
+RUNNER = """
+    import torch
+    from torch import nn
+    {imp}
+
+    score = nn.Sequential(nn.Linear(4, 4), {layer}, nn.Linear(4, 4))
+    optimizer = torch.optim.Adam(score.parameters(), lr=1e-3)
+    data = [torch.randn(2, 4) for _ in range(4)]
+    score.train()
+    for step, X in enumerate(data):
+        loss = score_loss(score, X)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 2 == 0:
+            score.eval()
+            with torch.no_grad():
+                print(score_loss(score, X).item())
+"""
+RUNS = "scores = scorenet(samples)"
+FORWARD_HELPER_LAYOUTS = {
+    # name: (helper body, layer, reported)
+    "dropout": (RUNS, "nn.Dropout(0.1)", True),
+    "forward_method": ("scores = scorenet.forward(samples)", "nn.Dropout(0.1)", True),
+    "mode_free_model": (RUNS, "nn.ReLU()", False),
+    "helper_puts_it_in_train_mode": ("scorenet.train()\n        " + RUNS, "nn.Dropout(0.1)", False),
+    "helper_runs_it_without_grad": ("with torch.no_grad():\n            " + RUNS, "nn.Dropout(0.1)", False),
+    "helper_runs_no_parameter": ("scores = torch.tanh(samples)", "nn.Dropout(0.1)", False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD_HELPER_LAYOUTS))
+@pytest.mark.parametrize("where", ["other_module", "same_file"])
+def test_a_loss_helper_that_runs_the_model_trains_it_in_the_callers_mode(name, where, tmp_path):
+    body, layer, reported = FORWARD_HELPER_LAYOUTS[name]
+    helper = textwrap.dedent(DSM.format(body=body))
+    if where == "other_module":
+        write(tmp_path, {"losses/__init__.py": "", "losses/dsm.py": helper,
+                         "run.py": RUNNER.format(imp="from losses.dsm import score_loss", layer=layer)})
+    else:
+        runner = textwrap.dedent(RUNNER.format(imp="", layer=layer))
+        write(tmp_path, {"run.py": helper.replace("import torch\n", "") + "\n\n" + runner})
+    row = (tmp_path / "run.py").read_text().splitlines().index("        score.eval()") + 1
+    want = [("run.py", row, "SL207")] if reported else []
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == want
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, "run.py")] == want  # named alone: the rest is context

@@ -35,10 +35,15 @@ class Summary:
     # It is a training step (a backward in it) that trains these (its spelling) in the
     # mode its caller left them in: it does not call their ``train()``.
     trains: Tuple[str, ...] = ()
+    # It runs these (its spelling, rooted at its parameters) as models while recording and
+    # has no backward and no ``train()``/``eval()`` of them: a loss helper
+    # (``anneal_dsm_score_estimation(score, ...)``) whose caller backpropagates its result
+    # trains them in the mode the caller left them in.
+    forwards: Tuple[str, ...] = ()
 
     @property
     def trivial(self) -> bool:
-        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval or self.trains)
+        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval or self.trains or self.forwards)
 
     @property
     def spelled(self) -> str:
@@ -91,27 +96,34 @@ class Exports:
     # train/eval mode (``queries.mode_free_class``): ``eval()`` changes nothing in their
     # instances. A class not named here may be anything.
     mode_free: Tuple[str, ...] = ()
+    # Its module-level functions that build no layer and compute nothing that depends
+    # on the mode (``queries.mode_free_function``: stylegan2's ``upfirdn2d``): a model
+    # class of another module that calls one can still be mode-free.
+    mode_free_functions: Tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.functions or self.model_classes)
+        return not (self.functions or self.model_classes or self.mode_free_functions)
 
     def to_json(self) -> dict:
         return {"functions": [[n, _summary_json(s)] for n, s in self.functions],
                 "model_classes": list(self.model_classes), "frameworks": list(self.frameworks),
-                "class_bases": [[n, list(b)] for n, b in self.class_bases], "mode_free": list(self.mode_free)}
+                "class_bases": [[n, list(b)] for n, b in self.class_bases], "mode_free": list(self.mode_free),
+                "mode_free_functions": list(self.mode_free_functions)}
 
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
         functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
-                                      s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]))) for n, s in d["functions"])
+                                      s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]), tuple(s["forwards"])))
+                     for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
-                   tuple(d["mode_free"]))
+                   tuple(d["mode_free"]), tuple(d["mode_free_functions"]))
 
 
 def _summary_json(s: Summary) -> dict:
     return {"name": s.name, "where": s.where, "params": list(s.params), "left": s.left, "rec": [list(r) for r in s.rec],
-            "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval), "trains": list(s.trains)}
+            "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval), "trains": list(s.trains),
+            "forwards": list(s.forwards)}
 
 
 @dataclass(frozen=True)
@@ -136,12 +148,15 @@ class Context:
     imported: bool = False
     # Of ``model_classes``: those their module knows to be mode-free (see ``Exports``).
     mode_free: Tuple[str, ...] = ()
+    # By dotted name: functions of other modules that their module knows to be mode-free.
+    mode_free_functions: Tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
         object.__setattr__(self, "_models", frozenset(self.model_classes))
         object.__setattr__(self, "_bases", dict(self.class_bases))
         object.__setattr__(self, "_mode_free", frozenset(self.mode_free) & frozenset(self.model_classes))
+        object.__setattr__(self, "_mode_free_functions", frozenset(self.mode_free_functions))
 
     @property
     def needs_whole(self) -> bool:
@@ -166,6 +181,11 @@ class Context:
         """``qname`` is a model class of another module that has no train/eval-sensitive
         layer: known there, never guessed here."""
         return qname is not None and qname in self._mode_free  # type: ignore[attr-defined]
+
+    def is_mode_free_function(self, qname: Optional[str]) -> bool:
+        """``qname`` is a module-level function of another module that builds no layer and
+        computes nothing that depends on the mode: known there, never guessed here."""
+        return qname is not None and qname in self._mode_free_functions  # type: ignore[attr-defined]
 
     @property
     def star_names(self) -> Mapping[str, Tuple[str, ...]]:
@@ -203,26 +223,54 @@ def _export_words():
 _EXPORT_WORDS = _export_words()
 
 
+def calls_a_parameter(text: str) -> bool:
+    """Whether a module-level function of ``text`` calls one of its parameters
+    (``scores = scorenet(x)``, ``net.forward(x)``): it may run a model it is handed
+    (``Summary.forwards``).
+    A text that does not parse: no."""
+    import ast
+
+    if "def " not in text:
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)}
+            for n in ast.walk(node):
+                if isinstance(n, ast.Call):
+                    f = n.func
+                    if isinstance(f, ast.Attribute) and f.attr == "forward":  # ``net.forward(x)``
+                        f = f.value
+                    if isinstance(f, ast.Name) and f.id in params:
+                        return True
+    return False
+
+
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
                trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
-               mode_free=()) -> Exports:
+               mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
-    step trains in its caller's mode (``queries.trained_models``); ``mode_free``: its
-    model classes that ``queries.mode_free_class`` finds mode-free."""
+    step trains in its caller's mode (``queries.trained_models``); ``forwards``: likewise,
+    what each function without a backward runs as a model (``queries.forwarded_models``); ``mode_free``: its
+    model classes that ``queries.mode_free_class`` finds mode-free; ``mode_free_functions``:
+    its module-level functions that ``queries.mode_free_function`` finds so."""
     out: Dict[str, Summary] = {}
     for info in functions:
         if info.parent is not None or info.cls is not None or info.opaque:
             continue
-        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()))
+        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()), (forwards or {}).get(id(info), ()))
         if not summary.trivial:
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
-                   tuple(sorted(set(mode_free) & set(model_classes))))
+                   tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)))
 
 
-def _summary(info: "FunctionInfo", where: str, trains=()) -> Summary:
+def _summary(info: "FunctionInfo", where: str, trains=(), forwards=()) -> Summary:
     from scopelint.core.state import Mode
 
     r = info.returns
@@ -234,5 +282,6 @@ def _summary(info: "FunctionInfo", where: str, trains=()) -> Summary:
     inference = r.inference or (info.decorator is not None and info.decorator[0] == "torch.inference_mode")
     leaves = tuple(sorted(n for n in info.leaves_eval if n.partition(".")[0] in info.param_names))
     trained = tuple(sorted(n for n in trains if n.partition(".")[0] in info.param_names))
-    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves, trained)
+    forwarded = tuple(sorted(n for n in forwards if n.partition(".")[0] in info.param_names))
+    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves, trained, forwarded)
 

@@ -8,11 +8,11 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
-from scopelint.core.interfile import NO_CONTEXT, Context
+from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
-from scopelint.core.state import DATA_TAGS, Origin, State, Switch, Value
+from scopelint.core.state import DATA_TAGS, Mode, Origin, State, Switch, Value
 
 _SPELLING = {
     "torch.no_grad": "torch.no_grad()",
@@ -266,6 +266,62 @@ def trained_models(facts: Facts, step: FunctionInfo) -> set:
     models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
     restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
     return models - restored
+
+
+def forwarded_models(facts: Facts, func: FunctionInfo) -> set:
+    """What a function without a backward runs as a model while recording, rooted at its
+    parameters, when it calls no ``train()``/``eval()`` of them: a loss helper
+    (ncsn's ``anneal_dsm_score_estimation(scorenet, ...)`` runs ``scorenet``). Its caller
+    backpropagating the result trains them in the mode the caller left them in."""
+    if any(b.func is func for b in facts.backwards):
+        return set()
+    params = set(func.param_names)
+    calls = facts.calls_in(func)
+    # A parameter it calls (``scorenet(x)``, ``net.forward(x)``), where recording is not
+    # off: whether it is a model, the caller knows (it put it in eval mode).
+    models = {c.callee[: -len(".forward")] if c.method == "forward" else c.callee for c in calls
+              if c.qname is None and c.callee and c.state.recording(F.TORCH).mode is not Mode.OFF
+              and (c.callee in params or (c.method == "forward" and c.callee.count(".") == 1 and c.callee.partition(".")[0] in params))}
+    return models - {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
+
+
+def helper_forwards(facts: Facts, call) -> tuple:
+    """What the function a call runs (of this file: module level, or of another module:
+    its summary) runs as models, in its own spelling (``forwarded_models``)."""
+    if call.external is not None:
+        return tuple(getattr(call.external, "forwards", ()))
+    target = call.target
+    if target is not None and target.cls is None and target.parent is None:
+        return tuple(sorted(forwarded_models(facts, target)))
+    return ()
+
+
+def models_handed_to_helper(facts: Facts, call) -> list:
+    """(the caller's spelling, its value) of each model the helper a call runs runs
+    (``helper_forwards``), as the call's arguments name them."""
+    names = helper_forwards(facts, call)
+    if not names:
+        return []
+    helper = call.external if call.external is not None else Summary(call.target.name, "", tuple(call.target.param_names))
+    out = []
+    for name in sorted(helper.arguments(call.node, names)):
+        value = next((v for a, v in zip(call.node.args, call.args) if dotted(a.value) == name.partition(".")[0]), None)
+        out.append((name, value if "." not in name else None))
+    return out
+
+
+def trained_models_as_called(facts: Facts, call) -> set:
+    """``trained_models`` of the training step of this file a call runs, as the caller
+    names them: a module-level step's parameters through the call's arguments
+    (``train_epoch(model, loader, opt)`` trains ``model`` where the step calls it ``net``,
+    as ``Summary.arguments`` maps a step of another module); other names as they are."""
+    step = call.target
+    models = trained_models(facts, step)
+    if step.cls is not None or step.parent is not None:
+        return models
+    params = set(step.param_names)
+    rooted = {m for m in models if m.partition(".")[0] in params}
+    return (models - rooted) | Summary(step.name, "", tuple(step.param_names)).arguments(call.node, sorted(rooted))
 
 
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
@@ -1148,7 +1204,7 @@ _MODE_FREE_LAYERS = frozenset({
     "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
     "ReplicationPad1d", "ReplicationPad2d", "LayerNorm", "GroupNorm", "LocalResponseNorm",
-    "Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict",
+    "Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict",
     "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
 })
 _MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
@@ -1162,10 +1218,14 @@ def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool
     or such classes of the file, or model classes of the program's other modules that
     their module found so: ``Context.is_mode_free``), its ``forward`` calls no
     dropout/batch-norm function and reads no ``self.training``, and it holds no module
-    handed in from outside. Anything unknown (a class of another package or of a module
-    of the program not known mode-free, ``torchvision.models.vgg19(...)``) is not.
-    (Reads only the functions, names and program of ``facts``: the project layer asks it
-    of an analysis it does not run, ``engine._summarize``.)"""
+    handed in from outside. A module-level function of the file it calls counts by its
+    body (``mode_free_function``: stylegan2's ``make_kernel``, ``fused_leaky_relu``), one
+    of another module of the program as its module found it
+    (``Context.is_mode_free_function``). Anything unknown (a class of another package
+    or of a module of the program not known mode-free, ``torchvision.models.vgg19(...)``,
+    a function handed in) is not. (Reads only the functions, names and program of
+    ``facts``: the project layer asks it of an analysis it does not run,
+    ``engine._summarize``.)"""
     seen = set() if seen is None else seen
     if name in seen:
         return True
@@ -1193,6 +1253,8 @@ def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool
             if t is cst.Assign and m.name == "__init__" and type(n.value) is cst.Name and n.value.value in passed:
                 held_from_outside.update(dotted(tg.target) for tg in n.targets)
             if t is not cst.Call:
+                if _names_mode_function(facts, m, n):
+                    return False
                 continue
             callee = dotted(n.func)
             if callee is not None and callee.startswith("self.") and callee.count(".") == 1:
@@ -1201,17 +1263,218 @@ def mode_free_class(facts: Facts, name: str, seen: Optional[set] = None) -> bool
                 elif callee in held_from_outside:
                     return False  # ``self.encoder(x)``: a module handed in, of a class unknown here
                 continue
-            if not _mode_free_call(facts, m, n):
+            if type(n.func) is cst.Name and _submodule_of_self(m, n.func.value, held_from_outside):
+                continue  # ``for conv in self.convs: x = conv(x)``: what ``__init__`` built
+            if not _mode_free_call(facts, m, n, seen):
                 return False
     return True
 
 
-def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call) -> bool:
+_CONTAINER_BUILTINS = frozenset({"zip", "enumerate", "reversed", "range", "len", "getattr", "list", "tuple", "iter"})
+
+
+def _submodule_of_self(method: FunctionInfo, name: str, held_from_outside: set) -> bool:
+    """``name``, a local of ``method`` (no parameter), is bound only from ``self``'s
+    attributes (``for conv1, to_rgb in zip(self.convs, self.to_rgbs)``, ``layer =
+    self.layers[i]``, ``getattr(self, f"block{i}")``), none of them a module handed in:
+    calling it runs a layer that ``__init__`` built (whose classes are checked there)."""
+    if method.name == "__init__" or name in method.param_names or method.scope.binder(name) is not method.scope:
+        return False
+    sources = []
+    for n in walk(method.node.body, is_nested_scope):
+        t = type(n)
+        if t is cst.For and name in _target_names(n.target):
+            sources.append(n.iter)
+        elif t is cst.Assign and any(name in _target_names(tg.target) for tg in n.targets):
+            sources.append(n.value)
+        elif t in (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.WithItem, cst.ExceptHandler) and name in _target_names(
+                getattr(n, "target", None) or getattr(getattr(n, "asname", None), "name", None) or getattr(getattr(n, "name", None), "name", None)):
+            return False
+    if not sources:
+        return False
+    for expr in sources:
+        selfish = False
+        for x in walk(expr):
+            tx = type(x)
+            if tx is cst.Call and not (type(x.func) is cst.Name and x.func.value in _CONTAINER_BUILTINS):
+                return False
+            if tx is cst.Attribute and dotted(x) in held_from_outside:
+                return False
+            if tx is cst.Name and x.value == "self":
+                selfish = True
+            if tx in (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
+                return False
+        if not selfish:
+            return False
+    return True
+
+
+def _target_names(target) -> set:
+    if target is None:
+        return set()
+    t = type(target)
+    if t is cst.Name:
+        return {target.value}
+    if t in (cst.Tuple, cst.List):
+        out = set()
+        for el in target.elements:
+            out |= _target_names(el.value)
+        return out
+    if t is cst.StarredElement:
+        return _target_names(target.value)
+    return set()
+
+
+def mode_free_function(facts: Facts, name: str, seen: Optional[set] = None) -> bool:
+    """The module-level function ``name`` of this file builds no layer and computes
+    nothing whose result depends on train/eval mode: every call in it (in the functions
+    defined in it too) is one ``mode_free_class`` accepts (a ``torch`` function that is
+    no dropout/batch norm, a mode-free layer or class, another such function), and it
+    reads no ``.training`` (stylegan2's ``fused_leaky_relu``, ``upfirdn2d``,
+    ``make_kernel``). A ``torch.autograd.Function`` defined in it is mode-free whatever
+    its static methods run: they see no module, only tensors. A decorated function (what
+    runs is what the decorator makes of it), a name bound more than once, a call of a
+    parameter or of anything unknown: not."""
+    seen = set() if seen is None else seen
+    key = "def " + name  # (not an identifier: never a class's name)
+    if key in seen:
+        return True  # (recursion: decided by the rest of the bodies)
+    seen.add(key)
+    found = [f for f in facts.functions if f.cls is None and f.parent is None and f.name == name]
+    if len(found) != 1 or found[0].node.decorators or name in _rebound_names(facts):
+        return False
+    return _mode_free_code(facts, found[0], seen)
+
+
+def _mode_free_code(facts: Facts, func: FunctionInfo, seen: set, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    infos = getattr(facts, "_infos_by_node", None)
+    if infos is None:
+        infos = {id(f.node): f for f in facts.functions}
+        try:
+            facts._infos_by_node = infos  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    for n in walk(func.node.body, _def_or_class):
+        t = type(n)
+        if t is cst.FunctionDef:
+            inner = infos.get(id(n))
+            if inner is None or not _mode_free_code(facts, inner, seen, depth + 1):
+                return False
+            continue
+        if t is cst.ClassDef:
+            if all(facts.names.qualify(b.value, func.scope) in _AUTOGRAD_FUNCTIONS for b in n.bases) and n.bases:
+                continue  # (its static methods see tensors only)
+            for m in walk(n.body, _def_or_class):
+                if type(m) is cst.ClassDef or (type(m) is cst.FunctionDef and (infos.get(id(m)) is None or not _mode_free_code(facts, infos[id(m)], seen, depth + 1))):
+                    return False
+            continue
+        if t is cst.Attribute and n.attr.value == "training":
+            return False
+        if t is not cst.Call:
+            if _names_mode_function(facts, func, n):
+                return False
+            continue
+        if type(n.func) is cst.Name and _local_definition(func, n.func.value):
+            continue  # a function or class defined in it: its body is walked here
+        if not _mode_free_call(facts, func, n, seen):
+            return False
+    return True
+
+
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+
+def _def_or_class(node) -> bool:
+    return type(node) in (cst.FunctionDef, cst.ClassDef)
+
+
+def _local_definition(func: FunctionInfo, name: str) -> bool:
+    """``name``, read in ``func``, is bound by a ``def`` or ``class`` statement of a
+    function (``func`` or one it is nested in) and by nothing else there."""
+    scope = func.scope.binder(name)
+    node = getattr(scope, "node", None)
+    if type(node) is not cst.FunctionDef:
+        return False
+    defs = 0
+    for n in walk(node.body, is_nested_scope):
+        t = type(n)
+        if t in (cst.FunctionDef, cst.ClassDef) and n.name.value == name:
+            defs += 1
+        elif t in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For) and type(n.target) is cst.Name and n.target.value == name:
+            return False
+        elif t is cst.NamedExpr and type(n.target) is cst.Name and n.target.value == name:
+            return False
+    return defs == 1
+
+
+def _rebound_names(facts: Facts) -> frozenset:
+    """Names the module binds other than by one ``def`` or ``class`` (an assignment, an
+    import, a second definition): which object a call of them runs is not told here."""
+    found = getattr(facts, "_rebound_names", None)
+    if found is None:
+        counts: dict = {}
+        for stmt in facts.module.body:
+            if type(stmt) in (cst.FunctionDef, cst.ClassDef):
+                counts[stmt.name.value] = counts.get(stmt.name.value, 0) + 1
+        other = set()
+        for n in walk(facts.module, is_nested_scope):  # (module level: not the functions' locals)
+            t = type(n)
+            if t in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign) or t is cst.For or t is cst.WithItem:
+                target = n.target if t is not cst.WithItem else n.asname.name if n.asname is not None else None
+                if type(target) is cst.Name:
+                    other.add(target.value)
+            elif t in (cst.Import, cst.ImportFrom) and type(n.names) is not cst.ImportStar:
+                other.update((a.asname.name.value if a.asname is not None and type(a.asname.name) is cst.Name
+                              else dotted(a.name) or "").split(".", 1)[0] for a in n.names)
+        found = frozenset(other | {k for k, c in counts.items() if c > 1})
+        try:
+            facts._rebound_names = found  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return found
+
+
+def _names_mode_function(facts: Facts, func: FunctionInfo, node) -> bool:
+    """A reference (not a call) to PyTorch's dropout/batch-norm function or layer
+    (``functools.partial(F.dropout, p=0.1)``, ``norm=nn.BatchNorm2d``): what calls it
+    is not known here."""
+    t = type(node)
+    if t is cst.Attribute:
+        word = node.attr.value.lower()
+    elif t is cst.Name:
+        word = node.value.lower()
+    else:
+        return False
+    if not (any(k in word for k in _MODE_FUNCTIONS) or word in _MODE_LAYER_WORDS):
+        return False
+    qname = facts.names.qualify(node, func.scope)
+    return qname is not None and F.framework_of(qname) == F.TORCH
+
+
+# Layers whose forward pass depends on the mode, as a name may reference them lowercased.
+_MODE_LAYER_WORDS = frozenset({"batchnorm1d", "batchnorm2d", "batchnorm3d", "syncbatchnorm", "instancenorm1d",
+                               "instancenorm2d", "instancenorm3d", "alphadropout", "featurealphadropout"})
+# Modules of the standard library (and numpy) whose functions build no layer and take no
+# module to copy: a call of them is mode-free (``math.sqrt``, ``random.randint``,
+# ``warnings.warn``, ``np.prod``). (Not ``copy``: ``copy.deepcopy(layer)`` clones a module
+# handed in, of a class unknown here.)
+_MODE_FREE_LIBRARIES = frozenset({"math", "cmath", "random", "warnings", "logging", "numbers", "itertools", "functools",
+                                  "operator", "collections", "typing", "abc", "os", "sys", "time", "re", "string", "numpy"})
+
+
+def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call, seen: Optional[set] = None) -> bool:
     qname = facts.names.qualify(node.func, func.scope)
     last = (qname or dotted(node.func) or "").rsplit(".", 1)[-1]
     if qname is not None:
-        if _program(facts).is_model_class(qname):
-            return _program(facts).is_mode_free(qname)  # a model class of another module of the program
+        program = _program(facts)
+        if program.is_model_class(qname):
+            return program.is_mode_free(qname)  # a model class of another module of the program
+        if program.is_mode_free_function(qname):
+            return True  # a function of another module of the program that its module found mode-free
+        if qname.split(".", 1)[0] in _MODE_FREE_LIBRARIES:
+            return not any(k in last.lower() for k in _MODE_FUNCTIONS)
         if F.framework_of(qname) != F.TORCH:
             return False  # (another package's model, a torchvision network: unknown)
         if is_class_name(last) and not qname.startswith("torch.nn.init"):
@@ -1221,8 +1484,11 @@ def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call) -> bool:
         if facts.names.builtin(node.func, func.scope) is not None:
             return True  # ``super()``, ``list(...)``, ``range(...)``
         name = node.func.value
-        if name in facts.names.root.bound and any(f.cls is not None and f.cls.name.value == name for f in facts.functions):
-            return mode_free_class(facts, name)
+        if name in facts.names.root.bound and func.scope.binder(name) is facts.names.root:
+            if any(f.cls is not None and f.cls.name.value == name for f in facts.functions):
+                return mode_free_class(facts, name, seen)
+            if any(f.cls is None and f.parent is None and f.name == name for f in facts.functions):
+                return mode_free_function(facts, name, seen if seen is not None else set())
         return False  # a function or class the file does not define: unknown
     # A method of something other than ``self`` (``self.g.num_nodes()``, ``super().__init__()``).
     return not any(k in last.lower() for k in _MODE_FUNCTIONS)
@@ -1243,6 +1509,12 @@ def model_class_of(facts: Facts, call) -> Optional[str]:
             top = top.parent
         return top.cls.name.value if top.cls is not None and top.in_model_class else None
     value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    return class_of_value(facts, value)
+
+
+def class_of_value(facts: Facts, value: Optional[Value]) -> Optional[str]:
+    """The model class (of this file, or of another module of the program, dotted) whose
+    instance ``value`` is, where the flow tells (see ``model_class_of``)."""
     found = set()
     todo, seen = [value] if value is not None else [], set()
     while todo:
@@ -1281,6 +1553,27 @@ def eval_changes_nothing(facts: Facts, call) -> bool:
     if _program(facts).is_model_class(name):
         return _program(facts).is_mode_free(name)
     return mode_free_class(facts, name)
+
+
+def value_mode_free(facts: Facts, value: Optional[Value]) -> bool:
+    """``value`` is a model of a class with no train/eval-sensitive layer (see
+    ``eval_changes_nothing``): a model handed to a helper that runs it."""
+    name = class_of_value(facts, value)
+    if name is None:
+        return _made_as_mode_free_layer(facts, value, facts.names.root)
+    if _program(facts).is_model_class(name):
+        return _program(facts).is_mode_free(name)
+    return mode_free_class(facts, name)
+
+
+def constructs_a_class_of_the_file(facts: Facts, call) -> bool:
+    """``ResNet(BasicBlock, [2, 2, 2, 2])`` where ``ResNet`` is a class this file defines:
+    a constructor, no forward pass, whatever its name says (3D-ResNets-PyTorch's
+    ``generate_model``)."""
+    func = call.node.func
+    if type(func) is not cst.Name or call.func is None or call.func.scope.binder(func.value) is not facts.names.root:
+        return False
+    return any(f.cls is not None and f.cls.name.value == func.value for f in facts.functions) and func.value not in _rebound_names(facts)
 
 
 def held_by_no_optimizer(facts: Facts, value: Optional[Value]) -> bool:
@@ -1326,10 +1619,13 @@ def _mode_free_layer(facts: Facts, call) -> bool:
     right there (``model = nn.Linear(784, 10)``), or an ``nn.Sequential`` of such layers:
     ``eval()`` changes nothing."""
     value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    return _made_as_mode_free_layer(facts, value, call.func.scope if call.func is not None else facts.names.root)
+
+
+def _made_as_mode_free_layer(facts: Facts, value: Optional[Value], scope) -> bool:
     node = getattr(value, "node", None)
     if type(node) is not cst.Call:
         return False
-    scope = call.func.scope if call.func is not None else facts.names.root
 
     def layer(expr) -> Optional[str]:
         qname = facts.names.qualify(expr.func, scope) if type(expr) is cst.Call else None
