@@ -7,6 +7,7 @@ import contextlib
 import gc
 import os
 import re
+import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
