@@ -57,9 +57,24 @@ class AttachGradAfterUse(Rule):
                     if m.before in v.parents and v.state is not None and v.state.mxnet.on and v.node is not None
                 ]
                 if uses:
-                    fix = attach_before_use(ctx, m.node, m.key, uses)
+                    # (and what reaches a use from the backward: the call of a helper the
+                    # use is in, ``linreg(X, w, b)``, is where the fix can move before)
+                    fix = attach_before_use(ctx, m.node, m.key, uses + _leading_to(b.values, m.before))
                     yield Report(m.node, f"`{m.key}.attach_grad()` after `{m.key}` was used in the recorded computation: that use is not connected to the new leaf", fix)
                     break
+
+
+def _leading_to(values, before) -> list:
+    """The nodes of the recorded values on the way from ``values`` to one computed from
+    ``before``."""
+    reach: dict = {}
+    order = [v for value in values for v in value.ancestors()]
+    for v in reversed(order):  # (parents before the values made of them, but for cycles)
+        reach[id(v)] = before in v.parents or any(reach.get(id(p), False) for p in v.parents)
+    for v in order:
+        if not reach[id(v)]:
+            reach[id(v)] = any(reach.get(id(p), False) for p in v.parents)
+    return [v.node for v in order if reach[id(v)] and v.node is not None and v.state is not None and v.state.mxnet.on]
 
 
 # --- the fix ----------------------------------------------------------------------------
