@@ -217,6 +217,8 @@ def _same_code(module: cst.Module, replaced: List[cst.CSTNode], mapping: Dict[in
         if isinstance(new, cst.RemovalSentinel):
             return False
         parts = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
+        if len(parts) == 1 and type(parts[0]) is not type(node):
+            return False  # (another kind of node never spells the same code: no codegen of a whole function)
         if not _spells(module, parts, module.code_for_node(node)):
             return False
     return True
@@ -396,7 +398,34 @@ def keyword_call(func: cst.BaseExpression, **kwargs: cst.BaseExpression) -> cst.
 
 
 def code_of(node: cst.CSTNode) -> str:
-    return _EMPTY_MODULE.code_for_node(node)
+    plain = _plain_code(node)
+    return plain if plain is not None else _EMPTY_MODULE.code_for_node(node)
+
+
+def _plain_code(node: cst.CSTNode) -> Optional[str]:
+    """The code of ``a``, ``a.b.c`` or ``a.b()`` spelled without spaces or parentheses
+    (most fix messages name such an API), without running LibCST's codegen; else None."""
+    t = type(node)
+    if t is cst.Call:
+        if node.args or node.lpar or node.rpar or not _no_space(node.whitespace_after_func) or not _no_space(node.whitespace_before_args):
+            return None
+        inner = _plain_code(node.func)
+        return inner + "()" if inner is not None else None
+    if t is cst.Name:
+        return None if node.lpar or node.rpar else node.value
+    if t is cst.Attribute:
+        if node.lpar or node.rpar or type(node.attr) is not cst.Name or node.attr.lpar or node.attr.rpar:
+            return None
+        dot = node.dot
+        if not _no_space(dot.whitespace_before) or not _no_space(dot.whitespace_after):
+            return None
+        inner = _plain_code(node.value)
+        return inner + "." + node.attr.value if inner is not None else None
+    return None
+
+
+def _no_space(ws) -> bool:
+    return type(ws) is cst.SimpleWhitespace and ws.value == ""
 
 
 _EMPTY_MODULE = cst.Module([])  # (the defaults' indentation and newline; made once: ~15 us a module)

@@ -1573,7 +1573,20 @@ def constructs_a_class_of_the_file(facts: Facts, call) -> bool:
     func = call.node.func
     if type(func) is not cst.Name or call.func is None or call.func.scope.binder(func.value) is not facts.names.root:
         return False
-    return any(f.cls is not None and f.cls.name.value == func.value for f in facts.functions) and func.value not in _rebound_names(facts)
+    return func.value in _classes_with_methods(facts) and func.value not in _rebound_names(facts)
+
+
+def _classes_with_methods(facts: Facts) -> frozenset:
+    """The names of the file's classes that define a method (kept on ``facts``: every
+    call asks)."""
+    found = getattr(facts, "_classes_with_methods", None)
+    if found is None:
+        found = frozenset(f.cls.name.value for f in facts.functions if f.cls is not None)
+        try:
+            facts._classes_with_methods = found  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return found
 
 
 def held_by_no_optimizer(facts: Facts, value: Optional[Value]) -> bool:
