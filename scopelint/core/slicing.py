@@ -789,7 +789,9 @@ def _backprop(found: Dict[type, List[ast.AST]]) -> bool:
         a = node.attr
         if a == "backward" or (a == "grad" and type(node.value) in (ast.Name, ast.Attribute) and _ATTR_OR_ID(node.value) == "autograd"):
             return True
-    return any(node.id in ("backward", "grad") for node in found[ast.Name])
+    # (a bare name only where it is called: ``grad(y, x)`` imported from autograd, not the
+    # ``grad = p.grad`` of every optimizer)
+    return any(type(node.func) is ast.Name and node.func.id in ("backward", "grad") for node in found[ast.Call])
 
 
 def _ATTR_OR_ID(node) -> str:
