@@ -1754,6 +1754,8 @@ class Analyzer:
         if target is None:
             self._note_escapes(func, qname, method, receiver, args)
         external = self.program.function(qname) if target is None and not F.framework_of(qname) else None
+        if external is None and target is None and qname is None and type(func) is cst.Attribute and self.program.functions:
+            external = self._program_method(receiver, func.attr.value)  # ``model.val_start()``, ``model = VSE(opt)``
         loops = tuple(self._loop_nodes)
         self._seq += 1
         fact = CallFact(
@@ -1777,7 +1779,14 @@ class Analyzer:
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
         elif external is not None:
-            self._leave_in_eval(call, external.params, False, external.leaves_eval)
+            self._leave_in_eval(call, external.params, external.method, external.leaves_eval, external.sets_train)
+            bound = _bound_arguments(call, external.params, args) if external.defers else None
+            for recv, name in external.defers:  # its methods called on an argument whose class is known here
+                spelled = spelled_at_call(call, external.params, external.method, recv)
+                done = self._program_method(bound.get(recv), name) if spelled is not None and bound else None
+                if done is not None:
+                    self._mode_effects(call, [spelled + n[4:] for n in done.leaves_eval if n.startswith("self.")],
+                                       [spelled + n[4:] for n in done.sets_train if n.startswith("self.")])
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
             for candidate in self.methods_by_name.get(func.attr.value, ()):
@@ -1938,20 +1947,47 @@ class Analyzer:
         """After a call to a function with these ``params`` (``method``: of a class), the
         models it left in eval mode (``leaves_eval``, in its spelling) are so here, and
         those it put in train mode on every path (``sets_train``) are in train mode."""
+        spell = [spelled_at_call(call, params, method, n) for n in leaves_eval]
+        self._mode_effects(call, [n for n in spell if n is not None],
+                           [n for n in (spelled_at_call(call, params, method, n) for n in sets_train) if n is not None])
+
+    def _mode_effects(self, call: cst.Call, leaves_eval, sets_train) -> None:
+        """A call puts these names (the caller's spelling) in train mode on every path
+        (``sets_train``), then leaves these in eval mode on some path (``leaves_eval``)."""
         env = self.flow.env
         if env is None:
             return
         for name in sets_train:
-            name = spelled_at_call(call, params, method, name)
-            if name is not None:
-                env.in_eval = env.in_eval - {name}
-                env.maybe_eval.pop(name, None)
-                env.in_train = env.in_train | {name}
+            env.in_eval = env.in_eval - {name}
+            env.maybe_eval.pop(name, None)
+            env.in_train = env.in_train | {name}
         for name in leaves_eval:
-            name = spelled_at_call(call, params, method, name)
-            if name is not None:
-                env.maybe_eval[name] = call
-                env.in_train = env.in_train - {name}
+            env.maybe_eval[name] = call
+            env.in_train = env.in_train - {name}
+
+    def _program_method(self, receiver: Optional[Value], name: str):
+        """The summary (``interfile.Summary``, a method) of method ``name`` of the class of
+        another module of the program that ``receiver`` is an instance of (made by
+        ``VSE(opt)`` of ``from model import VSE``; through joins of such values), when
+        the flow knows that class and that module exports the method. None otherwise."""
+        classes = set()
+        todo, seen = [receiver] if receiver is not None else [], set()
+        while todo:
+            v = todo.pop()
+            if id(v) in seen or len(seen) > 50:
+                return None
+            seen.add(id(v))
+            found = {t[5:] for t in v.tags if t.startswith("ctor:")}
+            if found:
+                classes |= found
+            elif v.node is None and v.parents:
+                todo.extend(v.parents)  # joined over branches or call sites
+            else:
+                return None  # made some other way: unknown
+        if len(classes) != 1:
+            return None
+        summary = self.program.function(f"{classes.pop()}.{name}")
+        return summary if summary is not None and summary.method else None
 
     def _record_backward_function(self, call: cst.Call, qname: str, args, state: State) -> None:
         arg = call_arg(call, 0, None)

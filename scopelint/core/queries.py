@@ -298,6 +298,21 @@ def forwarded_models(facts: Facts, func: FunctionInfo) -> set:
     return models - {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
 
 
+def deferred_method_calls(facts: Facts, func: FunctionInfo) -> tuple:
+    """(parameter, method name) of each call, in order, of a method on a parameter of
+    ``func`` whose class this module does not know (``model.val_start()`` in
+    ``encode_data(model, ...)``): a caller that knows the argument's class applies that
+    method's mode effects (``interfile.Summary.defers``)."""
+    params = set(func.param_names)
+    out = []
+    for c in facts.calls_in(func):
+        if c.target is not None or c.external is not None or c.qname is not None or not c.method or c.method in ("eval", "train"):
+            continue
+        if type(c.node.func) is cst.Attribute and type(c.node.func.value) is cst.Name and c.node.func.value.value in params:
+            out.append((c.node.func.value.value, c.method))
+    return tuple(out)
+
+
 def helper_forwards(facts: Facts, call) -> tuple:
     """What the function a call runs (of this file: module level, or of another module:
     its summary) runs as models, in its own spelling (``forwarded_models``)."""
