@@ -30,7 +30,11 @@ class EvalTrainModeMismatch(Rule):
         forward pass that is backpropagated and stepped while the model is in eval
         mode on every path to it is reported too. The training forward pass may be
         run by a helper the loop calls, in the file or in a module of the project (a
-        loss function handed the model: `loss = score_loss(model, x)`). A name rebound
+        loss function handed the model: `loss = score_loss(model, x)`), or by a method of
+        a plain object that holds the models (`model.train_emb(x)`), whose own methods
+        switch their mode (`model.val_start()` in an evaluation helper, and no
+        `model.train_start()` in the loop: vsepp), its class in the file or in a module of
+        the project. A name rebound
         to a new model (`model = make_model()` each fold) starts in train mode again.
         Not reported: a model whose class (in the file, or in a module of the project it
         imports) has no layer that depends on the mode (only `Linear`, `Conv2d`,

@@ -539,13 +539,16 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
                        tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    lines.update((f"{n.name}.{m.name}", m.lineno) for n in tree.body if isinstance(n, ast.ClassDef)
+                 for m in n.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
     steps = {id(b.func) for b in facts.backwards if b.func is not None}
     trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
     forwards = {id(f): queries.forwarded_models(facts, f) for f in facts.functions if id(f) not in steps and f.cls is None and f.parent is None}
     mode_free = {name for name in analyzer.model_classes if queries.mode_free_class(facts, name)}
     mode_free_functions = {f.name for f in facts.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
+    defers = {id(f): queries.deferred_method_calls(facts, f) for f in facts.functions if f.cls is None and f.parent is None}
     return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
-                      mode_free_functions, forwards)
+                      mode_free_functions, forwards, defers)
 
 
 def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> Tuple[set, set]:

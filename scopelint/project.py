@@ -309,6 +309,8 @@ class Program:
                     functions[f"{dotted}.{fname}"] = summary
                 elif fname == name:
                     functions[dotted] = summary
+                elif summary.method and fname.startswith(name + "."):  # a method of a class imported by name
+                    functions[dotted + fname[len(name):]] = summary
             known = dict(exports.class_bases)
             for cname in exports.model_classes:
                 if not name or cname == name:
@@ -331,7 +333,7 @@ class Program:
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:
-    """Whether ``name`` may be a function of ``mod`` whose summary says something: a name
+    """Whether ``name`` may be a function (or a class, for its methods) of ``mod`` whose summary says something: a name
     it imports (a re-export), or a module-level ``def`` whose text (decorators included)
     holds a word a summary rests on (``interfile.may_export``: a grad-mode scope,
     ``eval()``, ``.item()``...). (A summary from the helpers it calls is lost to that
@@ -341,12 +343,19 @@ def _may_be_function(mod: _Module, name: str) -> bool:
     text = mod.text
     if text is None:
         return False
-    m = re.search(rf"^(?:@[^\n]*\n(?:[ \t#][^\n]*\n)*)*(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.M)
+    m = re.search(rf"^(?:@[^\n]*\n(?:[ \t#][^\n]*\n)*)*(?:(?:async[ \t]+)?def|class)[ \t]+{re.escape(name)}\b", text, re.M)
     if m is None:
         return False
     end = _TOP_LEVEL.search(text, m.end())
     definition = text[m.start():end.start() if end is not None else len(text)]
+    if re.match(r"(?:@[^\n]*\n(?:[ \t#][^\n]*\n)*)*class\b", definition):
+        # A class whose methods switch modes or train (``VSE.val_start``, ``train_emb``):
+        # their mode effects are exported (``Summary.method``).
+        return _MODE_METHODS.search(definition) is not None
     return may_export(definition, False) or calls_a_parameter(definition)
+
+
+_MODE_METHODS = re.compile(r"\.[ \t]*(?:eval|train|backward)[ \t]*\(")
 
 
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module-level statement

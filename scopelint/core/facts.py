@@ -65,6 +65,8 @@ class FunctionInfo:
     called_in: State = field(default_factory=unknown_entry_state)  # the call sites' state, before its decorator
     # Summary: names (in the function's own spelling) left in eval mode on some exit.
     leaves_eval: FrozenSet[str] = frozenset()
+    # Summary: names (its spelling) it puts in train mode on every path to its exits.
+    sets_train: FrozenSet[str] = frozenset()
     # Names in eval mode when it starts, at every call site: its parameters handed a
     # model in eval mode, and, for a method called on ``self``, the caller's ``self.x``.
     entry_eval: FrozenSet[str] = frozenset()

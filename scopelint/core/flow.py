@@ -97,16 +97,19 @@ class _Env:
     ("zeroed", <zero_grad call>, <a backward came before it>) after zeroing.
     """
 
-    __slots__ = ("vals", "in_eval", "maybe_eval", "grads")
+    __slots__ = ("vals", "in_eval", "maybe_eval", "grads", "in_train")
 
-    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset(), maybe_eval=None, grads=None):
+    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset(), maybe_eval=None, grads=None, in_train: FrozenSet[str] = frozenset()):
         self.vals: Dict[str, Value] = vals if vals is not None else {}
         self.in_eval = in_eval
         self.maybe_eval: Dict[str, cst.CSTNode] = maybe_eval if maybe_eval is not None else {}
         self.grads: Optional[tuple] = grads
+        # Names put in train mode (``model.train()``, or a function that does) on every
+        # path to here, and not in eval mode since: a function's ``FunctionInfo.sets_train``.
+        self.in_train = in_train
 
     def copy(self) -> "_Env":
-        return _Env(dict(self.vals), self.in_eval, dict(self.maybe_eval), self.grads)
+        return _Env(dict(self.vals), self.in_eval, dict(self.maybe_eval), self.grads, self.in_train)
 
 
 def _join_values(a: Value, b: Value) -> Value:
@@ -128,7 +131,7 @@ def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
         vals[k] = _join_values(vals[k], v) if k in vals else v
     maybe = dict(b.maybe_eval)
     maybe.update(a.maybe_eval)
-    return _Env(vals, a.in_eval & b.in_eval, maybe, a.grads if a.grads == b.grads else None)
+    return _Env(vals, a.in_eval & b.in_eval, maybe, a.grads if a.grads == b.grads else None, a.in_train & b.in_train)
 
 
 class _Flow:
@@ -231,6 +234,34 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     return out
 
 
+def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: str) -> Optional[str]:
+    """A name of a function with these ``params`` (``method``: of a class, called as
+    ``obj.m(...)``), rooted at a parameter, as the ``call`` spells it: a parameter
+    through its argument (positional or by keyword), ``self`` through the receiver
+    (``model.val_start()``: ``self.enc`` is ``model.enc``); a global as it is. None where
+    the call does not name it (an argument or a receiver that is no dotted name)."""
+    params = list(params)
+    root, _, rest = name.partition(".")
+    if method and params and params[0] in ("self", "cls"):
+        if root == params[0]:
+            if type(call.func) is not cst.Attribute:
+                return None
+            spelled = dotted(call.func.value)
+            return spelled + ("." + rest if rest else "") if spelled is not None else None
+        params = params[1:]
+    if root not in params:
+        return name
+    arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == root), None)
+    if arg is None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        i = params.index(root)
+        if i >= len(positional) or any(a.star for a in call.args[: call.args.index(positional[i])] if a.keyword is None):
+            return None
+        arg = positional[i]
+    spelled = dotted(arg.value)
+    return spelled + ("." + rest if rest else "") if spelled is not None else None
+
+
 class _Walk:
     """One unit's walk (the module's or a function's) and what it read.
 
@@ -259,7 +290,7 @@ class _Walk:
         self.grad_effects = GradEffects()
         self.sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self.site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
-        self.summary: FrozenSet[str] = frozenset()
+        self.summary: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())  # (leaves_eval, sets_train)
         self.returns = Returns()
         self.seq_start = seq_start
         self.seq_count = 0
@@ -743,6 +774,7 @@ class Analyzer:
                 entry = self._entry(info, self._sites.get(id(info)))
                 entry_eval = self._entry_eval(info, calls_by_id)
                 summary = self._summaries.get(id(info), frozenset())
+                sets_train = self._train_summaries.get(id(info), frozenset())
                 params = self._param_values(info)
                 returns = self._returns_of.get(id(info), Returns())
                 grad_effects = self._grad_effects_of.get(id(info), GradEffects())
@@ -750,6 +782,7 @@ class Analyzer:
                     entry != info.entry
                     or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
+                    or sets_train != info.sets_train
                     or params.keys() != info.params.keys()
                     or (id(info) in tainted and _same_shape(info.params, params) is None)
                     or returns != info.returns
@@ -758,6 +791,7 @@ class Analyzer:
                     changed = True
                 info.entry, info.entry_eval, info.leaves_eval, info.params, info.returns = entry, entry_eval, summary, params, returns
                 info.grad_effects = grad_effects
+                info.sets_train = sets_train
             if not changed:
                 break
         if order is not units:  # (the facts numbered as walking the file in order numbers them)
@@ -857,6 +891,7 @@ class Analyzer:
     def _reset(self) -> None:
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self._summaries: Dict[int, FrozenSet[str]] = {}
+        self._train_summaries: Dict[int, FrozenSet[str]] = {}
         self._site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
         self._returns_of: Dict[int, Returns] = {}
         self._grad_effects_of: Dict[int, GradEffects] = {}
@@ -884,15 +919,15 @@ class Analyzer:
             finally:
                 self._sites, self._site_args = all_sites, all_site_args
             walk.seq_count = self._seq - walk.seq_start
-            walk.reads = tuple((t, tuple(t.leaves_eval), t.returns, t.grad_effects) for t in self._reads.values())
+            walk.reads = tuple((t, (tuple(t.leaves_eval), tuple(t.sets_train)), t.returns, t.grad_effects) for t in self._reads.values())
             if info is not None:
-                walk.summary, walk.returns = self._summaries[id(info)], self._returns_of[id(info)]
+                walk.summary, walk.returns = (self._summaries[id(info)], self._train_summaries[id(info)]), self._returns_of[id(info)]
                 walk.grad_effects = self._grad_effects_of[id(info)]
         else:
             walk.replay(self._seq, mapping, info.params if info is not None else {})
             self._seq += walk.seq_count
             if info is not None:
-                self._summaries[id(info)], self._returns_of[id(info)] = walk.summary, walk.returns
+                (self._summaries[id(info)], self._train_summaries[id(info)]), self._returns_of[id(info)] = walk.summary, walk.returns
                 self._grad_effects_of[id(info)] = walk.grad_effects
         for target, sites in walk.sites.items():
             self._sites[target].update(sites)
@@ -906,7 +941,7 @@ class Analyzer:
         if walk.frameworks != len(self.names.frameworks) or walk.pending:
             return None
         for target, leaves_eval, returns, grad_effects in walk.reads:
-            if target.returns != returns or tuple(target.leaves_eval) != leaves_eval or target.grad_effects != grad_effects:
+            if target.returns != returns or (tuple(target.leaves_eval), tuple(target.sets_train)) != leaves_eval or target.grad_effects != grad_effects:
                 return None
         if info is None:
             return {}
@@ -1042,6 +1077,9 @@ class Analyzer:
         for env in exits:
             left.update(k for k in env.maybe_eval if k not in info.scope.bound or k in info.param_names or "." in k)
         self._summaries[id(info)] = frozenset(left)
+        trained = frozenset.intersection(*(env.in_train for env in exits)) if exits else frozenset()
+        self._train_summaries[id(info)] = frozenset(
+            k for k in trained if k not in left and (k not in info.scope.bound or k in info.param_names or "." in k))
 
     def _grad_effects_summary(self, info: FunctionInfo, exits: List[_Env]) -> GradEffects:
         """``FunctionInfo.grad_effects`` of the walk just made of ``info``."""
@@ -1716,6 +1754,8 @@ class Analyzer:
         if target is None:
             self._note_escapes(func, qname, method, receiver, args)
         external = self.program.function(qname) if target is None and not F.framework_of(qname) else None
+        if external is None and target is None and qname is None and type(func) is cst.Attribute and self.program.functions:
+            external = self._program_method(receiver, func.attr.value)  # ``model.val_start()``, ``model = VSE(opt)``
         loops = tuple(self._loop_nodes)
         self._seq += 1
         fact = CallFact(
@@ -1735,11 +1775,18 @@ class Analyzer:
             if extra:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
             self._site_args[id(target)][id(call)] = bound
-            self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval)
+            self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval, target.sets_train)
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
         elif external is not None:
-            self._leave_in_eval(call, external.params, False, external.leaves_eval)
+            self._leave_in_eval(call, external.params, external.method, external.leaves_eval, external.sets_train)
+            bound = _bound_arguments(call, external.params, args) if external.defers else None
+            for recv, name in external.defers:  # its methods called on an argument whose class is known here
+                spelled = spelled_at_call(call, external.params, external.method, recv)
+                done = self._program_method(bound.get(recv), name) if spelled is not None and bound else None
+                if done is not None:
+                    self._mode_effects(call, [spelled + n[4:] for n in done.leaves_eval if n.startswith("self.")],
+                                       [spelled + n[4:] for n in done.sets_train if n.startswith("self.")])
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
             for candidate in self.methods_by_name.get(func.attr.value, ()):
@@ -1783,14 +1830,18 @@ class Analyzer:
             elif recv_key is not None and method == "eval" and not call.args:
                 env.in_eval = env.in_eval | {recv_key}
                 env.maybe_eval[recv_key] = call
+                env.in_train = env.in_train - {recv_key}
             elif recv_key is not None and method == "train":
                 flag = literal_bool(call.args[0].value) if call.args else True
                 if flag is False:
                     env.in_eval = env.in_eval | {recv_key}
                     env.maybe_eval[recv_key] = call
+                    env.in_train = env.in_train - {recv_key}
                 else:
                     env.in_eval = env.in_eval - {recv_key}
                     env.maybe_eval.pop(recv_key, None)
+                    if flag is True:
+                        env.in_train = env.in_train | {recv_key}
             elif method in ("append", "extend", "insert") and recv_key is not None and receiver is not None:
                 # The container now holds what was put in: keep the def-use link.
                 if CONTAINER <= receiver.tags and method == "append":
@@ -1892,26 +1943,51 @@ class Analyzer:
         made.inference = inference  # returned from a function that runs in inference mode
         return made
 
-    def _leave_in_eval(self, call: cst.Call, params: Sequence[str], method: bool, leaves_eval) -> None:
+    def _leave_in_eval(self, call: cst.Call, params: Sequence[str], method: bool, leaves_eval, sets_train=()) -> None:
         """After a call to a function with these ``params`` (``method``: of a class), the
-        models it left in eval mode (``leaves_eval``, in its spelling) are so here."""
-        if not leaves_eval:
+        models it left in eval mode (``leaves_eval``, in its spelling) are so here, and
+        those it put in train mode on every path (``sets_train``) are in train mode."""
+        spell = [spelled_at_call(call, params, method, n) for n in leaves_eval]
+        self._mode_effects(call, [n for n in spell if n is not None],
+                           [n for n in (spelled_at_call(call, params, method, n) for n in sets_train) if n is not None])
+
+    def _mode_effects(self, call: cst.Call, leaves_eval, sets_train) -> None:
+        """A call puts these names (the caller's spelling) in train mode on every path
+        (``sets_train``), then leaves these in eval mode on some path (``leaves_eval``)."""
+        env = self.flow.env
+        if env is None:
             return
-        params = list(params)
-        if method and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for name in sets_train:
+            env.in_eval = env.in_eval - {name}
+            env.maybe_eval.pop(name, None)
+            env.in_train = env.in_train | {name}
         for name in leaves_eval:
-            root, _, rest = name.partition(".")
-            if root in params:
-                i = params.index(root)
-                if i >= len(positional):
-                    continue
-                spelled = dotted(positional[i].value)
-                if spelled is None:
-                    continue
-                name = spelled + ("." + rest if rest else "")
-            self.flow.env.maybe_eval[name] = call
+            env.maybe_eval[name] = call
+            env.in_train = env.in_train - {name}
+
+    def _program_method(self, receiver: Optional[Value], name: str):
+        """The summary (``interfile.Summary``, a method) of method ``name`` of the class of
+        another module of the program that ``receiver`` is an instance of (made by
+        ``VSE(opt)`` of ``from model import VSE``; through joins of such values), when
+        the flow knows that class and that module exports the method. None otherwise."""
+        classes = set()
+        todo, seen = [receiver] if receiver is not None else [], set()
+        while todo:
+            v = todo.pop()
+            if id(v) in seen or len(seen) > 50:
+                return None
+            seen.add(id(v))
+            found = {t[5:] for t in v.tags if t.startswith("ctor:")}
+            if found:
+                classes |= found
+            elif v.node is None and v.parents:
+                todo.extend(v.parents)  # joined over branches or call sites
+            else:
+                return None  # made some other way: unknown
+        if len(classes) != 1:
+            return None
+        summary = self.program.function(f"{classes.pop()}.{name}")
+        return summary if summary is not None and summary.method else None
 
     def _record_backward_function(self, call: cst.Call, qname: str, args, state: State) -> None:
         arg = call_arg(call, 0, None)

@@ -40,10 +40,21 @@ class Summary:
     # (``anneal_dsm_score_estimation(score, ...)``) whose caller backpropagates its result
     # trains them in the mode the caller left them in.
     forwards: Tuple[str, ...] = ()
+    # A method of a module-level class (``VSE.val_start``: ``params`` start with ``self``),
+    # called through an instance whose class the caller knows (``model = VSE(opt)``): its
+    # names rooted at ``self`` are the receiver's (``model.img_enc``). Only its mode
+    # effects (``leaves_eval``, ``sets_train``, ``trains``) are exported.
+    method: bool = False
+    sets_train: Tuple[str, ...] = ()  # names (its spelling) it puts in train mode on every path
+    # Methods it calls on its parameters whose class it does not know (``model.val_start()``
+    # in ``encode_data(model, ...)``), in order: (receiver, its spelling; method name). A
+    # caller that knows the receiver's class applies their mode effects at the call.
+    defers: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def trivial(self) -> bool:
-        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval or self.trains or self.forwards)
+        return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval or self.trains or self.forwards
+                    or self.sets_train or self.defers)
 
     @property
     def spelled(self) -> str:
@@ -54,6 +65,10 @@ class Summary:
         """``names`` (rooted at its parameters) as the ``call`` (a ``cst.Call``) spells them."""
         from scopelint.core.names import dotted
 
+        if self.method:
+            from scopelint.core.flow import spelled_at_call
+
+            return {n for n in (spelled_at_call(call, self.params, True, name) for name in names) if n is not None}
         positional = [a for a in call.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         out = set()
@@ -114,7 +129,8 @@ class Exports:
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
         functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
-                                      s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]), tuple(s["forwards"])))
+                                      s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]), tuple(s["forwards"]),
+                                      s["method"], tuple(s["sets_train"]), tuple(tuple(d) for d in s["defers"])))
                      for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
                    tuple(d["mode_free"]), tuple(d["mode_free_functions"]))
@@ -123,7 +139,7 @@ class Exports:
 def _summary_json(s: Summary) -> dict:
     return {"name": s.name, "where": s.where, "params": list(s.params), "left": s.left, "rec": [list(r) for r in s.rec],
             "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval), "trains": list(s.trains),
-            "forwards": list(s.forwards)}
+            "forwards": list(s.forwards), "method": s.method, "sets_train": list(s.sets_train), "defers": [list(d) for d in s.defers]}
 
 
 @dataclass(frozen=True)
@@ -251,7 +267,8 @@ def calls_a_parameter(text: str) -> bool:
 
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
                trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
-               mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None) -> Exports:
+               mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None,
+               defers: Optional[Mapping[int, tuple]] = None) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
@@ -261,16 +278,28 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
     its module-level functions that ``queries.mode_free_function`` finds so."""
     out: Dict[str, Summary] = {}
     for info in functions:
-        if info.parent is not None or info.cls is not None or info.opaque:
+        if info.parent is not None or info.opaque:
             continue
-        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()), (forwards or {}).get(id(info), ()))
+        if info.cls is not None:  # a method of a module-level class: its mode effects
+            cname = info.cls.name.value
+            if lines.get(cname) is None or not info.param_names or info.param_names[0] != "self" or info.decorator is not None:
+                continue
+            summary = _summary(info, f"{filename}:{lines.get(f'{cname}.{info.name}', lines.get(cname, 1))}",
+                               (trains or {}).get(id(info), ()), ())
+            summary = Summary(f"{cname}.{info.name}", summary.where, summary.params, leaves_eval=summary.leaves_eval,
+                              trains=summary.trains, method=True, sets_train=summary.sets_train)
+            if not summary.trivial:
+                out[f"{cname}.{info.name}"] = summary
+            continue
+        summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()), (forwards or {}).get(id(info), ()),
+                           (defers or {}).get(id(info), ()))
         if not summary.trivial:
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
                    tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)))
 
 
-def _summary(info: "FunctionInfo", where: str, trains=(), forwards=()) -> Summary:
+def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=()) -> Summary:
     from scopelint.core.state import Mode
 
     r = info.returns
@@ -283,5 +312,8 @@ def _summary(info: "FunctionInfo", where: str, trains=(), forwards=()) -> Summar
     leaves = tuple(sorted(n for n in info.leaves_eval if n.partition(".")[0] in info.param_names))
     trained = tuple(sorted(n for n in trains if n.partition(".")[0] in info.param_names))
     forwarded = tuple(sorted(n for n in forwards if n.partition(".")[0] in info.param_names))
-    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves, trained, forwarded)
+    sets_train = tuple(sorted(n for n in info.sets_train if n.partition(".")[0] in info.param_names))
+    deferred = tuple(d for d in defers if d[0].partition(".")[0] in info.param_names)
+    return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves, trained, forwarded,
+                   sets_train=sets_train, defers=deferred)
 

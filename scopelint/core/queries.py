@@ -261,9 +261,22 @@ def trained_models(facts: Facts, step: FunctionInfo) -> set:
     without putting them in train mode itself: it trains them in the mode its caller
     left them in. (One that calls their ``eval()`` itself sets their mode itself too: that
     is ``SL207``'s "trained in eval mode", whatever its caller left.)"""
-    calls = facts.calls_in(step)
+    return _models_run(facts, step, 2)
+
+
+def _models_run(facts: Facts, func: FunctionInfo, depth: int) -> set:
+    """``trained_models`` of ``func``: its model calls while recording, and (``depth``
+    levels down) those of the methods of its class it calls on ``self`` while recording
+    (vsepp's ``train_emb`` runs its encoders in ``self.forward_emb(...)``), but those it
+    (or that method) puts in train or eval mode itself."""
+    calls = facts.calls_in(func)
     models = {c.callee for c in calls if is_model_call(c) and c.callee and recording(c.state, F.TORCH)}
     models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
+    if depth and func.cls is not None:
+        for c in calls:
+            t = c.target
+            if t is not None and t is not func and t.cls is func.cls and (c.callee or "").startswith("self.") and recording(c.state, F.TORCH):
+                models |= {m for m in _models_run(facts, t, depth - 1) if m.startswith("self.")}
     restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
     return models - restored
 
@@ -283,6 +296,21 @@ def forwarded_models(facts: Facts, func: FunctionInfo) -> set:
               if c.qname is None and c.callee and c.state.recording(F.TORCH).mode is not Mode.OFF
               and (c.callee in params or (c.method == "forward" and c.callee.count(".") == 1 and c.callee.partition(".")[0] in params))}
     return models - {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
+
+
+def deferred_method_calls(facts: Facts, func: FunctionInfo) -> tuple:
+    """(parameter, method name) of each call, in order, of a method on a parameter of
+    ``func`` whose class this module does not know (``model.val_start()`` in
+    ``encode_data(model, ...)``): a caller that knows the argument's class applies that
+    method's mode effects (``interfile.Summary.defers``)."""
+    params = set(func.param_names)
+    out = []
+    for c in facts.calls_in(func):
+        if c.target is not None or c.external is not None or c.qname is not None or not c.method or c.method in ("eval", "train"):
+            continue
+        if type(c.node.func) is cst.Attribute and type(c.node.func.value) is cst.Name and c.node.func.value.value in params:
+            out.append((c.node.func.value.value, c.method))
+    return tuple(out)
 
 
 def helper_forwards(facts: Facts, call) -> tuple:
@@ -317,8 +345,13 @@ def trained_models_as_called(facts: Facts, call) -> set:
     as ``Summary.arguments`` maps a step of another module); other names as they are."""
     step = call.target
     models = trained_models(facts, step)
-    if step.cls is not None or step.parent is not None:
+    if step.parent is not None:
         return models
+    if step.cls is not None:  # a method: ``self.enc`` of ``model.train_emb(x)`` is ``model.enc``
+        from scopelint.core.flow import spelled_at_call
+
+        spelled = (spelled_at_call(call.node, step.param_names, True, m) for m in models)
+        return {m for m in spelled if m is not None}
     params = set(step.param_names)
     rooted = {m for m in models if m.partition(".")[0] in params}
     return (models - rooted) | Summary(step.name, "", tuple(step.param_names)).arguments(call.node, sorted(rooted))
