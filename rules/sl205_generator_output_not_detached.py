@@ -1,7 +1,7 @@
 import libcst as cst
 
 from scopelint.core.flow import argument_for
-from scopelint.core.queries import graph_path
+from scopelint.core.queries import graph_path, params_frozen_at
 from scopelint.core.roles import (
     is_discriminator_name,
     is_discriminator_optimizer,
@@ -79,7 +79,8 @@ class GeneratorOutputNotDetached(Rule):
         def generated(arg) -> bool:
             for w in graph_path(arg, lambda x: stop(x) or (facts.call_of(x.node) is not None and x is not arg and not x.pure)):
                 g = facts.call_of(w.node)
-                if g is not None and is_model_call(g) and is_generator_name(g.callee or "") and g.state.recording(next(iter(facts.frameworks))).mode.value != "off":
+                if g is not None and is_model_call(g) and is_generator_name(g.callee or "") and g.state.recording(next(iter(facts.frameworks))).mode.value != "off" \
+                        and not params_frozen_at(g):
                     return True
             return False
 

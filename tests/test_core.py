@@ -551,3 +551,27 @@ def test_arithmetic_on_numbers_taken_out_of_the_graph_is_no_graph_across_a_loop(
     facts = Analyzer(cst.parse_module(src)).run()
     (b,) = facts.backwards
     assert "number" in b.values[0].tags and b.values[0].rec["torch"].mode is Mode.UNKNOWN
+
+
+@pytest.mark.parametrize("freeze, frozen", [
+    ("for p in G.parameters():\n    p.requires_grad = False", True),
+    ("for name, p in G.named_parameters():\n    p.requires_grad_(False)", True),
+    ("G.requires_grad_(False)", True),
+    ("set_grad(G, False)", True),
+    ("set_grad(G, flag=False)", True),
+    ("set_grad(G)", False),  # the helper's default: on
+    ("set_grad(G, False)\nset_grad(G, True)", False),
+    ("set_grad(D, False)", False),
+    ("if cond:\n    set_grad(G, False)", True),  # may be frozen: a finding needs it not to be
+    ("set_grad(G, cond)", True),  # not known
+    ("for p in G.parameters():\n    print(p)", False),
+])
+def test_models_whose_parameters_may_not_require_grad(freeze, frozen):
+    src = (
+        "import torch\nG = torch.nn.Linear(2, 2)\nD = torch.nn.Linear(2, 1)\ncond = True\n"
+        "def set_grad(model, flag=True):\n    for p in model.parameters():\n        p.requires_grad = flag\n"
+        + freeze + "\nfake = G(torch.randn(3, 2))\n"
+    )
+    facts = Analyzer(cst.parse_module(src)).run()
+    call = next(c for c in facts.calls if c.callee == "G" and c.func is None)
+    assert ("G" in call.frozen) is frozen

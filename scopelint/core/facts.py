@@ -116,6 +116,8 @@ class CallFact:
     # of ``via``, ``inner`` the optimizer call in it (or in what it calls).
     via: Optional["FunctionInfo"] = None
     inner: Optional[cst.Call] = None
+    # Models whose parameters may not require grad at the call (``_Env.frozen``).
+    frozen: FrozenSet[str] = frozenset()
 
 
 @dataclass(eq=False)

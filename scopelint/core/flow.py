@@ -97,9 +97,10 @@ class _Env:
     ("zeroed", <zero_grad call>, <a backward came before it>) after zeroing.
     """
 
-    __slots__ = ("vals", "in_eval", "maybe_eval", "grads", "in_train")
+    __slots__ = ("vals", "in_eval", "maybe_eval", "grads", "in_train", "frozen")
 
-    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset(), maybe_eval=None, grads=None, in_train: FrozenSet[str] = frozenset()):
+    def __init__(self, vals=None, in_eval: FrozenSet[str] = frozenset(), maybe_eval=None, grads=None, in_train: FrozenSet[str] = frozenset(),
+                 frozen: FrozenSet[str] = frozenset()):
         self.vals: Dict[str, Value] = vals if vals is not None else {}
         self.in_eval = in_eval
         self.maybe_eval: Dict[str, cst.CSTNode] = maybe_eval if maybe_eval is not None else {}
@@ -107,9 +108,13 @@ class _Env:
         # Names put in train mode (``model.train()``, or a function that does) on every
         # path to here, and not in eval mode since: a function's ``FunctionInfo.sets_train``.
         self.in_train = in_train
+        # Models whose parameters may not require grad here (on some path):
+        # ``G.requires_grad_(False)``, ``for p in G.parameters(): p.requires_grad = False``,
+        # or a local function that does so to what it is handed (``requires_grad(G, False)``).
+        self.frozen = frozen
 
     def copy(self) -> "_Env":
-        return _Env(dict(self.vals), self.in_eval, dict(self.maybe_eval), self.grads, self.in_train)
+        return _Env(dict(self.vals), self.in_eval, dict(self.maybe_eval), self.grads, self.in_train, self.frozen)
 
 
 def _join_values(a: Value, b: Value) -> Value:
@@ -131,7 +136,8 @@ def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
         vals[k] = _join_values(vals[k], v) if k in vals else v
     maybe = dict(b.maybe_eval)
     maybe.update(a.maybe_eval)
-    return _Env(vals, a.in_eval & b.in_eval, maybe, a.grads if a.grads == b.grads else None, a.in_train & b.in_train)
+    return _Env(vals, a.in_eval & b.in_eval, maybe, a.grads if a.grads == b.grads else None, a.in_train & b.in_train,
+                a.frozen | b.frozen)
 
 
 class _Flow:
@@ -260,6 +266,69 @@ def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: s
         arg = positional[i]
     spelled = dotted(arg.value)
     return spelled + ("." + rest if rest else "") if spelled is not None else None
+
+
+def freezing_loop(stmt: cst.For) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
+    """``for p in G.parameters(): p.requires_grad = flag`` (or ``p.requires_grad_(flag)``;
+    ``named_parameters()`` with ``for name, p in ...``): [(``G``, ``flag``)] (None: the
+    call's default, True)."""
+    it = stmt.iter
+    if type(it) is not cst.Call or type(it.func) is not cst.Attribute or it.func.attr.value not in ("parameters", "named_parameters"):
+        return []
+    model = dotted(it.func.value)
+    target = stmt.target
+    if it.func.attr.value == "named_parameters" and type(target) is cst.Tuple and len(target.elements) == 2:
+        target = target.elements[1].value
+    if model is None or type(target) is not cst.Name:
+        return []
+    item = target.value
+    for line in statements(stmt.body):
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if type(small) is cst.Assign and len(small.targets) == 1:
+                t = small.targets[0].target
+                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value == item:
+                    return [(model, small.value)]
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_" \
+                    and type(call.func.value) is cst.Name and call.func.value.value == item:
+                arg = call_arg(call, 0, "requires_grad")
+                return [(model, arg.value if arg is not None else None)]
+    return []
+
+
+def freeze_effects(info: FunctionInfo) -> Tuple[Tuple[str, Optional[cst.BaseExpression]], ...]:
+    """What ``info`` does to its models' ``requires_grad`` wherever it runs to its end (its
+    body's own statements: not under an ``if`` or a ``try``): (model, flag) in its
+    spelling, in order (``def requires_grad(model, flag=True): for p in
+    model.parameters(): p.requires_grad = flag``: ``(("model", flag),)``)."""
+    found = _FREEZES.get(id(info))
+    if found is not None and found[0] is info:
+        return found[1]
+    out: List[Tuple[str, Optional[cst.BaseExpression]]] = []
+    body = info.node.body
+    for stmt in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(stmt) is cst.For:
+            out.extend(freezing_loop(stmt))
+        elif type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_":
+                    model = dotted(call.func.value)
+                    arg = call_arg(call, 0, "requires_grad")
+                    if model is not None:
+                        out.append((model, arg.value if arg is not None else None))
+        elif type(stmt) in (cst.If, cst.Try, cst.With, cst.While):
+            continue
+    result = tuple(out)
+    if len(_FREEZES) > 4096:
+        _FREEZES.clear()
+    _FREEZES[id(info)] = (info, result)
+    return result
+
+
+_FREEZES: Dict[int, Tuple[FunctionInfo, tuple]] = {}
 
 
 class _Walk:
@@ -465,6 +534,14 @@ def _constant_defaults(info: FunctionInfo) -> Dict[str, Value]:
         if d is not None and (type(d) in _CONSTANTS or (type(d) is cst.Name and d.value in ("True", "False", "None"))):
             out[param.name.value] = opaque_value(d, CONST)
     return out
+
+
+def _param_default(info: FunctionInfo, name: str) -> Optional[cst.BaseExpression]:
+    p = info.node.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.name.value == name:
+            return param.default
+    return None
 
 
 def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
@@ -1324,6 +1401,9 @@ class Analyzer:
         self.flow = _Flow.join([exit_flow] + breaks)
         if type(stmt) is cst.For and not breaks and self.flow.env is not None:
             self._detached_items(stmt)
+        if type(stmt) is cst.For and self.flow.env is not None:
+            for name, flag in freezing_loop(stmt):
+                self._freeze(name, literal_bool(flag) if flag is not None else True)
 
     def _detached_items(self, stmt: cst.For) -> None:
         """``for s in state: s.detach_()``: every item of ``state`` is detached in place
@@ -1763,6 +1843,7 @@ class Analyzer:
             env.in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value, self._seq,
         )
         fact.external = external
+        fact.frozen = env.frozen
         self._calls[id(call)] = fact
         if target is not None:
             if target is self.func:
@@ -1776,6 +1857,8 @@ class Analyzer:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
             self._site_args[id(target)][id(call)] = bound
             self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval, target.sets_train)
+            if not through_runner:
+                self._freezes_at(call, target)
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
         elif external is not None:
@@ -1817,6 +1900,9 @@ class Analyzer:
 
         # effects on names and buffers
         recv_key = dotted(func.value) if type(func) is cst.Attribute else None
+        if method == "requires_grad_" and recv_key is not None and qname is None:
+            arg = call_arg(call, 0, "requires_grad")
+            self._freeze(recv_key, literal_bool(arg.value) if arg is not None else True)
         if recv_key is None and method in ("eval", "train") and type(func) is cst.Attribute:
             recv_key = _module_chain_base(func.value)  # ``model.to(device).train()``
         if qname is None and method is not None:
@@ -1942,6 +2028,38 @@ class Analyzer:
         made.rec.update(returns.rec)
         made.inference = inference  # returned from a function that runs in inference mode
         return made
+
+    def _freeze(self, name: str, flag: Optional[bool]) -> None:
+        """``name``'s parameters now require grad (``flag`` True), or may not (False, or
+        not known): ``_Env.frozen``."""
+        env = self.flow.env
+        if env is None:
+            return
+        env.frozen = env.frozen - {name} if flag is True else env.frozen | {name}
+
+    def _freezes_at(self, call: cst.Call, target: FunctionInfo) -> None:
+        """At a call of ``target``: what it does to the ``requires_grad`` of the models
+        it is handed (``freeze_effects``), spelled as the call spells them, its flag
+        the call's argument (or the parameter's default)."""
+        effects = freeze_effects(target)
+        if not effects:
+            return
+        method = target.cls is not None
+        for name, flag in effects:
+            spelled = spelled_at_call(call, target.param_names, method, name)
+            if spelled is None:
+                continue
+            value: Optional[bool] = True
+            if type(flag) is cst.Name and flag.value in target.param_names:
+                arg = argument_for(call, target.param_names, flag.value)
+                if arg is not None:
+                    value = literal_bool(arg.value)
+                else:
+                    default = _param_default(target, flag.value)
+                    value = literal_bool(default) if default is not None else None
+            elif flag is not None:
+                value = literal_bool(flag)
+            self._freeze(spelled, value)
 
     def _leave_in_eval(self, call: cst.Call, params: Sequence[str], method: bool, leaves_eval, sets_train=()) -> None:
         """After a call to a function with these ``params`` (``method``: of a class), the

@@ -1683,6 +1683,19 @@ def _made_as_mode_free_layer(facts: Facts, value: Optional[Value], scope) -> boo
     return last in _MODE_FREE_LAYERS
 
 
+def params_frozen_at(call) -> bool:
+    """The model a call runs (``G(z)``, ``self.netG(z)``: ``CallFact.callee``) may have its
+    parameters' ``requires_grad`` off there (``CallFact.frozen``: frozen by a loop, by
+    ``requires_grad_(False)`` or by a local helper such as stylegan2's
+    ``requires_grad(generator, False)``): its output may hold no graph into it."""
+    callee = call.callee
+    if not callee or not call.frozen:
+        return False
+    if callee.endswith(".forward"):
+        callee = callee[: -len(".forward")]
+    return any(f == callee or callee.startswith(f + ".") for f in call.frozen)
+
+
 def frozen_by_the_file(facts: Facts, name: Optional[str]) -> bool:
     """The file freezes parameters of the model ``name`` (``name.requires_grad_(False)``,
     or ``p.requires_grad = False`` in a loop over ``name.parameters()`` /
