@@ -27,6 +27,10 @@ class GeneratorOutputNotDetached(Rule):
         parameters: wasted work, gradients that pollute the generator's next step
         unless zeroed, and an error (`Trying to backward through the graph a second
         time`) once the generator's own backward reuses the freed graph.
+        Not reported: a sample the generator made while its parameters did not require
+        grad (`for p in G.parameters(): p.requires_grad = False`, `G.requires_grad_(False)`,
+        or a helper that does so to the model it is handed, as stylegan2's
+        `requires_grad(generator, False)`): it holds no graph into the generator.
     """
     bad = """
         import torch
