@@ -221,6 +221,49 @@ def test_methods_called_through_an_instance_get_the_call_sites_state():
     assert findings(unknown) == []
 
 
+def test_an_unresolved_call_under_no_grad_gives_its_method_no_default_guess():
+    """``m.predict(x)`` inside ``torch.no_grad()`` on something the flow cannot tell the
+    class of (a checkpoint loader's result, moved with ``.to(device)``, bound to a name
+    an instance was bound to before: the method does not escape): it may call the
+    file's method ``predict``, with recording off. Its entry stays unknown, and SL103
+    does not guess PyTorch's default (on) for it: the one call seen runs it without grad
+    (dgl's graphsage/lightning example: ``SAGE.load_from_checkpoint(...)``)."""
+    src = """
+        import torch
+        from lightning import LightningModule
+
+        class Scorer(LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.body = torch.nn.Linear(4, 4)
+                self.drop = torch.nn.Dropout(0.1)
+
+            def forward(self, x):
+                return self.drop(self.body(x))
+
+            def predict(self, rows):
+                out = []
+                for r in rows:
+                    out.append(self.drop(self.body(r)))
+                return out
+
+        scorer = Scorer()
+        scorer = Scorer.restore("ckpt").to("cpu")
+        CALL
+    """
+    under = src.replace("CALL", "with torch.no_grad():\n            scores = scorer.predict([torch.randn(4)])")
+    assert findings(under) == []
+    entry = _function(textwrap.dedent(under), "Scorer.predict").entry.torch
+    assert (entry.mode.value, entry.origin.kind) == ("unknown", "called-elsewhere")
+    # Called the same way with recording on: the default guess stands (SL103).
+    bare = src.replace("CALL", "scores = scorer.predict([torch.randn(4)])\n"
+                               "        with torch.no_grad():\n"
+                               "            scorer.body.weight.zero_()")
+    assert findings(bare) == [(17, "SL103")]  # (the forward pass in `predict`)
+    entry = _function(textwrap.dedent(bare), "Scorer.predict").entry.torch
+    assert (entry.mode.value, entry.origin.kind) == ("unknown", "unknown-entry")
+
+
 def test_an_unresolved_call_of_a_method_name_makes_its_entry_unknown():
     src = """
         import torch

@@ -78,6 +78,11 @@ CONST = frozenset({"const"})
 FLAG_TRUTH = frozenset({"truthy", "falsy"})  # a flag's truth, known after ``if flag: return``
 SCOPE = frozenset({"scope"})  # a recording scope, or the class or factory that makes one
 UNKNOWN_SITE = unknown_entry_state()  # a call site that may call the method with any state
+# ... and one that runs with PyTorch's recording off (``x.m()`` on something unknown inside
+# ``torch.no_grad()``): still no state known, but no guess of PyTorch's default either
+# (the method is called by name with recording off, as ``Program.called_off`` says of
+# another module's calls: ``called-elsewhere``)
+UNKNOWN_SITE_TORCH_OFF = State(Switch(Mode.UNKNOWN, Origin("called-elsewhere")), UNKNOWN_SITE.mxnet, UNKNOWN_SITE.mx_train)
 UNBOUND = "*"  # in a call site's argument values: its parameters' are not known (``f(*args)``)
 FREE_KEY = "\0free:"  # ... and the values a callback handed to it had for its free names
 
@@ -771,7 +776,11 @@ class Analyzer:
                     or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
                     or params.keys() != info.params.keys()
-                    or (id(info) in tainted and _same_shape(info.params, params) is None)
+                    # (what a function grows in place is its parameter's own object, of
+                    # that value's node and recording: a summary made from the values of
+                    # a round before is made again with this round's; otherwise walking in
+                    # the file's order stops one round short of walking callers first)
+                    or ((id(info) in tainted or returns.grown) and _same_shape(info.params, params) is None)
                     or returns != info.returns
                     or grad_effects != info.grad_effects
                 ):
@@ -1791,8 +1800,9 @@ class Analyzer:
             self._leave_in_eval(call, external.params, False, external.leaves_eval)
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
+            site = UNKNOWN_SITE_TORCH_OFF if state.torch.off else UNKNOWN_SITE
             for candidate in self.methods_by_name.get(func.attr.value, ()):
-                self._sites[id(candidate)][id(call)] = UNKNOWN_SITE
+                self._sites[id(candidate)][id(call)] = site
                 self._site_args[id(candidate)][id(call)] = None
         for override in self._overrides(func):
             self._sites[id(override)][id(call)] = state

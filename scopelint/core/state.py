@@ -28,7 +28,9 @@ class Origin:
     unknown-entry             -- a function entry nobody agreed on (PyTorch's global
                                  default is then the best guess, used by SL103 only);
     called-elsewhere          -- a function entry unknown here, that another module of
-                                 the run calls (by name) with recording off: no guess;
+                                 the run calls (by name) with recording off, or a call
+                                 here on something unknown (``x.m()`` in ``no_grad``)
+                                 may be of, recording off: no guess;
     opaque                    -- an unknown decorator or expression decides.
     """
 
