@@ -1492,14 +1492,40 @@ def _at_calls(text: str, expected: Set[Tuple[int, str]], found: Set[Tuple[int, s
         holders = [f for f in funcs if f.lineno < line <= f.end_lineno]
         if not holders:
             return False
-        name = min(holders, key=lambda f: f.end_lineno - f.lineno).name
+        holder = min(holders, key=lambda f: f.end_lineno - f.lineno)
+        name = holder.name
         uses = {n.lineno for n in ast.walk(tree) if (isinstance(n, ast.Name) and n.id == name)
                 or (isinstance(n, ast.Attribute) and n.attr == name)}
+        uses |= _instance_calls(tree, holder)
         match = next(((l, c) for l, c in sorted(extra) if c == code and l in uses), None)
         if match is None:
             return False
         extra.discard(match)
     return not extra
+
+
+_CALLED_AS_INSTANCE = ("forward", "hybrid_forward", "__call__")
+
+
+def _instance_calls(tree: ast.AST, func: ast.AST) -> Set[int]:
+    """The lines that call an instance of the class ``func`` is the ``forward`` (or
+    ``__call__``) of: ``net(x)`` after ``net = Net()`` calls it, as ``helper(x)`` calls
+    ``helper``."""
+    if func.name not in _CALLED_AS_INSTANCE:
+        return set()
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and func in c.body), None)
+    if cls is None:
+        return set()
+
+    def spelled(e) -> Optional[str]:
+        return e.id if isinstance(e, ast.Name) else ("." + e.attr if isinstance(e, ast.Attribute) else None)
+
+    made = {spelled(t) for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+            and isinstance(n.value.func, ast.Name) and n.value.func.id == cls.name for t in n.targets}
+    made.discard(None)
+    return {n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+        spelled(n.func) in made or (isinstance(n.func, ast.Call) and isinstance(n.func.func, ast.Name)
+                                    and n.func.func.id == cls.name))}
 
 
 # --- the dynamic pass ---------------------------------------------------------------------------

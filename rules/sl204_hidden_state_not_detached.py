@@ -1,6 +1,6 @@
 import libcst as cst
 
-from scopelint.core.flow import call_arg, carried_tag, literal_bool
+from scopelint.core.flow import bound_params, call_arg, carried_tag, literal_bool
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
@@ -130,9 +130,7 @@ def _param_name(call, i):
     key = _param_key(call.node.args, i)
     if isinstance(key, str):
         return key
-    params = call.target.param_names
-    if type(call.node.func) is cst.Attribute and params and params[0] in ("self", "cls"):
-        params = params[1:]
+    params = bound_params(call.node, call.target)
     return params[key] if key < len(params) else None
 
 

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from scopelint.core.flow import argument_for
+from scopelint.core.flow import argument_for, bound_params
 from scopelint.core.queries import graph_path, params_frozen_at
 from scopelint.core.roles import (
     is_discriminator_name,
@@ -68,7 +68,7 @@ class GeneratorOutputNotDetached(Rule):
                 sample = args[0].value if args else None
                 at = d_call.node
                 if site is not None:  # (a helper's call of the discriminator: detach what this call hands it)
-                    at, sample = site.node, argument_for(site.node, site.target.param_names, args[0].value.value).value
+                    at, sample = site.node, argument_for(site.node, bound_params(site.node, site.target), args[0].value.value).value
                 fix = detach_expression(sample, "Feed the discriminator a detached sample")
                 yield Report(at, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
 
@@ -107,7 +107,7 @@ class GeneratorOutputNotDetached(Rule):
                     site = facts.call_of(w.node)
                     if site is None or site.target is not d.func or site.func is not b.func:
                         continue
-                    handed = argument_for(site.node, d.func.param_names, arg.value)
+                    handed = argument_for(site.node, bound_params(site.node, d.func), arg.value)
                     if handed is not None and generated(site.args[list(site.node.args).index(handed)]):
                         yield d, site
                         break

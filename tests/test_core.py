@@ -221,6 +221,49 @@ def test_methods_called_through_an_instance_get_the_call_sites_state():
     assert findings(unknown) == []
 
 
+def test_an_unresolved_call_under_no_grad_gives_its_method_no_default_guess():
+    """``m.predict(x)`` inside ``torch.no_grad()`` on something the flow cannot tell the
+    class of (a checkpoint loader's result, moved with ``.to(device)``, bound to a name
+    an instance was bound to before: the method does not escape): it may call the
+    file's method ``predict``, with recording off. Its entry stays unknown, and SL103
+    does not guess PyTorch's default (on) for it: the one call seen runs it without grad
+    (dgl's graphsage/lightning example: ``SAGE.load_from_checkpoint(...)``)."""
+    src = """
+        import torch
+        from lightning import LightningModule
+
+        class Scorer(LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.body = torch.nn.Linear(4, 4)
+                self.drop = torch.nn.Dropout(0.1)
+
+            def forward(self, x):
+                return self.drop(self.body(x))
+
+            def predict(self, rows):
+                out = []
+                for r in rows:
+                    out.append(self.drop(self.body(r)))
+                return out
+
+        scorer = Scorer()
+        scorer = Scorer.restore("ckpt").to("cpu")
+        CALL
+    """
+    under = src.replace("CALL", "with torch.no_grad():\n            scores = scorer.predict([torch.randn(4)])")
+    assert findings(under) == []
+    entry = _function(textwrap.dedent(under), "Scorer.predict").entry.torch
+    assert (entry.mode.value, entry.origin.kind) == ("unknown", "called-elsewhere")
+    # Called the same way with recording on: the default guess stands (SL103).
+    bare = src.replace("CALL", "scores = scorer.predict([torch.randn(4)])\n"
+                               "        with torch.no_grad():\n"
+                               "            scorer.body.weight.zero_()")
+    assert findings(bare) == [(17, "SL103")]  # (the forward pass in `predict`)
+    entry = _function(textwrap.dedent(bare), "Scorer.predict").entry.torch
+    assert (entry.mode.value, entry.origin.kind) == ("unknown", "unknown-entry")
+
+
 def test_an_unresolved_call_of_a_method_name_makes_its_entry_unknown():
     src = """
         import torch
@@ -575,3 +618,189 @@ def test_models_whose_parameters_may_not_require_grad(freeze, frozen):
     facts = Analyzer(cst.parse_module(src)).run()
     call = next(c for c in facts.calls if c.callee == "G" and c.func is None)
     assert ("G" in call.frozen) is frozen
+
+
+# --- issue 18: the analysis follows `net(x)` into a module's forward ----------------
+def test_a_module_whose_forward_reads_nothing_of_itself_is_a_function_of_its_arguments():
+    """``FunctionInfo.stateless``: ``net(x)`` on a module whose ``forward`` never names
+    ``self`` (no parameters, no submodules) is no forward pass of its own (SL103 would
+    call it one in ``evaluate``); what its forward runs is seen inside it, in the call's
+    state. (The SL107 fixture ``good_torch_no_grad_called`` with its statements moved
+    into such a module: the invariance benchmark's ``forward`` refactoring.)"""
+    src = """
+        import torch
+        import torch.nn as nn
+        model = torch.nn.Linear(4, 2)
+
+        class Step(nn.Module):
+            def forward(self, x):
+                with torch.no_grad():
+                    return model(x).argmax(dim=1)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def evaluate(x):
+            step = Step()
+            return step(x)
+
+        def predict(x):
+            net = Net()
+            return net(x)
+    """
+    facts = Analyzer(cst.parse_module(textwrap.dedent(src))).run()
+    by_name = {f.qualname: f for f in facts.functions}
+    assert by_name["Step.forward"].stateless and not by_name["Net.forward"].stateless
+    assert findings(src, {"SL103"}) == [(25, "SL103")]
+
+
+def test_eval_mode_crosses_into_forward_through_the_instance_call():
+    """``net(batch, model)`` binds ``forward(self, batch, model)``'s parameters after
+    ``self`` (``flow.bound_params``): ``model`` in eval mode at the call is so in
+    ``forward`` (SL103 there), as it is for a helper."""
+    src = """
+        import torch
+        import torch.nn as nn
+
+        class Step(nn.Module):
+            def forward(self, batch, model):
+                return model(batch)
+
+        def predict(model, batch):
+            model.eval()
+            net = Step()
+            return net(batch, model).softmax(dim=-1)
+
+        model = torch.nn.Linear(4, 3)
+        print(predict(model, torch.randn(5, 4)).requires_grad)
+    """
+    assert findings(src, {"SL103"}) == [(7, "SL103")]
+
+
+def test_the_gate_keeps_the_forward_an_instance_call_runs():
+    """The gate's slice keeps ``forward`` (and ``__init__``, what its ``self.x`` is)
+    where the code that makes and calls the instance is kept: the slice's findings are
+    the whole file's."""
+    src = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Embed(nn.Module):
+            def forward(self, encoder, x):
+                return F.normalize(encoder(x), dim=1)
+
+        def neighbours(encoder, x):
+            encoder.eval()
+            net = Embed()
+            return net(encoder, x)
+
+        encoder = torch.nn.Linear(5, 4)
+        print(neighbours(encoder, torch.randn(3, 5)).requires_grad)
+    """)
+    from scopelint.engine import Settings
+
+    gated = lint_source(src, "t.py", Settings())
+    whole = lint_source(src, "t.py", Settings(gate=False))
+    assert [(f.start[0], f.code) for f in gated.findings] == [(f.start[0], f.code) for f in whole.findings] == [(8, "SL103")]
+
+
+def test_a_list_grown_by_a_callee_holds_what_it_put_there():
+    """``Returns.grown``: ``add(losses, loss)`` appends to the caller's list; after the
+    call the caller's ``losses`` holds the loss (linked by value), directly, two calls
+    deep, and for a closure handed to a runner that appends to a free name."""
+    src = textwrap.dedent("""
+        import torch
+        net = torch.nn.Linear(2, 1)
+
+        def add(losses, loss):
+            losses.append(loss)
+
+        def add_twice(losses, loss):
+            add(losses, loss)
+            add(losses, loss * 2)
+
+        def run(fn, *args):
+            return fn(*args)
+
+        x = torch.randn(3, 2)
+        a = []
+        add_twice(a, net(x).sum())
+        b = []
+        out = net(x).mean()
+        def step():
+            b.append(out)
+        run(step)
+        torch.autograd.backward(a + b)
+    """)
+    facts = Analyzer(cst.parse_module(src)).run()
+    (bw,) = facts.backwards
+    net_calls = {id(c.node) for c in facts.calls if c.callee == "net"}
+    reached = {id(v.node) for v in bw.values[0].ancestors()} if len(bw.values) == 1 else {
+        id(v.node) for value in bw.values for v in value.ancestors()}
+    assert net_calls <= reached
+    by_name = {f.qualname: f for f in facts.functions}
+    assert [n for n, _ in by_name["add"].returns.grown] == ["losses"]
+    assert [n for n, _ in by_name["add_twice"].returns.grown] == ["losses"]
+
+
+def test_a_rebound_parameter_is_not_grown():
+    """``losses = losses + [loss]`` makes a new list: the caller's is unchanged."""
+    src = textwrap.dedent("""
+        import torch
+
+        def add(losses, loss):
+            losses = losses + [loss]
+            return None
+
+        a = []
+        add(a, torch.randn(2, requires_grad=True).sum())
+    """)
+    facts = Analyzer(cst.parse_module(src)).run()
+    assert next(f for f in facts.functions if f.name == "add").returns.grown == ()
+
+
+def test_a_number_handed_through_a_module_and_back_stays_a_number():
+    """A Python float total handed to a Block's ``forward`` and returned: the template's
+    arithmetic is done again on the call's values (``Template.instantiate``), so the
+    first round's guess (an unknown parameter, recorded inside ``record()``) does not
+    justify itself around the loop (SL304 on ``+=`` would). (The SL304 fixture
+    ``good_metric_asscalar_in_record``'s accumulation moved into a Block.)"""
+    src = """
+        import mxnet as mx
+        from mxnet import autograd as ag, gluon, nd
+
+        net = gluon.nn.Sequential()
+        net.add(gluon.nn.Dense(8, activation="relu"), gluon.nn.Dense(1))
+        net.initialize(mx.init.Normal(0.1))
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.05})
+        loss_fn = gluon.loss.L2Loss()
+        X = nd.random.normal(shape=(32, 4))
+        y = X.sum(axis=1, keepdims=True)
+
+        class Tally(gluon.Block):
+            def forward(self, l, total):
+                total += l.sum().asscalar()
+                return total
+
+        for epoch in range(2):
+            total = 0.0
+            for i in range(0, 32, 8):
+                Xb, yb = X[i:i + 8], y[i:i + 8]
+                with ag.record():
+                    l = loss_fn(net(Xb), yb)
+                    tally = Tally()
+                    total = tally(l, total)
+                l.backward()
+                trainer.step(8)
+            print(total / 32)
+    """
+    from scopelint.engine import Settings
+
+    for settings in (Settings(), Settings(gate=False)):  # (the whole file too, not only the gate's slice)
+        assert lint_source(textwrap.dedent(src), "t.py", settings).findings == []

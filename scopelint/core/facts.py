@@ -27,6 +27,10 @@ class Returns:
     # The returned value in terms of the parameters (``state.Template``), made again at
     # each call with its arguments: the caller's values linked to the callee's by value.
     template: Optional[Template] = None
+    # The parameters whose object the function grows in place (``losses.append(loss)``:
+    # the caller's list holds it afterwards), each with what it then holds in terms of
+    # the parameters (a ``Template``), made again at each call for the name it hands.
+    grown: Tuple[Tuple[str, Template], ...] = ()
 
 
 # The gradient buffers as a function finds them when it starts (``flow._Env.grads``): a
@@ -75,6 +79,11 @@ class FunctionInfo:
     returns: Returns = Returns()  # summary: what it returns
     grad_effects: GradEffects = GradEffects()  # summary: what it does to gradient buffers
     in_model_class: bool = False  # a method of an nn.Module / gluon Block subclass
+    # A method whose code never reads its instance (no ``self`` in its body, nested
+    # functions included): calling it, or the instance it is the ``forward`` of, is
+    # calling a function of its arguments (a stateless module: no parameters, no
+    # submodules, no state of its own).
+    stateless: bool = False
 
     @property
     def returns_left(self) -> bool:

@@ -78,6 +78,11 @@ CONST = frozenset({"const"})
 FLAG_TRUTH = frozenset({"truthy", "falsy"})  # a flag's truth, known after ``if flag: return``
 SCOPE = frozenset({"scope"})  # a recording scope, or the class or factory that makes one
 UNKNOWN_SITE = unknown_entry_state()  # a call site that may call the method with any state
+# ... and one that runs with PyTorch's recording off (``x.m()`` on something unknown inside
+# ``torch.no_grad()``): still no state known, but no guess of PyTorch's default either
+# (the method is called by name with recording off, as ``Program.called_off`` says of
+# another module's calls: ``called-elsewhere``)
+UNKNOWN_SITE_TORCH_OFF = State(Switch(Mode.UNKNOWN, Origin("called-elsewhere")), UNKNOWN_SITE.mxnet, UNKNOWN_SITE.mx_train)
 UNBOUND = "*"  # in a call site's argument values: its parameters' are not known (``f(*args)``)
 FREE_KEY = "\0free:"  # ... and the values a callback handed to it had for its free names
 
@@ -200,6 +205,25 @@ def argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[c
     return None
 
 
+def _reads_no_instance(info: FunctionInfo) -> bool:
+    """A plain method (no decorator) whose body never names its first parameter."""
+    params = info.param_names
+    if info.node.decorators or not params or params[0] != "self":
+        return False
+    return not any(type(n) is cst.Name and n.value == "self" for n in walk(info.node.body))
+
+
+def bound_params(call: cst.Call, target: FunctionInfo) -> List[str]:
+    """The parameters of ``target`` the arguments of ``call`` bind, in order: a method's
+    ``self`` is bound by its instance when it is called through one (``obj.m(x)``, and
+    ``net(x)`` for ``forward``)."""
+    params = list(target.param_names)
+    if params and params[0] in ("self", "cls") and target.cls is not None and target.parent is None and (
+            type(call.func) is cst.Attribute or target.name in CALL_METHODS):
+        return params[1:]
+    return params
+
+
 def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
     """A LightningModule's ``validation_step`` / ``test_step`` / ``predict_step``."""
     return info.name in F.LIGHTNING_NO_GRAD_HOOKS and info.cls is not None and (
@@ -210,10 +234,9 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     """At the call ``fact`` of ``target``: the names of ``target`` in eval mode as it
     starts (see ``Analyzer._entry_eval``)."""
     call = fact.node
-    params = list(target.param_names)
+    params = bound_params(call, target)
     on_self = False
-    if target.cls is not None and params and params[0] in ("self", "cls") and type(call.func) is cst.Attribute:
-        params = params[1:]
+    if len(params) < len(target.param_names) and type(call.func) is cst.Attribute:
         on_self = type(call.func.value) is cst.Name and call.func.value.value == "self" and (
             fact.func is not None and fact.func.cls is target.cls)
     out: Set[str] = set()
@@ -748,6 +771,8 @@ class Analyzer:
                     owner = owner.parent
                 owner_cls = cls if cls is not None else (owner.cls if owner is not None else None)
                 info.in_model_class = owner_cls is not None and owner_cls.name.value in self.model_classes
+                if cls is not None and parent is None:
+                    info.stateless = _reads_no_instance(info)
                 self._classify_decorators(info, scope)
                 self.functions.append(info)
                 if cls is not None and parent is None:
@@ -861,7 +886,11 @@ class Analyzer:
                     or summary != info.leaves_eval
                     or sets_train != info.sets_train
                     or params.keys() != info.params.keys()
-                    or (id(info) in tainted and _same_shape(info.params, params) is None)
+                    # (what a function grows in place is its parameter's own object, of
+                    # that value's node and recording: a summary made from the values of
+                    # a round before is made again with this round's; otherwise walking in
+                    # the file's order stops one round short of walking callers first)
+                    or ((id(info) in tainted or returns.grown) and _same_shape(info.params, params) is None)
                     or returns != info.returns
                     or grad_effects != info.grad_effects
                 ):
@@ -1147,8 +1176,8 @@ class Analyzer:
         self._returned: List[Value] = []
         self._passed: Set[Optional[str]] = set()
         self._block(info.node.body)
-        self._returns_of[id(info)] = self._returns_summary(info)
         exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
+        self._returns_of[id(info)] = self._returns_summary(info, exits)
         self._grad_effects_of[id(info)] = self._grad_effects_summary(info, exits)
         left = set()
         for env in exits:
@@ -1218,10 +1247,11 @@ class Analyzer:
             return None
         return expr.value if self.flow.env.vals.get(expr.value) is info.params.get(expr.value) else None
 
-    def _returns_summary(self, info: FunctionInfo) -> Returns:
+    def _returns_summary(self, info: FunctionInfo, exits: Sequence[_Env] = ()) -> Returns:
         returned = self._returned
+        grown = self._grown(info, exits)
         if not returned:
-            return Returns()
+            return Returns(grown=grown)
         left = all("left-graph" in v.tags or "const" in v.tags for v in returned)
         rec = []
         for fw in F.FRAMEWORKS:
@@ -1234,11 +1264,37 @@ class Analyzer:
                 ):
                     rec.append((fw, sw))
         passes = next(iter(self._passed)) if len(self._passed) == 1 else None
-        return Returns(left, tuple(rec), all(v.inference for v in returned), passes, self._template(info, returned))
+        return Returns(left, tuple(rec), all(v.inference for v in returned), passes, self._template(info, returned), grown)
+
+    def _grown(self, info: FunctionInfo, exits: Sequence[_Env]) -> Tuple[Tuple[str, Template], ...]:
+        """``Returns.grown``: the parameters whose object every exit left grown in place
+        (``p.append(x)``: the same object, holding more; not a rebinding such as ``p = p
+        + [x]``, which the caller does not see), each with a template of what it holds."""
+        if not self._link_returns or not exits:
+            return ()
+        slots = {id(v): name for name, v in info.params.items()}
+        out = []
+        for name, entry in info.params.items():
+            if name in ("self", "cls", UNBOUND) or entry is None:
+                continue
+            values = [env.vals.get(name) for env in exits]
+            if all(v is entry for v in values):
+                continue
+            if not all(v is entry or _grown_from(v, entry) for v in values):
+                continue
+            root = values[0]
+            for v in values[1:]:
+                root = _join_values(root, v)
+            template = Template.of(root, slots, info.entry)
+            if template is not None:
+                out.append((name, template))
+        return tuple(out)
 
     def _template(self, info: FunctionInfo, returned: List[Value]) -> Optional[Template]:
         """What ``info`` returns in terms of its parameters' values (``Returns.template``)."""
-        slots = {id(v): name for name, v in info.params.items() if name in info.param_names}
+        # (its parameters, and the free names and callbacks' free names its call sites
+        # hand it: ``_free_values``, ``_note_handed``)
+        slots = {id(v): name for name, v in info.params.items() if name != UNBOUND and v is not None}
         if not slots or not self._link_returns:
             return None
         root = returned[0]
@@ -1861,6 +1917,8 @@ class Analyzer:
                 self._freezes_at(call, target)
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
+            if target is not self.func and env is not None and target.returns.grown and id(target) in self._walks:
+                self._grown_at(call, target, params, bound, through_runner, state)
         elif external is not None:
             self._leave_in_eval(call, external.params, external.method, external.leaves_eval, external.sets_train)
             bound = _bound_arguments(call, external.params, args) if external.defers else None
@@ -1872,8 +1930,9 @@ class Analyzer:
                                        [spelled + n[4:] for n in done.sets_train if n.startswith("self.")])
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
+            site = UNKNOWN_SITE_TORCH_OFF if state.torch.off else UNKNOWN_SITE
             for candidate in self.methods_by_name.get(func.attr.value, ()):
-                self._sites[id(candidate)][id(call)] = UNKNOWN_SITE
+                self._sites[id(candidate)][id(call)] = site
                 self._site_args[id(candidate)][id(call)] = None
         for override in self._overrides(func):
             self._sites[id(override)][id(call)] = state
@@ -1984,7 +2043,7 @@ class Analyzer:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, False, PENDING, state)
         if target is not None:  # a local function or method: its summary
             inference = target.decorator is not None and target.decorator[0] == "torch.inference_mode"
-            made = self._returned_by(call, params, target.returns, inference, args, state, tags)
+            made = self._returned_by(call, params, target.returns, inference, args, state, tags, bound)
             if made is not None:
                 return made
         if external is not None:  # a function of another module of the program: its summary
@@ -2002,11 +2061,35 @@ class Analyzer:
             return computed_value(call, state, args, True, tags)
         return computed_value(call, state, args, False, tags)
 
-    def _returned_by(self, call: cst.Call, params, returns: Returns, inference: bool, args, state: State, tags) -> Optional[Value]:
+    def _grown_at(self, call: cst.Call, target: FunctionInfo, params, bound, through_runner: bool, state: State) -> None:
+        """After a call of a function that grows objects it is handed (``Returns.grown``),
+        the names this call hands them as hold what it put there: an argument's name, a
+        free name the callee reads (called here, or by the runner this call is of), and
+        what a runner this call hands a callback to grows of its free names."""
+        if bound is None:
+            return
+        vals = self.flow.env.vals
+        for name, template in target.returns.grown:
+            if name in params:
+                arg = argument_for(call, params, name)
+                key = dotted(arg.value) if arg is not None else None
+            elif name.startswith(FREE_KEY):  # (a callback's free name, grown by the runner it is handed to)
+                key = name.rsplit(":", 1)[1]
+            else:  # (a free name of the callee)
+                key = _free_key(target, name) if through_runner else name
+            was = bound.get(name)
+            if key is None or was is None or vals.get(key) is not was:
+                continue
+            made = template.instantiate(bound, state)
+            if made is not None:  # (the same object as handed: its node, grown by the call)
+                self._bind_name(key, Value(was.node, dict(made.rec), (was, made), made.inference, True, made.tags, state))
+
+    def _returned_by(self, call: cst.Call, params, returns: Returns, inference: bool, args, state: State, tags,
+                     handed: Optional[Dict[str, Value]] = None) -> Optional[Value]:
         """What a call of a function with these ``params`` returns, by its summary
         ``returns`` (None: nothing known). ``inference``: it runs in inference mode."""
         if returns.template is not None and not returns.left:
-            bound = _bound_arguments(call, params, args)
+            bound = handed if handed is not None else _bound_arguments(call, params, args)
             if bound is not None:
                 made = returns.template.instantiate(bound, state)
                 if made is not None:
@@ -2342,6 +2425,26 @@ def _joined_rec(values: Sequence[Value]) -> Dict[str, Switch]:
     for v in values[1:]:
         rec = {fw: rec[fw].join(v.rec[fw]) for fw in F.FRAMEWORKS}
     return rec
+
+
+def _grown_from(v: Optional[Value], entry: Value) -> bool:
+    """``v`` is ``entry``'s object grown in place (``append``/``extend``/``insert``: a
+    value of the same node with ``entry`` under it, through such growths only)."""
+    todo, seen = [v], set()
+    while todo:
+        v = todo.pop()
+        if v is entry or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v is None or not v.parents or len(seen) > 64:
+            return False
+        if v.node is None and v.state is None:
+            todo.extend(v.parents)  # (a join: of paths that each grew it, or left it as it was)
+        elif v.node is v.parents[0].node:
+            todo.append(v.parents[0])  # (grown: what it was, and what was put in)
+        else:
+            return False
+    return True
 
 
 def container_value(node: Optional[cst.CSTNode], parts: Sequence[Value], state: State) -> Value:

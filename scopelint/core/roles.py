@@ -21,11 +21,17 @@ from scopelint.core.syntax import finds, is_nested_scope, walk
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
 
+_CALLED_AS_INSTANCE = ("forward", "hybrid_forward", "__call__")
+
+
 def is_model_call(call: CallFact) -> bool:
     """``model(x)``, ``self.net(x)``, ``net.forward(x)``, ``self(x)`` in a model class,
     anything made by a model constructor or put in ``.eval()``."""
     if call.qname is not None or call.callee is None:
         return False
+    target = call.target
+    if target is not None and target.stateless and target.name in _CALLED_AS_INSTANCE:
+        return False  # a module that holds nothing: a function of its arguments (its walk says what it runs)
     callee = call.callee
     if call.method in ("forward", "hybrid_forward"):
         callee = callee[: -len(call.method) - 1]

@@ -1065,6 +1065,11 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             needs[i].add(u.cls)
             if u.name in ("forward", "hybrid_forward") and i not in escaped:
                 needs[i].add(hub(("instances", units[u.cls].name), namers.get(units[u.cls].name, ())))
+                # and what makes (and calls) an instance runs it: ``net(x)`` is a call of
+                # ``forward``, as ``helper(x)`` is of ``helper``
+                needs[fed(("forward-of", units[u.cls].name), namers.get(units[u.cls].name, ()))].add(i)
+                # (and what ``self.x`` is in it: what ``__init__`` puts there)
+                needs[i].update(j for j in methods.get("__init__", ()) if units[j].cls == u.cls)
         # What is analysed needs the functions it calls and the classes it names, and a
         # function its call sites. (A call in a decorator is one: the module walk makes
         # it, with the values it passes.) A module-level function only through its

@@ -28,7 +28,9 @@ class Origin:
     unknown-entry             -- a function entry nobody agreed on (PyTorch's global
                                  default is then the best guess, used by SL103 only);
     called-elsewhere          -- a function entry unknown here, that another module of
-                                 the run calls (by name) with recording off: no guess;
+                                 the run calls (by name) with recording off, or a call
+                                 here on something unknown (``x.m()`` in ``no_grad``)
+                                 may be of, recording off: no guess;
     opaque                    -- an unknown decorator or expression decides.
     """
 
@@ -343,4 +345,32 @@ class Template:
         for v in order:
             if v.parents:
                 made[id(v)].parents = tuple([made[id(p)] for p in v.parents])
+        if swap:
+            # Arithmetic the callee did in the state it was entered in is done again in
+            # this call's, on this call's values: recorded as ``computed_value`` says of
+            # them (a Python number handed in and back stays a number; the callee's walk
+            # saw the parameter's joined value, which may be this call's own result).
+            done: set = set()
+            for v in reversed(order):
+                self._redo(v, made, entry, inner, done, slots)
         return made[id(self.root)]
+
+    @staticmethod
+    def _redo(v: Value, made: Dict[int, Value], entry: State, inner: State, done: set, slots: Dict[int, str]) -> None:
+        """``v``'s copy (its parents' first) computed again in ``inner`` (``instantiate``)."""
+        stack = [(v, False)]
+        while stack:
+            w, ready = stack.pop()
+            new = made.get(id(w))
+            if new is None or id(new) in done:
+                continue
+            if not ready:
+                stack.append((w, True))
+                stack.extend((p, False) for p in w.parents if id(made.get(id(p))) not in done)
+                continue
+            done.add(id(new))
+            if id(w) not in slots and w.pure and w.parents and w.state == entry and not (w.tags & _FIXED) and w.node is not None:
+                again = computed_value(w.node, inner, new.parents, True)
+                new.rec = again.rec
+                if NUMBER <= again.tags:
+                    new.tags = new.tags | NUMBER
