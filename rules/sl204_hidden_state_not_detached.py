@@ -1,6 +1,7 @@
 import libcst as cst
 
-from scopelint.core.flow import bound_params, call_arg, carried_tag, literal_bool
+from scopelint.core.arguments import bound_params, forward_params, parameter_of
+from scopelint.core.flow import call_arg, carried_tag, literal_bool
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
@@ -72,10 +73,10 @@ class HiddenStateNotDetached(Rule):
             training = [loop for loop in call.loops if _keeps_history(backwards_in_loop(facts, loop))]
             carried = [i for i, arg in enumerate(call.args) if any(self._carries_graph(arg, loop, facts) for loop in training)]
             if not model:
-                carried = [i for i in carried if _param_name(call, i) in forwards]
+                carried = [i for i in carried if parameter_of(call.node, bound_params(call.node, call.target), i) in forwards]
             forward = forward_of(facts, call) if carried and model else None
             if forward is not None:  # (a model that detaches the state it is handed)
-                carried = [i for i in carried if not detaches_param(forward, _param_key(call.node.args, i))]
+                carried = [i for i in carried if not detaches_param(forward, parameter_of(call.node, forward_params(forward), i))]
             if carried:
                 expr = call.node.args[carried[0]].value
                 single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False
@@ -123,21 +124,6 @@ def _keeps_history(backwards) -> bool:
         if retain is not None and literal_bool(retain.value) is True:
             return True
     return False
-
-
-def _param_name(call, i):
-    """The parameter of the local function ``call`` calls that argument ``i`` sets."""
-    key = _param_key(call.node.args, i)
-    if isinstance(key, str):
-        return key
-    params = bound_params(call.node, call.target)
-    return params[key] if key < len(params) else None
-
-
-def _param_key(args, i):
-    """The parameter argument ``i`` sets: its keyword, else its position."""
-    arg = args[i]
-    return arg.keyword.value if arg.keyword is not None else sum(1 for a in args[:i] if a.keyword is None and not a.star)
 
 
 MESSAGE = "Detach the state carried from the previous iteration"

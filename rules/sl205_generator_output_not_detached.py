@@ -1,6 +1,6 @@
 import libcst as cst
 
-from scopelint.core.flow import argument_for, bound_params
+from scopelint.core.arguments import argument_for, bound_params
 from scopelint.core.queries import graph_path, params_frozen_at
 from scopelint.core.roles import (
     is_discriminator_name,

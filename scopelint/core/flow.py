@@ -16,6 +16,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
+from scopelint.core.arguments import CALL_METHODS, argument_for, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
@@ -51,7 +52,6 @@ SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "el
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
 # What calling an instance runs, in this order of lookup.
-CALL_METHODS = ("forward", "hybrid_forward", "__call__")
 # A module's own methods that never call its forward (an instance is not handed on), and
 # those of them that return the module itself.
 RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_",
@@ -189,39 +189,12 @@ def _detached(call: cst.Call, value: Value, state: State) -> Value:
     return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (value,), False, False, frozenset({"left-graph"}), state)
 
 
-def argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[cst.Arg]:
-    """The argument of ``call`` bound to parameter ``name`` (``params``: in order;
-    ``self``/``cls`` skipped on a method call, as ``_bound_arguments`` does)."""
-    if type(call.func) is cst.Attribute and params and params[0] in ("self", "cls"):
-        params = params[1:]
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    for a in call.args:
-        if a.star:
-            return None
-        if a.keyword is not None and a.keyword.value == name:
-            return a
-    if name in params and list(params).index(name) < len(positional):
-        return positional[list(params).index(name)]
-    return None
-
-
 def _reads_no_instance(info: FunctionInfo) -> bool:
     """A plain method (no decorator) whose body never names its first parameter."""
     params = info.param_names
     if info.node.decorators or not params or params[0] != "self":
         return False
     return not any(type(n) is cst.Name and n.value == "self" for n in walk(info.node.body))
-
-
-def bound_params(call: cst.Call, target: FunctionInfo) -> List[str]:
-    """The parameters of ``target`` the arguments of ``call`` bind, in order: a method's
-    ``self`` is bound by its instance when it is called through one (``obj.m(x)``, and
-    ``net(x)`` for ``forward``)."""
-    params = list(target.param_names)
-    if params and params[0] in ("self", "cls") and target.cls is not None and target.parent is None and (
-            type(call.func) is cst.Attribute or target.name in CALL_METHODS):
-        return params[1:]
-    return params
 
 
 def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
@@ -261,34 +234,6 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
         # (``helper(self, x)`` after ``self.model.eval()``: ``self.model`` of the helper)
         out.update(name + k[len(key):] for k in fact.in_eval if k.startswith(key + "."))
     return out
-
-
-def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: str) -> Optional[str]:
-    """A name of a function with these ``params`` (``method``: of a class, called as
-    ``obj.m(...)``), rooted at a parameter, as the ``call`` spells it: a parameter
-    through its argument (positional or by keyword), ``self`` through the receiver
-    (``model.val_start()``: ``self.enc`` is ``model.enc``); a global as it is. None where
-    the call does not name it (an argument or a receiver that is no dotted name)."""
-    params = list(params)
-    root, _, rest = name.partition(".")
-    if method and params and params[0] in ("self", "cls"):
-        if root == params[0]:
-            if type(call.func) is not cst.Attribute:
-                return None
-            spelled = dotted(call.func.value)
-            return spelled + ("." + rest if rest else "") if spelled is not None else None
-        params = params[1:]
-    if root not in params:
-        return name
-    arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == root), None)
-    if arg is None:
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        i = params.index(root)
-        if i >= len(positional) or any(a.star for a in call.args[: call.args.index(positional[i])] if a.keyword is None):
-            return None
-        arg = positional[i]
-    spelled = dotted(arg.value)
-    return spelled + ("." + rest if rest else "") if spelled is not None else None
 
 
 def freezing_loop(stmt: cst.For) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
@@ -532,19 +477,11 @@ def _simple_statements(body):
 def _bound_arguments(call: cst.Call, params: Sequence[str], args: Sequence[Value]) -> Optional[Dict[str, Value]]:
     """The value a call passes for each of the callee's ``params`` it sets (``self``/
     ``cls`` skipped on a method call); None when a ``*args``/``**kwargs`` hides which."""
-    if type(call.func) is cst.Attribute and params and params[0] in ("self", "cls"):
-        params = params[1:]
-    mapping: Dict[str, Value] = {}
-    position = 0
-    for arg, value in zip(call.args, args):
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            mapping[arg.keyword.value] = value
-        elif position < len(params):
-            mapping[params[position]] = value
-            position += 1
-    return mapping
+    bound = bind(call, method_params(call, params))
+    if bound is None:
+        return None
+    value_of = {id(a): v for a, v in zip(call.args, args)}
+    return {name: value_of[id(a)] for name, a in bound.items() if id(a) in value_of}
 
 
 def _constant_defaults(info: FunctionInfo) -> Dict[str, Value]:
@@ -2134,7 +2071,7 @@ class Analyzer:
                 continue
             value: Optional[bool] = True
             if type(flag) is cst.Name and flag.value in target.param_names:
-                arg = argument_for(call, target.param_names, flag.value)
+                arg = argument_for(call, bound_params(call, target), flag.value)
                 if arg is not None:
                     value = literal_bool(arg.value)
                 else:

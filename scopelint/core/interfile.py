@@ -62,24 +62,18 @@ class Summary:
         return f"`{self.name}` ({self.where})"
 
     def arguments(self, call, names: Sequence[str]) -> set:
-        """``names`` (rooted at its parameters) as the ``call`` (a ``cst.Call``) spells them."""
-        from scopelint.core.names import dotted
+        """``names`` (rooted at its parameters) as the ``call`` (a ``cst.Call``) spells them
+        (``arguments.spelled_at_call``; a name rooted at no parameter is left out)."""
+        from scopelint.core.arguments import SELF_NAMES, spelled_at_call
 
-        if self.method:
-            from scopelint.core.flow import spelled_at_call
-
-            return {n for n in (spelled_at_call(call, self.params, True, name) for name in names) if n is not None}
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        params = self.params[1:] if self.method and self.params and self.params[0] in SELF_NAMES else self.params
         out = set()
         for name in names:
-            root, _, rest = name.partition(".")
-            arg = keywords.get(root)
-            if arg is None and root in self.params and self.params.index(root) < len(positional):
-                arg = positional[self.params.index(root)]
-            spelled = dotted(arg.value) if arg is not None else None
+            if not self.method and name.partition(".")[0] not in params:
+                continue
+            spelled = spelled_at_call(call, self.params, self.method, name)
             if spelled is not None:
-                out.add(spelled + ("." + rest if rest else ""))
+                out.add(spelled)
         return out
 
     def related(self, what: str) -> Tuple[str, str]:

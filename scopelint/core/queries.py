@@ -7,6 +7,7 @@ from typing import FrozenSet, Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
+from scopelint.core.arguments import CALL_METHODS
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
@@ -348,7 +349,7 @@ def trained_models_as_called(facts: Facts, call) -> set:
     if step.parent is not None:
         return models
     if step.cls is not None:  # a method: ``self.enc`` of ``model.train_emb(x)`` is ``model.enc``
-        from scopelint.core.flow import spelled_at_call
+        from scopelint.core.arguments import spelled_at_call
 
         spelled = (spelled_at_call(call.node, step.param_names, True, m) for m in models)
         return {m for m in spelled if m is not None}
@@ -531,21 +532,12 @@ def forwarded_params(facts: Facts, func: Optional[FunctionInfo]) -> FrozenSet[st
     return frozenset(found)
 
 
-def detaches_param(func: FunctionInfo, index) -> bool:
-    """The function cuts the graph of its ``index``-th argument itself (``h =
+def detaches_param(func: FunctionInfo, name: Optional[str]) -> bool:
+    """The function cuts the graph of its parameter ``name`` itself (``h =
     h.detach()``, ``h.detach_()``, ``h = tuple(s.detach() for s in h)``): a model that
-    detaches the state it is handed (``self`` not counted)."""
-    params = func.param_names
-    if params and params[0] in ("self", "cls"):
-        params = params[1:]
-    if isinstance(index, str):  # (passed by keyword)
-        if index not in params:
-            return False
-        name = index
-    elif index >= len(params):
+    detaches the state it is handed (``arguments.forward_params``: ``self`` not counted)."""
+    if name is None or name not in func.param_names:
         return False
-    else:
-        name = params[index]
     for n in walk(func.node.body):
         t = type(n)
         if t is cst.Assign and any(type(tg.target) is cst.Name and tg.target.value == name for tg in n.targets):
@@ -1100,7 +1092,6 @@ def _owner_parts(facts: Facts, scope, expr, out: list, depth: int) -> bool:
     return True
 
 
-_MODEL_CALL_METHODS = ("forward", "hybrid_forward", "__call__")
 # Builtins that compute from their arguments only (``sum(losses)``).
 _PLAIN_BUILTINS = {"sum", "min", "max", "abs", "float", "len", "zip", "enumerate", "list", "tuple", "range", "reversed", "sorted"}
 
@@ -1115,7 +1106,7 @@ def plain_builtin(facts: Facts, fact) -> bool:
 def called_object(fact) -> Optional[Value]:
     """The object a call runs: ``net`` in ``net(x)`` / ``net.forward(x)``, when the flow
     knows what it is (None: a function, or a name nobody knows)."""
-    if fact.method in _MODEL_CALL_METHODS:
+    if fact.method in CALL_METHODS:
         obj = fact.receiver
     else:
         obj = fact.callee_value
