@@ -708,7 +708,7 @@ class Analyzer:
                     owner = owner.parent
                 owner_cls = cls if cls is not None else (owner.cls if owner is not None else None)
                 info.in_model_class = owner_cls is not None and owner_cls.name.value in self.model_classes
-                if cls is not None and parent is None:
+                if cls is not None and parent is None and info.name in CALL_METHODS:  # (what ``roles.is_model_call`` asks)
                     info.stateless = _reads_no_instance(info)
                 self._classify_decorators(info, scope)
                 self.functions.append(info)

@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
+from scopelint.core.arguments import CALL_METHODS
 from scopelint.core.frameworks import is_model_constructor
 from scopelint.core.facts import CallFact
 from scopelint.core.names import dotted
@@ -21,7 +22,6 @@ from scopelint.core.syntax import finds, is_nested_scope, walk
 DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
 
-_CALLED_AS_INSTANCE = ("forward", "hybrid_forward", "__call__")
 
 
 def is_model_call(call: CallFact) -> bool:
@@ -30,7 +30,7 @@ def is_model_call(call: CallFact) -> bool:
     if call.qname is not None or call.callee is None:
         return False
     target = call.target
-    if target is not None and target.stateless and target.name in _CALLED_AS_INSTANCE:
+    if target is not None and target.stateless and target.name in CALL_METHODS:
         return False  # a module that holds nothing: a function of its arguments (its walk says what it runs)
     callee = call.callee
     if call.method in ("forward", "hybrid_forward"):
