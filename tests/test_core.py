@@ -804,3 +804,67 @@ def test_a_number_handed_through_a_module_and_back_stays_a_number():
 
     for settings in (Settings(), Settings(gate=False)):  # (the whole file too, not only the gate's slice)
         assert lint_source(textwrap.dedent(src), "t.py", settings).findings == []
+
+
+def test_a_forward_that_reaches_the_instance_through_super_or_gluon_parameters_is_not_stateless():
+    # ``super().forward(x)`` never names ``self``, nor does a HybridBlock's
+    # ``hybrid_forward(self, F, x, weight)``: both run what the instance holds.
+    torch_src = """
+        import torch
+        from torch import nn
+        class Head(nn.Dropout):
+            def forward(self, x):
+                return super().forward(x) * 2.0
+        def predict(net, x):
+            return net(x)
+        net = Head(0.5)
+        print(predict(net, torch.randn(3, 4)))
+    """
+    assert findings(torch_src) == [(8, "SL103")]
+    mx_src = """
+        from mxnet import autograd, gluon, nd
+        class Scale(gluon.HybridBlock):
+            def __init__(self, **kwargs):
+                super(Scale, self).__init__(**kwargs)
+                self.weight = self.params.get("weight", shape=(4,))
+            def hybrid_forward(self, F, x, weight):
+                return F.broadcast_mul(x, weight)
+        net = Scale()
+        net.initialize()
+        with autograd.record():
+            out = net(nd.ones((2, 4)))
+        print(out.asnumpy())
+    """
+    assert findings(mx_src) == [(11, "SL103")]
+
+
+def test_a_rebound_model_is_neither_frozen_nor_in_train_mode_any_more():
+    src = """
+        import torch
+        from torch import nn
+        G = nn.Linear(2, 2)
+        for p in G.parameters():
+            p.requires_grad = False
+        G = nn.Linear(2, 2)
+        fake = G(torch.randn(3, 2))
+    """
+    facts = Analyzer(cst.parse_module(textwrap.dedent(src))).run()
+    (call,) = [c for c in facts.calls if c.callee == "G"]
+    assert "G" not in call.frozen
+
+
+def test_a_functions_mode_effects_on_its_own_locals_are_not_told_to_its_callers():
+    src = """
+        import torch
+        net = torch.nn.Dropout(0.5)
+        class Pair:
+            def __init__(self):
+                self.body = torch.nn.Dropout(0.5)
+        def helper(model):
+            net = Pair()
+            net.eval()
+            net.body.eval()  # (a local's attribute: was told as ``net.body``)
+            model.eval()
+    """
+    info = _function(textwrap.dedent(src), "helper")
+    assert info.leaves_eval == frozenset({"model"})

@@ -508,3 +508,28 @@ def test_a_loss_helper_that_runs_the_model_trains_it_in_the_callers_mode(name, w
     want = [("run.py", row, "SL207")] if reported else []
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == want
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, "run.py")] == want  # named alone: the rest is context
+
+
+VSEPP = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "vsepp_wrapper_val_start" / "bad"
+
+
+@pytest.mark.parametrize("change, found", [
+    (None, [("train.py", 30, "SL207")]),
+    # the helper works on a copy: the caller's model is not what it switches
+    (("    model.val_start()\n", "    import copy\n    model = copy.deepcopy(model)\n    model.val_start()\n"), []),
+    # a switch back under a condition is not on every path: the eval stays possible
+    (("    model.val_start()\n", "    model.val_start()\n    if restore:\n        model.train_start()\n"), [("train.py", 30, "SL207")]),
+    # a switch to eval under a condition is no effect the caller is told of (silence)
+    (("    model.val_start()\n", "    if loader:\n        model.val_start()\n"), []),
+])
+def test_methods_called_on_a_parameter_are_deferred_only_where_they_surely_act_on_it(tmp_path, change, found):
+    # (modelled on fartashf/vsepp#4, as fixtures/projects/vsepp_wrapper_val_start)
+    for src in VSEPP.iterdir():
+        if src.suffix == ".py":
+            text = src.read_text(encoding="utf-8")
+            if src.name == "evaluation.py" and change is not None:
+                text = text.replace("def encode_data(model, loader):", "def encode_data(model, loader, restore=False):")
+                assert change[0] in text
+                text = text.replace(change[0], change[1])
+            (tmp_path / src.name).write_text(text, encoding="utf-8")
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == found

@@ -189,12 +189,25 @@ def _detached(call: cst.Call, value: Value, state: State) -> Value:
     return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (value,), False, False, frozenset({"left-graph"}), state)
 
 
+def _outlives(info: FunctionInfo, name: str) -> bool:
+    """``name`` (``model``, ``self.enc``) names something the caller can see after a call
+    of ``info``: rooted at a parameter or at a name ``info`` does not bind (a global, an
+    enclosing function's), not at one of its locals (``net = Net(); net.enc``)."""
+    root = name.partition(".")[0]
+    return root not in info.scope.bound or root in info.param_names
+
+
 def _reads_no_instance(info: FunctionInfo) -> bool:
-    """A plain method (no decorator) whose body never names its first parameter."""
+    """A plain ``forward``/``__call__`` (no decorator) whose body never names its first
+    parameter nor reaches the instance through ``super()`` or ``__class__``. (Not
+    Gluon's ``hybrid_forward``: a block's parameters arrive as its keyword arguments.)"""
     params = info.param_names
-    if info.node.decorators or not params or params[0] != "self":
+    if info.name == "hybrid_forward" or info.node.decorators or not params or params[0] != "self":
         return False
-    return not any(type(n) is cst.Name and n.value == "self" for n in walk(info.node.body))
+    for n in walk(info.node.body):
+        if type(n) is cst.Name and n.value in ("self", "super", "__class__"):
+            return False
+    return True
 
 
 def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
@@ -1118,11 +1131,11 @@ class Analyzer:
         self._grad_effects_of[id(info)] = self._grad_effects_summary(info, exits)
         left = set()
         for env in exits:
-            left.update(k for k in env.maybe_eval if k not in info.scope.bound or k in info.param_names or "." in k)
+            left.update(k for k in env.maybe_eval if _outlives(info, k))
         self._summaries[id(info)] = frozenset(left)
         trained = frozenset.intersection(*(env.in_train for env in exits)) if exits else frozenset()
         self._train_summaries[id(info)] = frozenset(
-            k for k in trained if k not in left and (k not in info.scope.bound or k in info.param_names or "." in k))
+            k for k in trained if k not in left and _outlives(info, k))
 
     def _grad_effects_summary(self, info: FunctionInfo, exits: List[_Env]) -> GradEffects:
         """``FunctionInfo.grad_effects`` of the walk just made of ``info``."""
@@ -1541,13 +1554,16 @@ class Analyzer:
         key = dotted(target)
         if key is not None:
             env = self.flow.env
-            if env is not None and (key in env.maybe_eval or key in env.in_eval):
-                # A new object (``model = make_model()`` each fold) is in train mode;
-                # ``model = model.to(device)`` or a wrapper of it is the same module.
+            if env is not None and (key in env.maybe_eval or key in env.in_eval or key in env.frozen or key in env.in_train):
+                # A new object (``model = make_model()`` each fold) is in train mode, its
+                # parameters require grad; ``model = model.to(device)`` or a wrapper of it
+                # is the same module.
                 old = env.vals.get(key)
                 if old is None or not any(v is old for v in value.ancestors()):
                     env.in_eval = env.in_eval - {key}
                     env.maybe_eval.pop(key, None)
+                    env.frozen = frozenset(f for f in env.frozen if f != key and not f.startswith(key + "."))
+                    env.in_train = env.in_train - {key}
             self._bind_name(key, value)
         elif type(target) is cst.Subscript:
             self._ev(target)

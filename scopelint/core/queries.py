@@ -304,14 +304,40 @@ def deferred_method_calls(facts: Facts, func: FunctionInfo) -> tuple:
     ``func`` whose class this module does not know (``model.val_start()`` in
     ``encode_data(model, ...)``): a caller that knows the argument's class applies that
     method's mode effects (``interfile.Summary.defers``)."""
-    params = set(func.param_names)
+    params = set(func.param_names) - _rebound_in(func)
+    if not params:
+        return ()
+    # Only calls that run wherever the function runs to its end (statements of its own
+    # body, not under an ``if``, a loop or a ``try``), as ``sets_train`` is on every path.
+    body = func.node.body
+    unconditional = {id(small.value) for stmt in (body.body if type(body) is cst.IndentedBlock else ())
+                     if type(stmt) is cst.SimpleStatementLine for small in stmt.body if type(small) is cst.Expr}
     out = []
     for c in facts.calls_in(func):
         if c.target is not None or c.external is not None or c.qname is not None or not c.method or c.method in ("eval", "train"):
             continue
-        if type(c.node.func) is cst.Attribute and type(c.node.func.value) is cst.Name and c.node.func.value.value in params:
+        if id(c.node) in unconditional and type(c.node.func) is cst.Attribute and type(c.node.func.value) is cst.Name \
+                and c.node.func.value.value in params:
             out.append((c.node.func.value.value, c.method))
     return tuple(out)
+
+
+def _rebound_in(func: FunctionInfo) -> set:
+    """The names ``func``'s own body binds (not in nested functions or classes): a
+    parameter among them may not hold what the caller handed it."""
+    out = set()
+    for n in walk(func.node.body, is_nested_scope):
+        t = type(n)
+        target = None
+        if t in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr):
+            target = n.target
+        elif t is cst.WithItem and n.asname is not None:
+            target = n.asname.name
+        elif t is cst.Del:
+            target = n.target
+        if target is not None:
+            out.update(x.value for x in walk(target) if type(x) is cst.Name)
+    return out
 
 
 def helper_forwards(facts: Facts, call) -> tuple:
