@@ -590,3 +590,24 @@ def test_workers_die_with_their_parent(proj, sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# --- found by benchmarks/battery.py (issue 24) ----------------------------------------------------
+@pytest.mark.parametrize("kind", ["for", "while"])
+def test_deeply_nested_loops_do_not_blow_up(kind):
+    """Each loop's body was walked twice, so n nested loops cost 2**n walks (18 levels:
+    20 s and 800 MB; 25 never ended). Loops deeper than the two-pass depth are walked once."""
+    import time
+
+    from scopelint.engine import lint_source
+
+    depth = 25
+    head = "for i{0} in x:\n" if kind == "for" else "while x{0}:\n"
+    body = "".join("    " * (i + 1) + head.format(i) for i in range(depth))
+    source = f"import torch\n\ndef train(model, y):\n{body}" + "    " * (depth + 1) + "loss = model(y)\n" + "    " * (depth + 1) + "loss.backward()\n"
+    source += TORCH_BAD.replace("import torch\n", "")
+    start = time.process_time()
+    result = lint_source(source, "deep_loops.py")
+    assert time.process_time() - start < 10
+    assert not result.errors
+    assert [f.code for f in result.findings] == ["SL107"]

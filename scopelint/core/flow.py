@@ -387,6 +387,11 @@ def _same_shape(old: Dict[str, Value], new: Dict[str, Value]) -> Optional[Dict[i
     return forward
 
 
+# Loops nested deeper than this are walked once, not twice: each level's second pass
+# walks every loop inside it again (2**depth walks; 18 nested ``for`` loops took 20 s
+# and 800 MB, 25 never ended: issue 24's battery). Real code seldom nests loops 4 deep.
+TWO_PASS_LOOP_DEPTH = 6
+
 _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString})
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 
@@ -1269,7 +1274,8 @@ class Analyzer:
         self._loops.append([])
         self._loop_nodes.append(stmt)
         current = before
-        for _ in range(2):  # the second pass sees values carried from the previous iteration
+        passes = 2 if len(self._loop_nodes) <= TWO_PASS_LOOP_DEPTH else 1
+        for _ in range(passes):  # the second pass sees values carried from the previous iteration
             if type(stmt) is cst.For:
                 self.flow = _Flow(current.env.copy(), current.state)
                 self._bind(stmt.target, self._loop_item(stmt, iterable))
