@@ -611,3 +611,24 @@ def test_deeply_nested_loops_do_not_blow_up(kind):
     assert time.process_time() - start < 10
     assert not result.errors
     assert [f.code for f in result.findings] == ["SL107"]
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[tool.x]\na = " + "[" * 10000 + "]" * 10000 + "\n", "nested too deeply"),
+        ("tool = 3\n", "`tool` must be a table"),
+    ],
+    ids=["deep-arrays", "tool-not-a-table"],
+)
+def test_pyproject_that_tomllib_chokes_on_is_one_line_exit_2(proj, monkeypatch, capsys, text, words):
+    write(proj, {"pyproject.toml": text})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert rc == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "pyproject.toml" in line and words in line
+
+
+def test_deep_toml_override_is_a_usage_error(proj, monkeypatch, capsys):
+    rc, out, err = check(proj, monkeypatch, capsys, "--config", "select = " + "[" * 3000 + "]" * 3000, "good.py")
+    assert rc == 2 and "Traceback" not in err and "nested too deeply" in err
