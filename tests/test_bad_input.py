@@ -632,3 +632,27 @@ def test_pyproject_that_tomllib_chokes_on_is_one_line_exit_2(proj, monkeypatch, 
 def test_deep_toml_override_is_a_usage_error(proj, monkeypatch, capsys):
     rc, out, err = check(proj, monkeypatch, capsys, "--config", "select = " + "[" * 3000 + "]" * 3000, "good.py")
     assert rc == 2 and "Traceback" not in err and "nested too deeply" in err
+
+
+@pytest.mark.parametrize(
+    "data, position",
+    [
+        (b"\xef\xbb\xbf\xef\xbb\xbfimport torch\n", (1, 1)),  # a second BOM: U+FEFF in the code
+        (b"import torch\na\xe2\x80\x8db = 1\n", (2, 2)),  # a zero-width joiner in a name
+    ],
+    ids=["second-bom", "zero-width-joiner"],
+)
+def test_non_printable_character_in_code_is_sl000(proj, monkeypatch, capsys, data, position):
+    """CPython rejects these in any version; LibCST's tokenizer let them through."""
+    write(proj, {"bad.py": data})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["bad.py"]
+    assert (row, col) == position and "non-printable character" in message
+
+
+def test_non_printable_characters_in_strings_and_comments_are_fine(proj, monkeypatch, capsys):
+    write(proj, {"ok.py": "import torch\ns = 'a\u200db\ufeff'\n# \ufeff\nwith torch.no_grad:\n    pass\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert ("ok.py", 4, 6, "SL107") in found(out) and sl000(out) == {}
