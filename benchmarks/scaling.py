@@ -13,7 +13,8 @@ log memory against log lines; 1 is linear, 2 quadratic).
 Shapes: ``rebinds`` (one name rebound by every line, read under ``no_grad``: the gate's
 old pairwise blow-up), ``functions`` (small functions, each with an SL103 finding and a
 module-level fix), ``huge_function`` (one function of n lines, an SL107 finding every
-20 lines), ``nesting`` (blocks nested 40 deep, repeated, a finding at each bottom).
+20 lines), ``nesting`` (blocks nested 40 deep, repeated, a finding at each bottom),
+``loops`` (``for`` loops nested 25 deep, repeated, a finding at each bottom).
 A size whose run exceeds ``--timeout`` ends that shape (larger sizes would too).
 """
 
@@ -58,9 +59,23 @@ def nesting(n: int, depth: int = 40) -> str:
     return "".join(out)
 
 
+def loops(n: int, depth: int = 25) -> str:
+    """Functions of ``for`` loops nested ``depth`` deep (each level's body was walked twice:
+    2**depth walks, until loops deeper than 6 were walked once), a finding at each bottom."""
+    out = ["import torch\n\n\n"]
+    per = depth + 3
+    for k in range(max(1, (n - 3) // per)):
+        out.append(f"def g{k}(model, x):\n")
+        for d in range(depth):
+            out.append("    " * (d + 1) + f"for i{d} in x:\n")
+        out.append("    " * (depth + 1) + "with torch.no_grad:\n" + "    " * (depth + 2) + "model(x).sum().backward()\n")
+    return "".join(out)
+
+
 MAX_BYTES = 10 * 1024 * 1024  # ``scopelint.files.MAX_BYTES`` (not imported: the script runs scopelint in a child)
 
-SHAPES: Dict[str, Callable[[int], str]] = {"rebinds": rebinds, "functions": functions, "huge_function": huge_function, "nesting": nesting}
+SHAPES: Dict[str, Callable[[int], str]] = {"rebinds": rebinds, "functions": functions, "huge_function": huge_function, "nesting": nesting,
+                                           "loops": loops}
 
 
 def measure(path: Path, timeout: float) -> Tuple[float, float, float, int]:

@@ -10,7 +10,9 @@ entry in 256 shard folders.
 Concurrent runs (pre-commit starts several) are safe: an entry is written to a
 temporary file in its shard and moved into place with ``os.replace``, so a reader
 sees either nothing or a whole entry. An entry that cannot be read back (truncated,
-corrupt, written by another format) is a miss and is rewritten after linting.
+corrupt, written by another format) is a miss and is rewritten after linting. Each entry
+carries a checksum of its body, so that damage that leaves valid JSON (a flipped byte
+in a message, an edited field) is a miss too, never another result.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from scopelint.files import write_bytes_atomic
 from scopelint.finding import Edit, Finding, Fix
 
 CACHE_DIR_NAME = ".scopelint_cache"
-FORMAT = 1
+FORMAT = 2  # 2: the body and its checksum
 MAX_BYTES = 10 * 1024 * 1024  # as scopelint.files.MAX_BYTES: larger files are never cached
 
 
@@ -101,6 +103,28 @@ def _read_regular(path: Path) -> bytes:
         os.close(fd)
 
 
+_SUM = 16  # bytes of the body's blake2b digest
+
+
+def _pack(key: str, body: bytes) -> bytes:
+    """An entry: JSON whose ``body`` (bytes of JSON) is checked against ``sum`` on reading."""
+    digest = hashlib.blake2b(body, digest_size=_SUM).hexdigest()
+    return b'{"key": "%s", "sum": "%s", "body": %s}' % (key.encode(), digest.encode(), body)
+
+
+def _unpack(key: str, data: bytes) -> Optional[bytes]:
+    """The body of an entry ``_pack`` wrote for ``key``; None when anything differs."""
+    head = b'{"key": "%s", "sum": "' % key.encode()
+    n = len(head) + 2 * _SUM
+    tail = b'", "body": '
+    if not data.startswith(head) or data[n:n + len(tail)] != tail or not data.endswith(b"}"):
+        return None
+    body = data[n + len(tail):-1]
+    if hashlib.blake2b(body, digest_size=_SUM).hexdigest().encode() != data[len(head):n]:
+        return None
+    return body
+
+
 class Cache:
     def __init__(self, directory: Path):
         self.directory = Path(directory)
@@ -136,9 +160,10 @@ class Cache:
         from scopelint.runner import FileResult
 
         try:
-            d = json.loads(_read_regular(self._entry(key)))
-            if d.get("key") != key:
+            body = _unpack(key, _read_regular(self._entry(key)))
+            if body is None:
                 return None
+            d = json.loads(body)
             res = FileResult(d["filename"], path)
             res.findings = [_finding_from_json(f) for f in d["findings"]]
             res.lines = {(cell, row): text for cell, row, text in d["lines"]}
@@ -158,7 +183,6 @@ class Cache:
             return
         try:
             payload = json.dumps({
-                "key": key,
                 "filename": result.filename,
                 "findings": [_finding_to_json(f) for f in result.findings],
                 "lines": [[cell, row, text] for (cell, row), text in result.lines.items()],
@@ -169,7 +193,7 @@ class Cache:
         try:
             self._ensure_root()
             entry.parent.mkdir(exist_ok=True)
-            write_bytes_atomic(str(entry), payload)
+            write_bytes_atomic(str(entry), _pack(key, payload))
         except OSError:  # read-only or full disk: run without the cache
             pass
 
@@ -183,18 +207,18 @@ class Cache:
     def get_value(self, key: str):
         """A value ``put_value`` stored (JSON data), or None on a miss."""
         try:
-            d = json.loads(_read_regular(self._entry(key)))
-            return d["value"] if d.get("key") == key else None
+            body = _unpack(key, _read_regular(self._entry(key)))
+            return None if body is None else json.loads(body)["value"]
         except Exception:  # missing, truncated, corrupt: a miss
             return None
 
     def put_value(self, key: str, value) -> None:
         try:
-            payload = json.dumps({"key": key, "value": value}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            payload = json.dumps({"value": value}, ensure_ascii=False).encode("utf-8", "surrogatepass")
             self._ensure_root()
             entry = self._entry(key)
             entry.parent.mkdir(exist_ok=True)
-            write_bytes_atomic(str(entry), payload)
+            write_bytes_atomic(str(entry), _pack(key, payload))
         except (OSError, TypeError, ValueError):  # read-only, full, not JSON-able: not kept
             pass
 

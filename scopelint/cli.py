@@ -214,6 +214,8 @@ def _config_override(value: str) -> dict:
         import tomli as tomllib
     try:
         data = tomllib.loads(value)
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise ConfigError(f"--config: the TOML override is nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"--config: `{value}` is neither a file nor a valid TOML `KEY = VALUE` override ({exc}); "

@@ -98,9 +98,14 @@ def read_table(path: Path) -> Optional[dict]:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:  # tomllib decodes the bytes itself; TOML is UTF-8 only
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table, not {type(tool).__name__}")
     if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("scopelint")
-    return data.get("tool", {}).get("scopelint", data)
+        return tool.get("scopelint")
+    return tool.get("scopelint", data)
 
 
 def default_selection() -> List[str]:

@@ -279,6 +279,9 @@ _STACK_SIZE = 256 * 1024 * 1024
 # CPython's own parser guards its recursion: what it rejects as too deep is reported
 # as SL000 before LibCST ever sees it.
 _TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "too complex", "nested too deeply")
+# Errors no Python version's grammar undoes (LibCST's tokenizer lets these characters
+# through: a U+FEFF or U+200D inside the code was no finding at all; issue 24's battery).
+_FINAL = ("invalid non-printable character",)
 
 
 def _cpython_check(text: str, filename: str, tree: bool = True) -> Tuple[Optional[Finding], Optional[SyntaxError], Optional[ast.Module]]:
@@ -301,7 +304,7 @@ def _cpython_check(text: str, filename: str, tree: bool = True) -> Tuple[Optiona
             parsed = compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         msg = exc.msg or "invalid syntax"
-        if any(t in msg for t in _TOO_DEEP):
+        if any(t in msg for t in _TOO_DEEP + _FINAL):
             return syntax_finding(filename, f"SyntaxError: {msg}", exc.lineno or 1, max(1, exc.offset or 1)), exc, None
         return None, exc, None
     except (RecursionError, MemoryError):

@@ -284,6 +284,7 @@ def _kill_workers(pool) -> None:
     is joined at exit)."""
     import multiprocessing
 
+    _quiet_thread(getattr(pool, "_executor_manager_thread", None))
     procs = list((getattr(pool, "_processes", None) or {}).values())
     try:
         procs += [p for p in multiprocessing.active_children() if p not in procs]
@@ -295,6 +296,22 @@ def _kill_workers(pool) -> None:
         except (OSError, ValueError, AttributeError):
             pass
     pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _quiet_thread(thread) -> None:
+    """An exception in ``thread`` (the killed pool's manager thread, which may trip over
+    the workers' deaths and the cancelled queue) is not printed: the run is ending on
+    Ctrl-C, and the half-printed traceback the exit cut short was the last thing the
+    user saw (1 run in ~40: issue 24's battery). Other threads' exceptions still are."""
+    if thread is None:
+        return
+    previous = threading.excepthook
+
+    def hook(args, previous=previous):
+        if args.thread is not thread:
+            previous(args)
+
+    threading.excepthook = hook
 
 
 def check_paths(tasks: List[Tuple[str, str, Settings, bool]], jobs: int, cache=None) -> List[FileResult]:

@@ -590,3 +590,69 @@ def test_workers_die_with_their_parent(proj, sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# --- found by benchmarks/battery.py (issue 24) ----------------------------------------------------
+@pytest.mark.parametrize("kind", ["for", "while"])
+def test_deeply_nested_loops_do_not_blow_up(kind):
+    """Each loop's body was walked twice, so n nested loops cost 2**n walks (18 levels:
+    20 s and 800 MB; 25 never ended). Loops deeper than the two-pass depth are walked once."""
+    import time
+
+    from scopelint.engine import lint_source
+
+    depth = 25
+    head = "for i{0} in x:\n" if kind == "for" else "while x{0}:\n"
+    body = "".join("    " * (i + 1) + head.format(i) for i in range(depth))
+    source = f"import torch\n\ndef train(model, y):\n{body}" + "    " * (depth + 1) + "loss = model(y)\n" + "    " * (depth + 1) + "loss.backward()\n"
+    source += TORCH_BAD.replace("import torch\n", "")
+    start = time.process_time()
+    result = lint_source(source, "deep_loops.py")
+    assert time.process_time() - start < 10
+    assert not result.errors
+    assert [f.code for f in result.findings] == ["SL107"]
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[tool.x]\na = " + "[" * 10000 + "]" * 10000 + "\n", "nested too deeply"),
+        ("tool = 3\n", "`tool` must be a table"),
+    ],
+    ids=["deep-arrays", "tool-not-a-table"],
+)
+def test_pyproject_that_tomllib_chokes_on_is_one_line_exit_2(proj, monkeypatch, capsys, text, words):
+    write(proj, {"pyproject.toml": text})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert rc == 2 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "pyproject.toml" in line and words in line
+
+
+def test_deep_toml_override_is_a_usage_error(proj, monkeypatch, capsys):
+    rc, out, err = check(proj, monkeypatch, capsys, "--config", "select = " + "[" * 3000 + "]" * 3000, "good.py")
+    assert rc == 2 and "Traceback" not in err and "nested too deeply" in err
+
+
+@pytest.mark.parametrize(
+    "data, position",
+    [
+        (b"\xef\xbb\xbf\xef\xbb\xbfimport torch\n", (1, 1)),  # a second BOM: U+FEFF in the code
+        (b"import torch\na\xe2\x80\x8db = 1\n", (2, 2)),  # a zero-width joiner in a name
+    ],
+    ids=["second-bom", "zero-width-joiner"],
+)
+def test_non_printable_character_in_code_is_sl000(proj, monkeypatch, capsys, data, position):
+    """CPython rejects these in any version; LibCST's tokenizer let them through."""
+    write(proj, {"bad.py": data})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["bad.py"]
+    assert (row, col) == position and "non-printable character" in message
+
+
+def test_non_printable_characters_in_strings_and_comments_are_fine(proj, monkeypatch, capsys):
+    write(proj, {"ok.py": "import torch\ns = 'a\u200db\ufeff'\n# \ufeff\nwith torch.no_grad:\n    pass\n"})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert ("ok.py", 4, 6, "SL107") in found(out) and sl000(out) == {}

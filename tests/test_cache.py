@@ -125,6 +125,25 @@ def test_corrupt_entry_is_a_miss_and_rewritten(project, damage):
     assert cache.lookup(str(project / "a.py"), "a.py", Settings()) is not None
 
 
+@pytest.mark.parametrize("edit", [
+    lambda b: b.replace(b"SL107", b"SL108", 1),  # a byte changed inside a string: still valid JSON
+    lambda b: b.replace(b'"findings": [', b'"findings": [], "x": [', 1),  # the findings dropped
+    lambda b: b.replace(b'"body": ', b'"body": ', 1)[:-1] + b" }",  # space before the closing brace
+], ids=["byte-in-a-string", "findings-dropped", "trailing-space"])
+def test_damage_that_leaves_valid_json_is_a_miss(project, edit):
+    """Issue 24's battery: an entry's body is checked against its checksum, so damage that
+    keeps the JSON valid never serves another result."""
+    cache = Cache(project / CACHE_DIR_NAME)
+    good = snapshot(check_paths(tasks_for(project, ["a.py"]), 1, cache))
+    (entry,) = entries(cache.directory)
+    damaged = edit(entry.read_bytes())
+    assert damaged != entry.read_bytes()
+    json.loads(damaged)
+    entry.write_bytes(damaged)
+    assert cache.lookup(str(project / "a.py"), "a.py", Settings()) is None
+    assert snapshot(check_paths(tasks_for(project, ["a.py"]), 1, cache)) == good
+
+
 def test_unwritable_cache_is_ignored(project):
     (project / "blocker").write_text("a file where the cache folder would be")
     cache = Cache(project / "blocker" / CACHE_DIR_NAME)

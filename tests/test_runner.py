@@ -140,3 +140,26 @@ def test_workers_started_before_the_program_is_read_give_its_findings(tmp_path, 
 
         monkeypatch.setattr(runner, "_in_program", slow)
     assert _seen(runner.check_paths(tasks, 2)) == serial
+
+
+def test_a_killed_pools_manager_thread_dies_quietly(monkeypatch, capsys):
+    """Issue 24's battery: on Ctrl-C the pool's manager thread could raise while the run
+    exited, leaving a half-printed traceback; only that thread is silenced."""
+    import threading
+
+    from scopelint import runner as runner_module
+
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append(args.thread.name))
+
+    def fail():
+        raise RuntimeError("dictionary changed size during iteration")
+
+    manager = threading.Thread(target=fail, name="manager")
+    other = threading.Thread(target=fail, name="other")
+    runner_module._quiet_thread(manager)
+    for t in (manager, other):
+        t.start()
+        t.join()
+    assert seen == ["other"]
