@@ -295,6 +295,8 @@ def _cpython_check(text: str, filename: str, tree: bool = True) -> Tuple[Optiona
     but builds no Python objects for the tree; it also rejects a few programs the
     parser accepts, e.g. a duplicate argument: LibCST has the last word on those too).
     """
+    if text.startswith("\ufeff"):  # (a text handed over with its file's BOM: ``lint_source``'s callers, an editor)
+        text = text[1:]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -216,7 +216,9 @@ def decode(data: bytes, filename: str) -> Source:
             reason = f"unknown encoding `{encoding}`"
         return Source(None, syntax_finding(filename, f"{reason}; declare the file's encoding with a PEP 263 coding comment", row, col))
     bom = encoding == "utf-8-sig"  # decoding with utf-8-sig already dropped the BOM
-    if not bom and text.startswith("\ufeff"):  # (a second U+FEFF after the BOM is code: CPython rejects it)
+    if bom and text.startswith("\ufeff"):  # a second U+FEFF after the BOM is code: CPython rejects it
+        return Source(None, syntax_finding(filename, "SyntaxError: invalid non-printable character U+FEFF", 1, 1))
+    if text.startswith("\ufeff"):
         text = text[1:]
     return Source(text, None, encoding, bom)
 
