@@ -50,7 +50,11 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
         if u.kind == "method":
             needs[i].add(u.cls)
             if u.name in ("forward", "hybrid_forward") and i not in escaped:  # where instances are made
-                needs[i].update(w.index for w in units if w.kind != "class" and units[u.cls].name in w.words & classes)
+                makers = [w.index for w in units if w.kind != "class" and units[u.cls].name in w.words & classes]
+                needs[i].update(makers)
+                for w in makers:  # (and what makes or calls an instance runs its forward)
+                    needs[w].add(i)
+                needs[i].update(j for j in methods.get("__init__", ()) if units[j].cls == u.cls)
         calls = called.get(i, ())
         for word in u.words:
             for j in defines.get(word, ()):

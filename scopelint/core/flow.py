@@ -475,6 +475,25 @@ def _same_shape(old: Dict[str, Value], new: Dict[str, Value]) -> Optional[Dict[i
 # issue 24's battery); with it, ~n**2/2. Loops nested deeper than this are walked once.
 TWO_PASS_LOOP_DEPTH = 6
 
+
+def _loop_depth(stmt, memo: Dict[int, int]) -> int:
+    """How deep loops nest in ``stmt`` (a loop: 1 when it holds none), not counting
+    nested functions and classes (their own walks); kept in ``memo`` by id."""
+    found = memo.get(id(stmt))
+    if found is not None:
+        return found
+    inner = 0
+    todo = list(iter_children(stmt))
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is cst.For or t is cst.While:
+            inner = max(inner, _loop_depth(n, memo))
+        elif t is not cst.FunctionDef and t is not cst.ClassDef and t is not cst.Lambda:
+            todo.extend(iter_children(n))
+    memo[id(stmt)] = inner + 1
+    return inner + 1
+
 _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString})
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 
@@ -688,6 +707,7 @@ class Analyzer:
         self.framework_bases: Dict[int, Tuple[str, ...]] = {}  # by class node id
         self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
         self._attr_tags_of: Dict[int, Dict[str, frozenset]] = {}
+        self._loop_depths: Dict[int, int] = {}  # (``_loop_depth``)
         # Module-level classes by name (with their base names), and methods by name.
         self.classes: Dict[str, Tuple[cst.ClassDef, Tuple[str, ...]]] = {}
         self.methods_by_name: Dict[str, List[FunctionInfo]] = defaultdict(list)
@@ -1399,7 +1419,10 @@ class Analyzer:
         self._loops.append([])
         self._loop_nodes.append(stmt)
         current = before
-        passes = 2 if len(self._loop_nodes) <= TWO_PASS_LOOP_DEPTH and not self._provisional else 1
+        # A nest of loops deeper than TWO_PASS_LOOP_DEPTH is walked once, all of it (as a
+        # provisional pass walks what it holds): linear in its lines however deep.
+        deep = len(self._loop_nodes) - 1 + _loop_depth(stmt, self._loop_depths) > TWO_PASS_LOOP_DEPTH
+        passes = 2 if not deep and not self._provisional else 1
         for i in range(passes):  # the second pass sees values carried from the previous iteration
             if type(stmt) is cst.For:
                 self.flow = _Flow(current.env.copy(), current.state)
@@ -1407,7 +1430,7 @@ class Analyzer:
                 start = self.flow
             else:
                 start = current
-            provisional = i + 1 < passes
+            provisional = i + 1 < passes or deep
             self._provisional += provisional
             try:
                 end = self._branch(stmt.body, start)

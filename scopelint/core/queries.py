@@ -385,7 +385,19 @@ def trained_models_as_called(facts: Facts, call) -> set:
 
 
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
-    return [b for b in facts.backwards if loop in b.loops]
+    """The backward calls inside ``loop`` (an index by loop kept on ``facts``: one scan,
+    by identity, not LibCST's structural ``==`` per pair)."""
+    index = getattr(facts, "_backwards_by_loop", None)
+    if index is None:
+        index = {}
+        for b in facts.backwards:
+            for node in {id(n): n for n in b.loops}.values():
+                index.setdefault(id(node), []).append(b)
+        try:
+            facts._backwards_by_loop = index  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return list(index.get(id(loop), ()))
 
 
 def backpropagated(facts: Facts, value: Value) -> bool:
