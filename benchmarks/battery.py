@@ -49,7 +49,6 @@ import resource
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
@@ -125,9 +124,22 @@ def write(root: Path, files: Dict[str, object]) -> None:
 
 
 def cpython_compiles(data: bytes, name: str = "<fuzz>") -> bool:
-    """True when CPython compiles the bytes (as ``python file.py`` would read them)."""
+    """True when CPython compiles the bytes (as ``python file.py`` would read them) and
+    they decode in their declared encoding: CPython 3.11 lets undecodable bytes in a
+    comment through (3.12 does not), and INTERFACE.md makes a broken encoding SL000."""
+    import io
+    import tokenize
+    import warnings
+
     try:
-        compile(data, name, "exec", dont_inherit=True)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(data, name, "exec", dont_inherit=True)
         return True
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return False
@@ -465,12 +477,14 @@ def area_frameworks(args, tmp: Path) -> dict:
             notes.append(f"{tree}: not installed")
             failed += 1
             continue
-        dst = tmp / tree
+        # (Checked from the folder above, by a name no module has: ``python -m`` puts the
+        # working directory first on sys.path, and the trees hold ``concurrent/``, ``_ctypes/``.)
+        dst = tmp / f"{tree}_sources"
         every = args.tree_every if args.quick else 1
         files = _copy_py(src, dst, every)
         lines = sum(p.read_bytes().count(b"\n") for p in dst.rglob("*.py"))
-        proc = run(scopelint_cmd("check", "--output-format", "json", "--no-cache", "--exit-zero", "--jobs", str(args.jobs), "."),
-                   dst, timeout=args.tree_timeout)
+        proc = run(scopelint_cmd("check", "--output-format", "json", "--no-cache", "--exit-zero", "--jobs", str(args.jobs), dst.name),
+                   tmp, timeout=args.tree_timeout)
         tried += files
         problems = [l[:300] for l in internal_errors(proc.err)]
         if proc.hung or proc.rc not in (0, 1) and not problems or "Traceback" in proc.err:
@@ -485,6 +499,7 @@ def area_frameworks(args, tmp: Path) -> dict:
             if f["code"] == "SL000":
                 sl000 += 1
                 path = Path(f["filename"])
+                path = path if path.is_absolute() else tmp / path
                 if path.suffix == ".py" and cpython_compiles(path.read_bytes(), str(path)):
                     compiled += 1
                     problems.append(f"{path.relative_to(dst)}: SL000 on a file CPython compiles: {f['message']}")
@@ -922,12 +937,13 @@ def area_cache(args, tmp: Path) -> dict:
         elif p.exists() and not p.is_file():
             p.unlink()
         if rng.random() < 0.05:  # not a file at all
-            p.unlink()
+            p.unlink(missing_ok=True)
             if rng.random() < 0.5:
                 os.mkfifo(p)
             else:
                 p.mkdir()
         else:
+            p.unlink(missing_ok=True)  # (a new file, as a writer's os.replace leaves it)
             p.write_bytes(_corrupt(rng, data, other))
         try:
             res = cache.get(key)

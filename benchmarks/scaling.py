@@ -60,8 +60,9 @@ def nesting(n: int, depth: int = 40) -> str:
 
 
 def loops(n: int, depth: int = 25) -> str:
-    """Functions of ``for`` loops nested ``depth`` deep (each level's body was walked twice:
-    2**depth walks, until loops deeper than 6 were walked once), a finding at each bottom."""
+    """Functions of ``for`` loops nested ``depth`` deep, a finding at each bottom (each
+    level's body was walked twice: 2**depth walks; now a loop inside another loop's first
+    pass is walked once: ~depth**2/2)."""
     out = ["import torch\n\n\n"]
     per = depth + 3
     for k in range(max(1, (n - 3) // per)):
