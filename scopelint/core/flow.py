@@ -300,8 +300,6 @@ def freeze_effects(info: FunctionInfo) -> Tuple[Tuple[str, Optional[cst.BaseExpr
                     arg = call_arg(call, 0, "requires_grad")
                     if model is not None:
                         out.append((model, arg.value if arg is not None else None))
-        elif type(stmt) in (cst.If, cst.Try, cst.With, cst.While):
-            continue
     result = tuple(out)
     if len(_FREEZES) > 4096:
         _FREEZES.clear()
