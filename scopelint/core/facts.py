@@ -71,6 +71,8 @@ class FunctionInfo:
     leaves_eval: FrozenSet[str] = frozenset()
     # Summary: names (its spelling) it puts in train mode on every path to its exits.
     sets_train: FrozenSet[str] = frozenset()
+    # Summary: names of ``leaves_eval`` it leaves in eval mode on every path to its exits.
+    sets_eval: FrozenSet[str] = frozenset()
     # Names in eval mode when it starts, at every call site: its parameters handed a
     # model in eval mode, and, for a method called on ``self``, the caller's ``self.x``.
     entry_eval: FrozenSet[str] = frozenset()

@@ -249,8 +249,62 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     return out
 
 
-def freezing_loop(stmt: cst.For) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
-    """``for p in G.parameters(): p.requires_grad = flag`` (or ``p.requires_grad_(flag)``;
+def item_freeze(info: FunctionInfo, anywhere: bool = False) -> Optional[Tuple[str, Optional[cst.BaseExpression]]]:
+    """``def freeze(p, flag=False): p.requires_grad = flag`` (or ``p.requires_grad_(flag)``),
+    the first statement of its body that sets a parameter's ``requires_grad``: (``p``,
+    ``flag``) in its spelling (None: the call's default, True). ``anywhere``: also one
+    under an ``if`` or in a loop (it may set it)."""
+    body = info.node.body
+    params = info.param_names
+    lines = [n for n in walk(body) if type(n) is cst.SimpleStatementLine] if anywhere else \
+        (body.body if type(body) is cst.IndentedBlock else ())
+    for line in lines:
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if type(small) is cst.Assign and len(small.targets) == 1:
+                t = small.targets[0].target
+                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value in params:
+                    return t.value.value, small.value
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_" \
+                    and type(call.func.value) is cst.Name and call.func.value.value in params:
+                arg = call_arg(call, 0, "requires_grad")
+                return call.func.value.value, arg.value if arg is not None else None
+    return None
+
+
+def _flag_at(call: cst.Call, target: FunctionInfo, flag: Optional[cst.BaseExpression]) -> Optional[Tuple[bool, Optional[cst.BaseExpression]]]:
+    """A ``requires_grad`` flag of ``target`` (its spelling; None: True) as ``call``
+    spells it: a parameter through its argument or its default, a literal as it is;
+    None where the call cannot spell it (a name of the callee's own)."""
+    if flag is None or literal_bool(flag) is not None:
+        return True, flag
+    if type(flag) is cst.Name and flag.value in target.param_names:
+        given = argument_for(call, bound_params(call, target), flag.value)
+        if given is not None:
+            return True, given.value
+        default = _param_default(target, flag.value)
+        return (True, default) if default is not None else None
+    return None
+
+
+def _handed_item_freeze(call: cst.Call, item: str, target: FunctionInfo, anywhere: bool = False) -> Optional[Tuple[bool, Optional[cst.BaseExpression]]]:
+    """``freeze(p, False)`` of a loop over parameters whose item is ``p``, ``target`` the
+    function it calls (``item_freeze``): (True, the flag as the call spells it)."""
+    found = item_freeze(target, anywhere)
+    if found is None:
+        return None
+    param, flag = found
+    arg = argument_for(call, bound_params(call, target), param)
+    if arg is None or type(arg.value) is not cst.Name or arg.value.value != item:
+        return None
+    return _flag_at(call, target, flag)
+
+
+def freezing_loop(stmt: cst.For, resolve=None) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
+    """``for p in G.parameters(): p.requires_grad = flag`` (or ``p.requires_grad_(flag)``,
+    or a call handing ``p`` to a function that does so: ``resolve`` maps the call to it;
     ``named_parameters()`` with ``for name, p in ...``): [(``G``, ``flag``)] (None: the
     call's default, True)."""
     it = stmt.iter
@@ -276,38 +330,59 @@ def freezing_loop(stmt: cst.For) -> List[Tuple[str, Optional[cst.BaseExpression]
                     and type(call.func.value) is cst.Name and call.func.value.value == item:
                 arg = call_arg(call, 0, "requires_grad")
                 return [(model, arg.value if arg is not None else None)]
+            if resolve is not None and type(call) is cst.Call:
+                target = resolve(call)
+                handed = _handed_item_freeze(call, item, target) if target is not None else None
+                if handed is not None:
+                    return [(model, handed[1])]
     return []
 
 
-def freeze_effects(info: FunctionInfo) -> Tuple[Tuple[str, Optional[cst.BaseExpression]], ...]:
+def freeze_effects(info: FunctionInfo, resolve=None, depth: int = 2, cache: bool = True) -> Tuple[Tuple[str, Optional[cst.BaseExpression]], ...]:
     """What ``info`` does to its models' ``requires_grad`` wherever it runs to its end (its
     body's own statements: not under an ``if`` or a ``try``): (model, flag) in its
     spelling, in order (``def requires_grad(model, flag=True): for p in
-    model.parameters(): p.requires_grad = flag``: ``(("model", flag),)``)."""
+    model.parameters(): p.requires_grad = flag``: ``(("model", flag),)``). With
+    ``resolve`` (``(call, function it is in) -> the function of the file it calls``), also
+    what the functions it calls so do (``depth`` levels down), spelled through the call,
+    and a loop over parameters handing each to a function that sets it (``item_freeze``)."""
     found = _FREEZES.get(id(info))
-    if found is not None and found[0] is info:
+    if found is not None and found[0] is info and found[2] == (resolve is not None):
         return found[1]
     out: List[Tuple[str, Optional[cst.BaseExpression]]] = []
     body = info.node.body
+    here = (lambda c: resolve(c, info)) if resolve is not None else None
     for stmt in (body.body if type(body) is cst.IndentedBlock else ()):
         if type(stmt) is cst.For:
-            out.extend(freezing_loop(stmt))
+            out.extend(freezing_loop(stmt, here))
         elif type(stmt) is cst.SimpleStatementLine:
             for small in stmt.body:
                 call = small.value if type(small) is cst.Expr else None
-                if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_":
+                if type(call) is not cst.Call:
+                    continue
+                if type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_":
                     model = dotted(call.func.value)
                     arg = call_arg(call, 0, "requires_grad")
                     if model is not None:
                         out.append((model, arg.value if arg is not None else None))
+                elif here is not None and depth:
+                    target = here(call)
+                    if target is None or target is info:
+                        continue
+                    for name, flag in freeze_effects(target, resolve, depth - 1, False):
+                        spelled = spelled_at_call(call, target.param_names, target.cls is not None, name)
+                        spelled_flag = _flag_at(call, target, flag)
+                        if spelled is not None and spelled_flag is not None:
+                            out.append((spelled, spelled_flag[1]))
     result = tuple(out)
-    if len(_FREEZES) > 4096:
-        _FREEZES.clear()
-    _FREEZES[id(info)] = (info, result)
+    if cache:
+        if len(_FREEZES) > 4096:
+            _FREEZES.clear()
+        _FREEZES[id(info)] = (info, result, resolve is not None)
     return result
 
 
-_FREEZES: Dict[int, Tuple[FunctionInfo, tuple]] = {}
+_FREEZES: Dict[int, Tuple[FunctionInfo, tuple, bool]] = {}
 
 
 class _Walk:
@@ -338,7 +413,7 @@ class _Walk:
         self.grad_effects = GradEffects()
         self.sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self.site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
-        self.summary: Tuple[FrozenSet[str], FrozenSet[str]] = (frozenset(), frozenset())  # (leaves_eval, sets_train)
+        self.summary: Tuple[FrozenSet[str], ...] = (frozenset(), frozenset(), frozenset())  # (leaves_eval, sets_train, sets_eval)
         self.returns = Returns()
         self.seq_start = seq_start
         self.seq_count = 0
@@ -852,6 +927,7 @@ class Analyzer:
                 entry_eval = self._entry_eval(info, calls_by_id)
                 summary = self._summaries.get(id(info), frozenset())
                 sets_train = self._train_summaries.get(id(info), frozenset())
+                sets_eval = self._eval_summaries.get(id(info), frozenset())
                 params = self._param_values(info)
                 returns = self._returns_of.get(id(info), Returns())
                 grad_effects = self._grad_effects_of.get(id(info), GradEffects())
@@ -860,6 +936,7 @@ class Analyzer:
                     or entry_eval != info.entry_eval
                     or summary != info.leaves_eval
                     or sets_train != info.sets_train
+                    or sets_eval != info.sets_eval
                     or params.keys() != info.params.keys()
                     # (what a function grows in place is its parameter's own object, of
                     # that value's node and recording: a summary made from the values of
@@ -873,6 +950,7 @@ class Analyzer:
                 info.entry, info.entry_eval, info.leaves_eval, info.params, info.returns = entry, entry_eval, summary, params, returns
                 info.grad_effects = grad_effects
                 info.sets_train = sets_train
+                info.sets_eval = sets_eval
             if not changed:
                 break
         if order is not units:  # (the facts numbered as walking the file in order numbers them)
@@ -973,6 +1051,7 @@ class Analyzer:
         self._sites: Dict[int, Dict[int, State]] = defaultdict(dict)
         self._summaries: Dict[int, FrozenSet[str]] = {}
         self._train_summaries: Dict[int, FrozenSet[str]] = {}
+        self._eval_summaries: Dict[int, FrozenSet[str]] = {}
         self._site_args: Dict[int, Dict[int, Optional[Dict[str, Value]]]] = defaultdict(dict)
         self._returns_of: Dict[int, Returns] = {}
         self._grad_effects_of: Dict[int, GradEffects] = {}
@@ -1000,15 +1079,16 @@ class Analyzer:
             finally:
                 self._sites, self._site_args = all_sites, all_site_args
             walk.seq_count = self._seq - walk.seq_start
-            walk.reads = tuple((t, (tuple(t.leaves_eval), tuple(t.sets_train)), t.returns, t.grad_effects) for t in self._reads.values())
+            walk.reads = tuple((t, (tuple(t.leaves_eval), tuple(t.sets_train), tuple(t.sets_eval)), t.returns, t.grad_effects) for t in self._reads.values())
             if info is not None:
-                walk.summary, walk.returns = (self._summaries[id(info)], self._train_summaries[id(info)]), self._returns_of[id(info)]
+                walk.summary = (self._summaries[id(info)], self._train_summaries[id(info)], self._eval_summaries[id(info)])
+                walk.returns = self._returns_of[id(info)]
                 walk.grad_effects = self._grad_effects_of[id(info)]
         else:
             walk.replay(self._seq, mapping, info.params if info is not None else {})
             self._seq += walk.seq_count
             if info is not None:
-                (self._summaries[id(info)], self._train_summaries[id(info)]), self._returns_of[id(info)] = walk.summary, walk.returns
+                (self._summaries[id(info)], self._train_summaries[id(info)], self._eval_summaries[id(info)]), self._returns_of[id(info)] = walk.summary, walk.returns
                 self._grad_effects_of[id(info)] = walk.grad_effects
         for target, sites in walk.sites.items():
             self._sites[target].update(sites)
@@ -1022,7 +1102,7 @@ class Analyzer:
         if walk.frameworks != len(self.names.frameworks) or walk.pending:
             return None
         for target, leaves_eval, returns, grad_effects in walk.reads:
-            if target.returns != returns or (tuple(target.leaves_eval), tuple(target.sets_train)) != leaves_eval or target.grad_effects != grad_effects:
+            if target.returns != returns or (tuple(target.leaves_eval), tuple(target.sets_train), tuple(target.sets_eval)) != leaves_eval or target.grad_effects != grad_effects:
                 return None
         if info is None:
             return {}
@@ -1163,6 +1243,8 @@ class Analyzer:
         trained = frozenset.intersection(*(env.in_train for env in exits)) if exits else frozenset()
         self._train_summaries[id(info)] = frozenset(
             k for k in trained if k not in left and _outlives(info, k))
+        # (what it put in eval mode itself and is so on every exit)
+        self._eval_summaries[id(info)] = frozenset(left.intersection(*(env.in_eval for env in exits))) if exits else frozenset()
 
     def _grad_effects_summary(self, info: FunctionInfo, exits: List[_Env]) -> GradEffects:
         """``FunctionInfo.grad_effects`` of the walk just made of ``info``."""
@@ -1444,7 +1526,7 @@ class Analyzer:
         if type(stmt) is cst.For and not breaks and self.flow.env is not None:
             self._detached_items(stmt)
         if type(stmt) is cst.For and self.flow.env is not None:
-            for name, flag in freezing_loop(stmt):
+            for name, flag in freezing_loop(stmt, lambda c: getattr(self._calls.get(id(c)), "target", None)):
                 self._freeze(name, literal_bool(flag) if flag is not None else True)
 
     def _detached_items(self, stmt: cst.For) -> None:
@@ -1901,7 +1983,7 @@ class Analyzer:
             if extra:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
             self._site_args[id(target)][id(call)] = bound
-            self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval, target.sets_train)
+            self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval, target.sets_train, target.sets_eval)
             if not through_runner:
                 self._freezes_at(call, target)
             if target is not self.func and not through_runner and env is not None:
@@ -2113,7 +2195,7 @@ class Analyzer:
         """At a call of ``target``: what it does to the ``requires_grad`` of the models
         it is handed (``freeze_effects``), spelled as the call spells them, its flag
         the call's argument (or the parameter's default)."""
-        effects = freeze_effects(target)
+        effects = freeze_effects(target, self._target_in, cache=id(target) in self._walks)
         if not effects:
             return
         method = target.cls is not None
@@ -2133,17 +2215,20 @@ class Analyzer:
                 value = literal_bool(flag)
             self._freeze(spelled, value)
 
-    def _leave_in_eval(self, call: cst.Call, params: Sequence[str], method: bool, leaves_eval, sets_train=()) -> None:
+    def _leave_in_eval(self, call: cst.Call, params: Sequence[str], method: bool, leaves_eval, sets_train=(), sets_eval=()) -> None:
         """After a call to a function with these ``params`` (``method``: of a class), the
-        models it left in eval mode (``leaves_eval``, in its spelling) are so here, and
-        those it put in train mode on every path (``sets_train``) are in train mode."""
+        models it left in eval mode (``leaves_eval``, in its spelling) are so here, those
+        of them it leaves in eval mode on every path (``sets_eval``) are so on every path
+        here, and those it put in train mode on every path (``sets_train``) are in train mode."""
         spell = [spelled_at_call(call, params, method, n) for n in leaves_eval]
         self._mode_effects(call, [n for n in spell if n is not None],
-                           [n for n in (spelled_at_call(call, params, method, n) for n in sets_train) if n is not None])
+                           [n for n in (spelled_at_call(call, params, method, n) for n in sets_train) if n is not None],
+                           [n for n in (spelled_at_call(call, params, method, n) for n in sets_eval) if n is not None])
 
-    def _mode_effects(self, call: cst.Call, leaves_eval, sets_train) -> None:
+    def _mode_effects(self, call: cst.Call, leaves_eval, sets_train, sets_eval=()) -> None:
         """A call puts these names (the caller's spelling) in train mode on every path
-        (``sets_train``), then leaves these in eval mode on some path (``leaves_eval``)."""
+        (``sets_train``), then leaves these in eval mode on some path (``leaves_eval``),
+        those of them in ``sets_eval`` on every path."""
         env = self.flow.env
         if env is None:
             return
@@ -2154,6 +2239,9 @@ class Analyzer:
         for name in leaves_eval:
             env.maybe_eval[name] = call
             env.in_train = env.in_train - {name}
+        for name in sets_eval:
+            if name in env.maybe_eval:
+                env.in_eval = env.in_eval | {name}
 
     def _program_method(self, receiver: Optional[Value], name: str):
         """The summary (``interfile.Summary``, a method) of method ``name`` of the class of
@@ -2335,6 +2423,30 @@ class Analyzer:
             self._escaped_classes.update(_instance_classes(a))
         if receiver is not None and method not in MODULE_METHODS:
             self._escaped_classes.update(_instance_classes(receiver, items=False))
+
+    def _target_in(self, call: cst.Call, info: FunctionInfo) -> Optional[FunctionInfo]:
+        """The function of this file that ``call``, in the body of ``info``, runs: as its
+        walk (the last one) found it, else by its name (``_function_in``)."""
+        walk = self._walks.get(id(info))
+        fact = walk.calls.get(id(call)) if walk is not None else None
+        if fact is not None:
+            return fact.target
+        return self._function_in(info, call.func)
+
+    def _function_in(self, info: FunctionInfo, func: cst.BaseExpression) -> Optional[FunctionInfo]:
+        """The function of this file that ``func`` (a name) calls in the body of ``info``:
+        one nested in it (or in a function enclosing it), or a module-level one."""
+        if type(func) is not cst.Name:
+            return None
+        owner: Optional[FunctionInfo] = info
+        while owner is not None:
+            nested = self.nested.get(id(owner))
+            if nested is not None and func.value in nested:
+                return nested[func.value]
+            if func.value in owner.scope.bound:
+                return None
+            owner = owner.parent
+        return self.module_functions.get(func.value) if info.scope.resolve_name(func.value) is None else None
 
     def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
         if type(func) is cst.Name:

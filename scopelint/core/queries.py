@@ -271,15 +271,48 @@ def _models_run(facts: Facts, func: FunctionInfo, depth: int) -> set:
     (vsepp's ``train_emb`` runs its encoders in ``self.forward_emb(...)``), but those it
     (or that method) puts in train or eval mode itself."""
     calls = facts.calls_in(func)
-    models = {c.callee for c in calls if is_model_call(c) and c.callee and recording(c.state, F.TORCH)}
-    models = {m[: -len(".forward")] if m.endswith(".forward") else m for m in models}
+    first: dict = {}  # model -> the order of its first forward pass here
+    for c in calls:
+        if is_model_call(c) and c.callee and recording(c.state, F.TORCH):
+            m = c.callee[: -len(".forward")] if c.callee.endswith(".forward") else c.callee
+            first.setdefault(m, c.seq)
+    models = set(first)
     if depth and func.cls is not None:
         for c in calls:
             t = c.target
             if t is not None and t is not func and t.cls is func.cls and (c.callee or "").startswith("self.") and recording(c.state, F.TORCH):
                 models |= {m for m in _models_run(facts, t, depth - 1) if m.startswith("self.")}
     restored = {c.callee.rsplit(".", 1)[0] for c in calls if c.method in ("train", "eval") and c.callee}
-    return models - restored
+    return models - restored - {m for m, seq in _modes_set_by_callees(calls) if seq < first.get(m, -1)}
+
+
+def _modes_set_by_callees(calls) -> set:
+    """(name, the call's order) for the names whose train/eval mode the functions these
+    calls run set (their ``sets_train`` / ``leaves_eval`` summaries, spelled through each
+    call's arguments: ``_set_train(self)`` with ``def _set_train(t): t.model.train()``
+    sets ``self.model``)."""
+    from scopelint.core.arguments import spelled_at_call
+
+    out = set()
+    for c in calls:
+        t, ext = c.target, c.external
+        if t is not None and (t.sets_train or t.leaves_eval):
+            method_call = t.cls is not None
+            params, names = t.param_names, t.sets_train | t.leaves_eval
+            if method_call and not (type(c.node.func) is cst.Attribute and c.node.func.attr.value == t.name):
+                # ``net(x)``: the instance's ``forward``, its arguments after ``self`` (its own
+                # ``self.x`` is no name of the caller's)
+                names = {n for n in names if params and n.partition(".")[0] != params[0]}
+                params = params[1:]
+        elif ext is not None and (ext.sets_train or ext.leaves_eval):
+            params, names, method_call = ext.params, set(ext.sets_train) | set(ext.leaves_eval), ext.method
+        else:
+            continue
+        for n in names:
+            spelled = spelled_at_call(c.node, params, method_call, n)
+            if spelled is not None:
+                out.add((spelled, c.seq))
+    return out
 
 
 def forwarded_models(facts: Facts, func: FunctionInfo) -> set:
@@ -1745,9 +1778,27 @@ def frozen_by_the_file(facts: Facts, name: Optional[str]) -> bool:
             elif t is cst.For and type(n.iter) is cst.Call and type(n.iter.func) is cst.Attribute \
                     and n.iter.func.attr.value in ("parameters", "named_parameters"):
                 model = dotted(n.iter.func.value)
-                if model and any(type(m) is cst.Assign and len(m.targets) == 1 and type(m.targets[0].target) is cst.Attribute
-                                 and m.targets[0].target.attr.value == "requires_grad" and type(m.value) is cst.Name
-                                 and m.value.value == "False" for m in walk(n.body)):
+                if model and any((type(m) is cst.Assign and len(m.targets) == 1 and type(m.targets[0].target) is cst.Attribute
+                                  and m.targets[0].target.attr.value == "requires_grad" and type(m.value) is cst.Name
+                                  and m.value.value == "False") or (type(m) is cst.Call and _freezes_item(facts, m, n.target))
+                                 for m in walk(n.body)):
                     found.add(model)
         facts._frozen_models = found
     return any(f == name or f.startswith(name + ".") for f in found)
+
+
+def _freezes_item(facts: Facts, call: cst.Call, target: cst.BaseExpression) -> bool:
+    """``call`` hands the item of a loop over parameters (its ``target``) to a function
+    of the file that turns its ``requires_grad`` off (``flow.item_freeze``)."""
+    from scopelint.core.flow import _handed_item_freeze, literal_bool
+
+    fact = facts.call_of(call)
+    func = getattr(fact, "target", None)
+    if func is None:
+        return False
+    if type(target) is cst.Tuple and len(target.elements) == 2:
+        target = target.elements[1].value
+    if type(target) is not cst.Name:
+        return False
+    handed = _handed_item_freeze(call, target.value, func, anywhere=True)
+    return handed is not None and handed[1] is not None and literal_bool(handed[1]) is False
