@@ -5,6 +5,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core.flow import call_arg, literal_bool
 from scopelint.core.queries import is_restore
+from scopelint.core.state import Mode
 from scopelint.core.syntax import block_path, finds, terminates
 from scopelint.fixkit import (
     block_of, code_of, indented, keyword_call, module_fix, quiet, Replacement, scope_of, sibling,
@@ -12,6 +13,9 @@ from scopelint.fixkit import (
 )
 from scopelint.rule import NodeFix, Report, Rule
 
+
+# The part of ``state.State`` each family of setters switches (``Returns.exit``).
+_STATE_PART = {(F.TORCH, "recording"): "torch", (F.MXNET, "recording"): "mxnet", (F.MXNET, "training"): "mx_train"}
 
 # Methods whose job is to set (and elsewhere reset) the global state.
 SCOPE_METHODS = {"__enter__", "__exit__", "__aenter__", "__aexit__", "setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method"}
@@ -69,32 +73,59 @@ class GradModeSwitchedGlobally(Rule):
                 continue  # back to PyTorch's default (Lightning's loop ``reset``): no leak to report
             if self._paired(call, family, flag, ctx.facts):
                 continue  # one of a class's paired mode methods (``eval()``/``train()``): its purpose
-            if not self._restored(call.node, call.func.node, family, ctx):
+            if not self._restored(call.node, call.func.node, family, ctx) and not self._restored_by_callers(call.func, call.node, family, flag, ctx):
                 yield Report(call.node, f"`{call.callee}(...)` switches the global state inside `{call.func.name}` and is not restored on every path", global_switch(ctx, call))
 
     @staticmethod
     def _paired(call, family, flag, facts) -> bool:
+        return GradModeSwitchedGlobally._paired_in(call.func, family, flag, facts)
+
+    @staticmethod
+    def _paired_in(func, family, flag, facts) -> bool:
         """A method whose class has another method switching the same state the other
         way (gluon-cv COOT's ``eval()`` off, ``train()`` on): a mode API, like a context
-        manager's ``__enter__``/``__exit__``."""
-        cls = call.func.cls
+        manager's ``__enter__``/``__exit__``. The other way may be switched by a function
+        it calls, that leaves it so on exit (``Returns.exit``)."""
+        cls = func.cls
         if cls is None:
             return False
+        part = _STATE_PART.get(family)
+        back = Mode.ON if not flag else Mode.OFF
         for other in facts.calls:
-            if other.func is None or other.func.cls is not cls or other.func is call.func or not other.statement:
+            if other.func is None or other.func.cls is not cls or other.func is func or not other.statement:
                 continue
             if F.SETTERS.get(other.qname) == family and other.node.args and literal_bool(other.node.args[0].value) is (not flag):
                 return True
+            if other.target is not None and other.target is not func and any(
+                    p == part and sw.mode is back for p, sw in other.target.returns.exit):
+                return True
         return False
+
+    def _restored_by_callers(self, func, setter, family, flag, ctx, depth: int = 3) -> bool:
+        """The switch ``setter`` is what ``func`` leaves on exit (``Returns.exit``: a helper
+        that turns recording off for its caller), and every call of ``func`` in the file
+        restores the state after it, as ``_restored`` sees a switch of its own (or is in a
+        function that so leaves it to callers that do: ``depth`` levels up)."""
+        if not depth or not any(sw.origin is not None and sw.origin.node is setter for _, sw in func.returns.exit):
+            return False
+        sites = [c for c in ctx.facts.calls if c.target is func and c.func is not func]
+        return bool(sites) and all(c.func is not None and (
+            self._restored(c.node, c.func.node, family, ctx) or self._paired_in(c.func, family, flag, ctx.facts)
+            or self._restored_by_callers(c.func, setter, family, flag, ctx, depth - 1))
+            for c in sites)
 
     def _restored(self, node, func_node, family, ctx) -> bool:
         names = ctx.facts.names
+        facts = ctx.facts
 
         def same_family(n: cst.CSTNode) -> bool:
             if isinstance(n, cst.Call) and n is not node:
                 scope = names.scope_of(func_node, None)
                 q = names.qualify(n.func, scope)
-                return F.SETTERS.get(q) == family
+                if F.SETTERS.get(q) == family:
+                    return True
+                target = getattr(facts.call_of(n), "target", None)  # a helper that sets it (``_restore(prev)``)
+                return target is not None and target.node is not func_node and _sets_family(facts, target, family)
             return False
 
         path = block_path(func_node.body, node)
@@ -112,6 +143,13 @@ class GradModeSwitchedGlobally(Rule):
                     if finds(later, same_family):
                         return True
         return False
+
+
+def _sets_family(facts, func, family, depth: int = 3) -> bool:
+    """``func`` (or a function it calls, ``depth`` levels down) calls a setter of ``family``."""
+    return any((F.SETTERS.get(c.qname) == family and c.statement) or (
+        depth > 1 and c.target is not None and c.target is not func and _sets_family(facts, c.target, family, depth - 1))
+        for c in facts.calls_in(func))
 
 
 # --- the fix ----------------------------------------------------------------------------

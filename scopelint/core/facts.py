@@ -31,6 +31,13 @@ class Returns:
     # the caller's list holds it afterwards), each with what it then holds in terms of
     # the parameters (a ``Template``), made again at each call for the name it hands.
     grown: Tuple[Tuple[str, Template], ...] = ()
+    # Some returned value may hold a recording scope, or the class or factory that makes
+    # one (``nullcontext if with_grad else torch.no_grad``): ``with f(x)():`` is opaque.
+    scope: bool = False
+    # The parts of the recording state (``torch``, ``mxnet``, ``mx_train``) it sets itself
+    # and leaves so on every exit (a global setter, ``stack.enter_context(no_grad())``):
+    # where it returns, its caller goes on in that state.
+    exit: Tuple[Tuple[str, Switch], ...] = ()
 
 
 # The gradient buffers as a function finds them when it starts (``flow._Env.grads``): a

@@ -8,6 +8,7 @@ same file when they all agree, from its decorator, or is unknown.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -1232,9 +1233,12 @@ class Analyzer:
         self._returns = []
         self._returned: List[Value] = []
         self._passed: Set[Optional[str]] = set()
+        self._applied_exits: Set[int] = set()  # (the origins' nodes of its callees' ``Returns.exit`` applied here)
         self._block(info.node.body)
         exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
-        self._returns_of[id(info)] = self._returns_summary(info, exits)
+        returns = self._returns_summary(info, exits)
+        left_set = _exit_switches(info, [f.state for f in self._returns + [self.flow] if f.env is not None], self._applied_exits)
+        self._returns_of[id(info)] = dataclasses.replace(returns, exit=left_set) if left_set else returns
         self._grad_effects_of[id(info)] = self._grad_effects_summary(info, exits)
         left = set()
         for env in exits:
@@ -1323,7 +1327,9 @@ class Analyzer:
                 ):
                     rec.append((fw, sw))
         passes = next(iter(self._passed)) if len(self._passed) == 1 else None
-        return Returns(left, tuple(rec), all(v.inference for v in returned), passes, self._template(info, returned), grown)
+        # (``return nullcontext if grad else torch.no_grad``: the caller's ``with ctx():``)
+        scope = any("scope" in a.tags for v in returned for a in v.ancestors(_past_scopes))
+        return Returns(left, tuple(rec), all(v.inference for v in returned), passes, self._template(info, returned), grown, scope)
 
     def _grown(self, info: FunctionInfo, exits: Sequence[_Env]) -> Tuple[Tuple[str, Template], ...]:
         """``Returns.grown``: the parameters whose object every exit left grown in place
@@ -1984,6 +1990,10 @@ class Analyzer:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
             self._site_args[id(target)][id(call)] = bound
             self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval, target.sets_train, target.sets_eval)
+            if target.returns.exit and target is not self.func and self.flow.state is not None:
+                self.flow.state = dataclasses.replace(self.flow.state, **dict(target.returns.exit))  # its grad mode on exit
+                if self.func is not None:
+                    self._applied_exits.update(id(sw.origin.node) for _, sw in target.returns.exit)
             if not through_runner:
                 self._freezes_at(call, target)
             if target is not self.func and not through_runner and env is not None:
@@ -2073,7 +2083,11 @@ class Analyzer:
         if method == "enter_context" and receiver is not None and len(call.args) == 1 and type(call.args[0].value) is cst.Call:
             entered = call.args[0].value  # ``stack.enter_context(torch.no_grad())`` in ``with ExitStack() as stack:``
             api = self.names.qualify(entered.func, self.scope)
-            if api in F.SCOPES and roles.entered_exit_stack(receiver, call, self.func.node if self.func is not None else self.module):
+            unit = self.func.node if self.func is not None else self.module
+            if api in F.SCOPES and (roles.entered_exit_stack(receiver, call, unit) or (
+                    # a stack the function is handed (``_enter(stack)``): what it enters lasts
+                    # past its return (``Returns.exit``), until the caller's ``with`` ends
+                    self.func is not None and roles.handed_exit_stack(receiver, unit))):
                 self.flow.state = _apply_scope(self.flow.state, api, entered, Origin("with", call, api))
         out = call_arg(call, None, "out")
         if out is not None:
@@ -2159,6 +2173,8 @@ class Analyzer:
                      handed: Optional[Dict[str, Value]] = None) -> Optional[Value]:
         """What a call of a function with these ``params`` returns, by its summary
         ``returns`` (None: nothing known). ``inference``: it runs in inference mode."""
+        if returns.scope:  # it may return a recording scope (or what makes one)
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, tags | SCOPE, state)
         if returns.template is not None and not returns.left:
             bound = handed if handed is not None else _bound_arguments(call, params, args)
             if bound is not None:
@@ -2513,6 +2529,37 @@ class Analyzer:
             self.flow.state = State(state.torch, state.mxnet, sw)
         else:
             self.flow.state = state.with_recording(fw, sw)
+
+
+def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int] = frozenset()) -> Tuple[Tuple[str, Switch], ...]:
+    """``Returns.exit``: the parts of the recording state (``torch``, ``mxnet``,
+    ``mx_train``) that ``info`` itself sets and leaves so on every exit (a global setter,
+    ``stack.enter_context(torch.no_grad())`` on a stack it is handed): its callers go on in
+    that state."""
+    if not states:
+        return ()
+    out = []
+    for part in ("torch", "mxnet", "mx_train"):
+        switches = {getattr(st, part) for st in states}
+        if len(switches) != 1:
+            continue
+        sw = next(iter(switches))
+        origin = sw.origin
+        if sw.mode is Mode.UNKNOWN or origin is None or origin.kind not in ("setter", "with") or origin.node is None:
+            continue
+        if type(origin.node) is not cst.Call or (id(origin.node) not in applied and not finds(info.node.body, lambda n: n is origin.node)):
+            continue  # (a ``with`` item ends in the function; an ``enter_context`` call lasts; a callee's, applied at its call)
+        out.append((part, sw))
+    return tuple(out)
+
+
+def _past_scopes(v: Value) -> bool:
+    """Below a value a recording scope could not come from: a tensor computed, data, a
+    graph left (``ancestors``' ``stop`` for ``Returns.scope``)."""
+    if "scope" in v.tags:
+        return False
+    return "left-graph" in v.tags or (type(v.node) is cst.Call and bool(v.parents)) or any(
+        sw.mode is not Mode.UNKNOWN for sw in v.rec.values())
 
 
 def _turns_off(call: cst.Call) -> bool:

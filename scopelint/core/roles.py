@@ -157,6 +157,15 @@ def entered_exit_stack(stack, call: cst.Call, unit: cst.CSTNode) -> bool:
     return False
 
 
+def handed_exit_stack(stack, unit: cst.CSTNode) -> bool:
+    """``stack`` is a ``contextlib.ExitStack()`` made outside ``unit`` (a function handed
+    its caller's stack)."""
+    made = getattr(stack, "node", None)
+    if type(made) is not cst.Call or "ctor:contextlib.ExitStack" not in getattr(stack, "tags", ()):
+        return False
+    return not finds(unit, lambda m: m is made)
+
+
 def matches_any(name: str, patterns: Iterable[str]) -> bool:
     return F.name_matcher(tuple(patterns))(name)
 
