@@ -76,7 +76,7 @@ class HiddenStateNotDetached(Rule):
                 carried = [i for i in carried if parameter_of(call.node, bound_params(call.node, call.target), i) in forwards]
             forward = forward_of(facts, call) if carried and model else None
             if forward is not None:  # (a model that detaches the state it is handed)
-                carried = [i for i in carried if not detaches_param(forward, parameter_of(call.node, forward_params(forward), i))]
+                carried = [i for i in carried if not detaches_param(forward, parameter_of(call.node, forward_params(forward), i), facts)]
             if carried:
                 expr = call.node.args[carried[0]].value
                 single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False

@@ -1548,11 +1548,14 @@ class Analyzer:
                 continue
             for small in line.body:
                 call = small.value if type(small) is cst.Expr else None
-                if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" \
-                        and type(call.func.value) is cst.Name and call.func.value.value == item and not call.args:
+                target = getattr(self._calls.get(id(call)), "target", None) if type(call) is cst.Call else None
+                inner = next((node for p, node in detaches_in_place(target)  # ``_detach(s)``: its ``s.detach_()``
+                              if spelled_at_call(call, target.param_names, target.cls is not None, p) == item), None) if target is not None else None
+                if inner is not None or (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_"
+                                         and type(call.func.value) is cst.Name and call.func.value.value == item and not call.args):
                     old = self.flow.env.vals.get(name)
                     if old is not None:
-                        self._bind_name(name, _detached(call, old, self.flow.state))
+                        self._bind_name(name, _detached(inner if inner is not None else call, old, self.flow.state))
                     return
 
     def _loop_item(self, stmt: cst.For, iterable: Value) -> Value:
@@ -1996,6 +1999,11 @@ class Analyzer:
                     self._applied_exits.update(id(sw.origin.node) for _, sw in target.returns.exit)
             if not through_runner:
                 self._freezes_at(call, target)
+                for p, inner in detaches_in_place(target):  # ``_detach(h)``: ``h.detach_()`` in it
+                    spelled = spelled_at_call(call, params, target.cls is not None, p)
+                    old = env.vals.get(spelled) if spelled is not None and env is not None else None
+                    if old is not None:
+                        self._bind_name(spelled, _detached(inner, old, self.flow.state))
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
             if target is not self.func and env is not None and target.returns.grown and id(target) in self._walks:
@@ -2529,6 +2537,25 @@ class Analyzer:
             self.flow.state = State(state.torch, state.mxnet, sw)
         else:
             self.flow.state = state.with_recording(fw, sw)
+
+
+def detaches_in_place(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
+    """The parameters ``info`` detaches in place wherever it runs to its end (``p.detach_()``
+    as a statement of its body, not under an ``if``): the caller's argument is detached
+    after the call (``_detach(s)`` in d2l's ``for s in state: s.detach_()``): (parameter,
+    its ``detach_()`` call)."""
+    body = info.node.body
+    params = info.param_names
+    out = []
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
+                    and type(call.func.value) is cst.Name and call.func.value.value in params:
+                out.append((call.func.value.value, call))
+    return tuple(out)
 
 
 def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int] = frozenset()) -> Tuple[Tuple[str, Switch], ...]:

@@ -603,21 +603,29 @@ def forwarded_params(facts: Facts, func: Optional[FunctionInfo]) -> FrozenSet[st
     return frozenset(found)
 
 
-def detaches_param(func: FunctionInfo, name: Optional[str]) -> bool:
+def detaches_param(func: FunctionInfo, name: Optional[str], facts: Optional[Facts] = None) -> bool:
     """The function cuts the graph of its parameter ``name`` itself (``h =
-    h.detach()``, ``h.detach_()``, ``h = tuple(s.detach() for s in h)``): a model that
-    detaches the state it is handed (``arguments.forward_params``: ``self`` not counted)."""
+    h.detach()``, ``h.detach_()``, ``h = tuple(s.detach() for s in h)``, or, with
+    ``facts``, ``h = _cut(h)`` where everything ``_cut`` returns has left the graph): a
+    model that detaches the state it is handed (``arguments.forward_params``: ``self``
+    not counted)."""
     if name is None or name not in func.param_names:
         return False
     for n in walk(func.node.body):
         t = type(n)
         if t is cst.Assign and any(type(tg.target) is cst.Name and tg.target.value == name for tg in n.targets):
-            if any(type(c) is cst.Call and type(c.func) is cst.Attribute and c.func.attr.value in ("detach", "detach_")
-                   for c in walk(n.value)):
+            if any(type(c) is cst.Call and ((type(c.func) is cst.Attribute and c.func.attr.value in ("detach", "detach_")) or (
+                    facts is not None and _returns_left(facts.call_of(c)))) for c in walk(n.value)):
                 return True
         elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "detach_" and dotted(n.func.value) == name:
             return True
     return False
+
+
+def _returns_left(fact) -> bool:
+    """A call of a function of the file everything of whose return has left the graph."""
+    target = getattr(fact, "target", None)
+    return target is not None and target.returns.left
 
 
 def _string(expr) -> Optional[str]:
