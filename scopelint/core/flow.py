@@ -91,6 +91,23 @@ def _free_key(callback: "FunctionInfo", name: str) -> str:
     return f"{FREE_KEY}{id(callback.node)}:{name}"
 
 
+# ... and the arguments a runner's ``*args``/``**kwargs`` collect where it is called
+# (``run(step, loss)`` with ``def run(fn, *args): return fn(*args)``): each one, and
+# their shape (how many positional, which keywords), so that a call ``fn(*args)`` in
+# the runner knows its callback's arguments where every site agrees on the shape.
+FWD_ARG = "\0fwd:arg:"
+FWD_KW = "\0fwd:kw:"
+FWD_SHAPE = "\0fwd:shape:"
+
+
+def _star_names(info: "FunctionInfo") -> Tuple[Optional[str], Optional[str]]:
+    """The names of ``info``'s ``*args`` and ``**kwargs`` parameters (None: none)."""
+    p = info.node.params
+    star = getattr(getattr(p.star_arg, "name", None), "value", None)
+    kwstar = getattr(getattr(p.star_kwarg, "name", None), "value", None)
+    return star, kwstar
+
+
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
 
@@ -1897,6 +1914,8 @@ class Analyzer:
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
             bound = _bound_arguments(call, params, args)
+            if bound is None and through_runner:
+                bound = self._forwarded(call, args, target)
             extra = {**self._free_values(target, through_runner), **self._note_handed(call, target, args)}
             if extra:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
@@ -2291,6 +2310,7 @@ class Analyzer:
         if runner.cls is not None and params and params[0] in ("self", "cls") and type(call.func) is cst.Attribute:
             params = params[1:]
         position = 0
+        handed = False
         for arg, value in zip(call.args, args):
             if arg.star:
                 return extra
@@ -2300,12 +2320,102 @@ class Analyzer:
             info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name else None
             if info is None or info.cls is not None or name is None or not self._only_called(runner, name):
                 continue
+            handed = True
             self._handed[id(info)].add(id(arg.value))
             if env is not None:
                 for n in self._free_names(info):
                     if n in env.vals and self.scope.binder(n) is not None and self.scope.binder(n) is info.scope.binder(n):
                         extra[_free_key(info, n)] = env.vals[n]
+        if handed:
+            extra.update(self._collected(call, runner, params, args))
         return extra
+
+    def _collected(self, call: cst.Call, runner: FunctionInfo, params: Sequence[str], args) -> Dict[str, Value]:
+        """What ``runner``'s ``*args``/``**kwargs`` collect at ``call`` (``params``: the
+        positional parameters its arguments bind), as extra argument values
+        (``FWD_ARG``...) with their shape; nothing where it has no such parameter to
+        collect them."""
+        star, kwstar = _star_names(runner)
+        if star is None and kwstar is None:
+            return {}
+        p = runner.node.params
+        named = set(params) | {q.name.value for q in p.kwonly_params}
+        positional: List[Value] = []
+        keywords: Dict[str, Value] = {}
+        for arg, value in zip(call.args, args):
+            if arg.keyword is None:
+                positional.append(value)
+            elif arg.keyword.value not in named:
+                keywords[arg.keyword.value] = value
+        over = positional[len(params):]
+        if (over and star is None) or (keywords and kwstar is None):
+            return {}
+        out = {f"{FWD_ARG}{i}": v for i, v in enumerate(over)}
+        out.update({FWD_KW + k: v for k, v in keywords.items()})
+        out[f"{FWD_SHAPE}{len(over)}:{','.join(sorted(keywords))}"] = opaque_value(call, CONST)
+        return out
+
+    def _forwarded(self, call: cst.Call, args, callback: FunctionInfo) -> Optional[Dict[str, Value]]:
+        """In a runner, a call of a callback it was handed that forwards the runner's own
+        ``*args``/``**kwargs`` (``fn(*args)``, ``fn(x, *args, **kwargs)``): the callback's
+        argument values, from what those collected at every site of the runner (one
+        shape at all of them), or None where that is not known."""
+        runner = self.func
+        env = self.flow.env
+        if runner is None or env is None or not self._forwards_stars(runner):
+            return None
+        star, kwstar = _star_names(runner)
+        shapes = [k for k in runner.params if k.startswith(FWD_SHAPE)]
+        if len(shapes) != 1:
+            return None
+        count, _, kws = shapes[0][len(FWD_SHAPE):].partition(":")
+        positional: List[Value] = []
+        keywords: Dict[str, Value] = {}
+        for arg, value in zip(call.args, args):
+            if arg.star == "*" and type(arg.value) is cst.Name and arg.value.value == star:
+                for i in range(int(count)):
+                    v = env.vals.get(f"{FWD_ARG}{i}")
+                    if v is None:
+                        return None
+                    positional.append(v)
+            elif arg.star == "**" and type(arg.value) is cst.Name and arg.value.value == kwstar:
+                for k in kws.split(",") if kws else ():
+                    v = env.vals.get(FWD_KW + k)
+                    if v is None or k in keywords:
+                        return None
+                    keywords[k] = v
+            elif arg.star:
+                return None
+            elif arg.keyword is not None:
+                if arg.keyword.value in keywords:
+                    return None
+                keywords[arg.keyword.value] = value
+            else:
+                positional.append(value)
+        names = callback.param_names
+        if len(positional) > len(names):
+            return None
+        bound = dict(zip(names, positional))
+        for k, v in keywords.items():
+            if k in bound:
+                return None
+            bound[k] = v
+        return bound
+
+    def _forwards_stars(self, runner: FunctionInfo) -> bool:
+        """``runner``'s ``*args``/``**kwargs`` are never rebound and only ever handed on
+        whole (``fn(*args, **kwargs)``)."""
+        key = (id(runner), "\0stars")
+        found = self._only_called_of.get(key)
+        if found is None:
+            names = {n for n in _star_names(runner) if n is not None}
+            spread = set()
+            for n in walk(runner.node.body):
+                if type(n) is cst.Arg and n.star and type(n.value) is cst.Name and n.value.value in names:
+                    spread.add(id(n.value))
+            found = not any(type(n) is cst.Name and n.value in names and id(n) not in spread for n in walk(runner.node.body))
+            self._only_called_of[key] = found
+        return found
 
     def _only_called(self, runner: FunctionInfo, param: str) -> bool:
         """``param`` of ``runner`` is never rebound and only ever called there."""
