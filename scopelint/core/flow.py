@@ -1060,11 +1060,40 @@ class Analyzer:
             fact = calls_by_id.get(cid)
             if fact is None or not fact.in_eval:
                 return frozenset()
-            here = _params_in_eval(fact, info)
+            here = _params_in_eval(fact, info) | self._free_in_eval(fact, info)
             common = here if common is None else common & here
             if not common:
                 return frozenset()
         return frozenset(common or ())
+
+    def _free_in_eval(self, fact: CallFact, info: FunctionInfo) -> Set[str]:
+        """At the call ``fact`` of ``info``: its free names in eval mode as it starts (a
+        nested function called where its enclosing scope's ``model`` is in eval mode),
+        and, at a call of a runner, those of the callbacks handed to it, under their
+        ``_free_key`` (what the runner's call of the callback hands back to it)."""
+        if not fact.in_eval:
+            return set()
+        out: Set[str] = set()
+        own = _free_key(info, "")
+        scope = fact.func.scope if fact.func is not None else self.names.root
+        free = self._free_names(info)
+        for k in fact.in_eval:
+            if k.startswith(own):
+                out.add(k[len(own):])  # (handed back by the runner)
+            else:
+                root = k.partition(".")[0]
+                if root in free and scope.binder(root) is not None and scope.binder(root) is info.scope.binder(root):
+                    out.add(k)
+        for arg, value in zip(fact.node.args, fact.args):
+            callback = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if callback is None or id(arg.value) not in self._handed[id(callback)]:
+                continue
+            free = self._free_names(callback)
+            for k in fact.in_eval:
+                root = k.partition(".")[0]
+                if root in free and scope.binder(root) is not None and scope.binder(root) is callback.scope.binder(root):
+                    out.add(_free_key(callback, k))
+        return out
 
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
