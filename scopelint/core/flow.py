@@ -909,6 +909,8 @@ class Analyzer:
             backwards.update(walk.backwards)
             scopes.update(walk.scopes)
             mutations.update(walk.mutations)
+        self._backwards_all, self._mutations_all = backwards, mutations
+        self._loops_of_callers(calls)
         return Facts(
             self.module,
             self.names,
@@ -921,6 +923,46 @@ class Analyzer:
             self.program,
             effects,
         )
+
+    def _loops_of_callers(self, calls: Dict[int, CallFact]) -> None:
+        """A function whose every call (all seen) stands in the same loops runs once per
+        iteration of them (``train_epoch(...)`` called by ``fit``'s loop, a callback its
+        runner calls there): its facts' ``caller_loops``. After the fixpoint, once: one
+        pass over the calls, one per fact."""
+        by_target: Dict[int, List[CallFact]] = defaultdict(list)
+        for fact in calls.values():
+            if fact.target is not None and fact.func is not fact.target:
+                by_target[id(fact.target)].append(fact)
+        memo: Dict[int, Tuple[cst.CSTNode, ...]] = {}
+
+        def around(info: Optional[FunctionInfo], depth: int) -> Tuple[cst.CSTNode, ...]:
+            if info is None or depth > 4:
+                return ()
+            found = memo.get(id(info))
+            if found is not None:
+                return found
+            memo[id(info)] = ()  # (a cycle: no loops)
+            sites = self._sites.get(id(info))
+            facts = by_target.get(id(info), ())
+            out: Tuple[cst.CSTNode, ...] = ()
+            # (not a model's ``forward``: a model call is a unit of its own to the rules)
+            if (not info.opaque and id(info) not in self._escapes and sites and facts and info.name not in CALL_METHODS
+                    and len(facts) == len(sites) and all(cid in calls for cid in sites)):
+                first = around(facts[0].func, depth + 1) + facts[0].loops  # (``caller_loops`` + ``loops``)
+                if first and all(len(l) == len(first) and all(a is b for a, b in zip(l, first))
+                                 for l in (around(f.func, depth + 1) + f.loops for f in facts[1:])):
+                    out = first
+            memo[id(info)] = out
+            return out
+
+        funcs = {id(f.func): f.func for table in (calls, self._backwards_all, self._mutations_all)
+                 for f in table.values() if f.func is not None}
+        outer = {fid: around(func, 0) for fid, func in funcs.items()}  # (all before any fact moves)
+        for table in (calls, self._backwards_all, self._mutations_all):
+            for fact in table.values():
+                loops = outer.get(id(fact.func)) if fact.func is not None else None
+                if loops:
+                    fact.caller_loops = loops
 
     def _static_callers(self) -> Dict[int, Optional[Set[int]]]:
         """For each function, the units (``id(None)`` for the module) whose code calls it
