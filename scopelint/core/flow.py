@@ -909,8 +909,7 @@ class Analyzer:
             backwards.update(walk.backwards)
             scopes.update(walk.scopes)
             mutations.update(walk.mutations)
-        self._backwards_all, self._mutations_all = backwards, mutations
-        self._loops_of_callers(calls)
+        self._loops_of_callers(calls, backwards, mutations)
         return Facts(
             self.module,
             self.names,
@@ -924,7 +923,8 @@ class Analyzer:
             effects,
         )
 
-    def _loops_of_callers(self, calls: Dict[int, CallFact]) -> None:
+    def _loops_of_callers(self, calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact],
+                          mutations: Dict[int, MutationFact]) -> None:
         """A function whose every call (all seen) stands in the same loops runs once per
         iteration of them (``train_epoch(...)`` called by ``fit``'s loop, a callback its
         runner calls there): its facts' ``caller_loops``. After the fixpoint, once: one
@@ -933,36 +933,37 @@ class Analyzer:
         for fact in calls.values():
             if fact.target is not None and fact.func is not fact.target:
                 by_target[id(fact.target)].append(fact)
+        if not by_target:
+            return
         memo: Dict[int, Tuple[cst.CSTNode, ...]] = {}
-
-        def around(info: Optional[FunctionInfo], depth: int) -> Tuple[cst.CSTNode, ...]:
-            if info is None or depth > 4:
-                return ()
-            found = memo.get(id(info))
-            if found is not None:
-                return found
-            memo[id(info)] = ()  # (a cycle: no loops)
-            sites = self._sites.get(id(info))
-            facts = by_target.get(id(info), ())
-            out: Tuple[cst.CSTNode, ...] = ()
-            # (not a model's ``forward``: a model call is a unit of its own to the rules)
-            if (not info.opaque and id(info) not in self._escapes and sites and facts and info.name not in CALL_METHODS
-                    and len(facts) == len(sites) and all(cid in calls for cid in sites)):
-                first = around(facts[0].func, depth + 1) + facts[0].loops  # (``caller_loops`` + ``loops``)
-                if first and all(len(l) == len(first) and all(a is b for a, b in zip(l, first))
-                                 for l in (around(f.func, depth + 1) + f.loops for f in facts[1:])):
-                    out = first
-            memo[id(info)] = out
-            return out
-
-        funcs = {id(f.func): f.func for table in (calls, self._backwards_all, self._mutations_all)
-                 for f in table.values() if f.func is not None}
-        outer = {fid: around(func, 0) for fid, func in funcs.items()}  # (all before any fact moves)
-        for table in (calls, self._backwards_all, self._mutations_all):
+        funcs = {id(f.func): f.func for table in (calls, backwards, mutations) for f in table.values() if f.func is not None}
+        outer = {fid: self._caller_loops(func, 0, memo, by_target, calls) for fid, func in funcs.items()}
+        for table in (calls, backwards, mutations):
             for fact in table.values():
                 loops = outer.get(id(fact.func)) if fact.func is not None else None
                 if loops:
                     fact.caller_loops = loops
+
+    def _caller_loops(self, info: Optional[FunctionInfo], depth: int, memo, by_target, calls) -> Tuple[cst.CSTNode, ...]:
+        """``_loops_of_callers``: the loops around every call of ``info`` (theirs too)."""
+        if info is None or depth > 4:
+            return ()
+        found = memo.get(id(info))
+        if found is not None:
+            return found
+        memo[id(info)] = ()  # (a cycle: no loops)
+        sites = self._sites.get(id(info))
+        facts = by_target.get(id(info), ())
+        out: Tuple[cst.CSTNode, ...] = ()
+        # (not a model's ``forward``: a model call is a unit of its own to the rules)
+        if (not info.opaque and id(info) not in self._escapes and sites and facts and info.name not in CALL_METHODS
+                and len(facts) == len(sites) and all(cid in calls for cid in sites)):
+            first = self._caller_loops(facts[0].func, depth + 1, memo, by_target, calls) + facts[0].loops
+            if first and all(len(l) == len(first) and all(a is b for a, b in zip(l, first))
+                             for l in (self._caller_loops(f.func, depth + 1, memo, by_target, calls) + f.loops for f in facts[1:])):
+                out = first
+        memo[id(info)] = out
+        return out
 
     def _static_callers(self) -> Dict[int, Optional[Set[int]]]:
         """For each function, the units (``id(None)`` for the module) whose code calls it
