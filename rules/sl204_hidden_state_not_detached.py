@@ -3,7 +3,7 @@ import libcst as cst
 from scopelint.core.arguments import bound_params, forward_params, parameter_of
 from scopelint.core.flow import call_arg, carried_tag, literal_bool
 from scopelint.core.frameworks import MXNET
-from scopelint.core.queries import backwards_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
+from scopelint.core.queries import backwards_in_loop, backwards_run_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
 from scopelint.fixkit import code_of, detach_expression, detached, detached_state, localized, module_fix, quiet, statement_of
 from scopelint.rule import Report, Rule
@@ -62,15 +62,21 @@ class HiddenStateNotDetached(Rule):
     def check(self, ctx):
         facts = ctx.facts
         for call in facts.calls:
-            if not call.loops:
-                continue
             model = is_model_call(call)
+            # (a model call in a step called once per iteration: its caller's loops too,
+            # where the step itself backpropagates)
+            loops = call.caller_loops + call.loops if model else call.loops
+            if not loops:
+                continue
             # (or a local function that runs the forward pass on some of its arguments)
             forwards = forwarded_params(facts, call.target) if not model else frozenset()
             if not model and not forwards:
                 continue
             # A loop that backpropagates each iteration, and so must cut what it carries.
             training = [loop for loop in call.loops if _keeps_history(backwards_in_loop(facts, loop))]
+            if model and call.caller_loops and call.func is not None:
+                training = [loop for loop in call.caller_loops if _keeps_history(
+                    [b for b in backwards_run_in_loop(facts, loop) if b.func is call.func])] + training
             carried = [i for i, arg in enumerate(call.args) if any(self._carries_graph(arg, loop, facts) for loop in training)]
             if not model:
                 carried = [i for i in carried if parameter_of(call.node, bound_params(call.node, call.target), i) in forwards]

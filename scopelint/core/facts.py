@@ -136,6 +136,9 @@ class CallFact:
     inner: Optional[cst.Call] = None
     # Models whose parameters may not require grad at the call (``_Env.frozen``).
     frozen: FrozenSet[str] = frozenset()
+    # The loops its function runs in, outermost first: those around every call of it, all
+    # seen (``train_epoch`` called in ``fit``'s loop; see ``flow.Analyzer._loops_of_callers``).
+    caller_loops: Tuple[cst.CSTNode, ...] = ()
 
 
 @dataclass(eq=False)
@@ -148,6 +151,7 @@ class BackwardFact:
     frameworks: FrozenSet[str]
     loops: Tuple[cst.CSTNode, ...] = ()
     seq: int = 0
+    caller_loops: Tuple[cst.CSTNode, ...] = ()  # (see ``CallFact.caller_loops``)
 
     @property
     def differentiates(self) -> bool:
@@ -187,6 +191,7 @@ class MutationFact:
     func: Optional[FunctionInfo]
     loops: Tuple[cst.CSTNode, ...]
     seq: int = 0  # order of evaluation within a walk
+    caller_loops: Tuple[cst.CSTNode, ...] = ()  # (see ``CallFact.caller_loops``)
 
 
 @dataclass

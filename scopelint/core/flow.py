@@ -92,6 +92,23 @@ def _free_key(callback: "FunctionInfo", name: str) -> str:
     return f"{FREE_KEY}{id(callback.node)}:{name}"
 
 
+# ... and the arguments a runner's ``*args``/``**kwargs`` collect where it is called
+# (``run(step, loss)`` with ``def run(fn, *args): return fn(*args)``): each one, and
+# their shape (how many positional, which keywords), so that a call ``fn(*args)`` in
+# the runner knows its callback's arguments where every site agrees on the shape.
+FWD_ARG = "\0fwd:arg:"
+FWD_KW = "\0fwd:kw:"
+FWD_SHAPE = "\0fwd:shape:"
+
+
+def _star_names(info: "FunctionInfo") -> Tuple[Optional[str], Optional[str]]:
+    """The names of ``info``'s ``*args`` and ``**kwargs`` parameters (None: none)."""
+    p = info.node.params
+    star = getattr(getattr(p.star_arg, "name", None), "value", None)
+    kwstar = getattr(getattr(p.star_kwarg, "name", None), "value", None)
+    return star, kwstar
+
+
 # Keywords that name the tensors of backward()/grad() functions.
 BACKWARD_KEYWORDS = ("tensors", "outputs", "heads")
 
@@ -971,6 +988,7 @@ class Analyzer:
             backwards.update(walk.backwards)
             scopes.update(walk.scopes)
             mutations.update(walk.mutations)
+        self._loops_of_callers(calls, backwards, mutations)
         return Facts(
             self.module,
             self.names,
@@ -983,6 +1001,48 @@ class Analyzer:
             self.program,
             effects,
         )
+
+    def _loops_of_callers(self, calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact],
+                          mutations: Dict[int, MutationFact]) -> None:
+        """A function whose every call (all seen) stands in the same loops runs once per
+        iteration of them (``train_epoch(...)`` called by ``fit``'s loop, a callback its
+        runner calls there): its facts' ``caller_loops``. After the fixpoint, once: one
+        pass over the calls, one per fact."""
+        by_target: Dict[int, List[CallFact]] = defaultdict(list)
+        for fact in calls.values():
+            if fact.target is not None and fact.func is not fact.target:
+                by_target[id(fact.target)].append(fact)
+        if not by_target:
+            return
+        memo: Dict[int, Tuple[cst.CSTNode, ...]] = {}
+        funcs = {id(f.func): f.func for table in (calls, backwards, mutations) for f in table.values() if f.func is not None}
+        outer = {fid: self._caller_loops(func, 0, memo, by_target, calls) for fid, func in funcs.items()}
+        for table in (calls, backwards, mutations):
+            for fact in table.values():
+                loops = outer.get(id(fact.func)) if fact.func is not None else None
+                if loops:
+                    fact.caller_loops = loops
+
+    def _caller_loops(self, info: Optional[FunctionInfo], depth: int, memo, by_target, calls) -> Tuple[cst.CSTNode, ...]:
+        """``_loops_of_callers``: the loops around every call of ``info`` (theirs too)."""
+        if info is None or depth > 4:
+            return ()
+        found = memo.get(id(info))
+        if found is not None:
+            return found
+        memo[id(info)] = ()  # (a cycle: no loops)
+        sites = self._sites.get(id(info))
+        facts = by_target.get(id(info), ())
+        out: Tuple[cst.CSTNode, ...] = ()
+        # (not a model's ``forward``: a model call is a unit of its own to the rules)
+        if (not info.opaque and id(info) not in self._escapes and sites and facts and info.name not in CALL_METHODS
+                and len(facts) == len(sites) and all(cid in calls for cid in sites)):
+            first = self._caller_loops(facts[0].func, depth + 1, memo, by_target, calls) + facts[0].loops
+            if first and all(len(l) == len(first) and all(a is b for a, b in zip(l, first))
+                             for l in (self._caller_loops(f.func, depth + 1, memo, by_target, calls) + f.loops for f in facts[1:])):
+                out = first
+        memo[id(info)] = out
+        return out
 
     def _static_callers(self) -> Dict[int, Optional[Set[int]]]:
         """For each function, the units (``id(None)`` for the module) whose code calls it
@@ -1124,11 +1184,40 @@ class Analyzer:
             fact = calls_by_id.get(cid)
             if fact is None or not fact.in_eval:
                 return frozenset()
-            here = _params_in_eval(fact, info)
+            here = _params_in_eval(fact, info) | self._free_in_eval(fact, info)
             common = here if common is None else common & here
             if not common:
                 return frozenset()
         return frozenset(common or ())
+
+    def _free_in_eval(self, fact: CallFact, info: FunctionInfo) -> Set[str]:
+        """At the call ``fact`` of ``info``: its free names in eval mode as it starts (a
+        nested function called where its enclosing scope's ``model`` is in eval mode),
+        and, at a call of a runner, those of the callbacks handed to it, under their
+        ``_free_key`` (what the runner's call of the callback hands back to it)."""
+        if not fact.in_eval:
+            return set()
+        out: Set[str] = set()
+        own = _free_key(info, "")
+        scope = fact.func.scope if fact.func is not None else self.names.root
+        free = self._free_names(info)
+        for k in fact.in_eval:
+            if k.startswith(own):
+                out.add(k[len(own):])  # (handed back by the runner)
+            else:
+                root = k.partition(".")[0]
+                if root in free and scope.binder(root) is not None and scope.binder(root) is info.scope.binder(root):
+                    out.add(k)
+        for arg, value in zip(fact.node.args, fact.args):
+            callback = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if callback is None or id(arg.value) not in self._handed[id(callback)]:
+                continue
+            free = self._free_names(callback)
+            for k in fact.in_eval:
+                root = k.partition(".")[0]
+                if root in free and scope.binder(root) is not None and scope.binder(root) is callback.scope.binder(root):
+                    out.add(_free_key(callback, k))
+        return out
 
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
@@ -1988,6 +2077,8 @@ class Analyzer:
             self._reads[id(target)] = target
             self._sites[id(target)][id(call)] = state
             bound = _bound_arguments(call, params, args)
+            if bound is None and through_runner:
+                bound = self._forwarded(call, args, target)
             extra = {**self._free_values(target, through_runner), **self._note_handed(call, target, args)}
             if extra:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
@@ -2403,6 +2494,7 @@ class Analyzer:
         if runner.cls is not None and params and params[0] in ("self", "cls") and type(call.func) is cst.Attribute:
             params = params[1:]
         position = 0
+        handed = False
         for arg, value in zip(call.args, args):
             if arg.star:
                 return extra
@@ -2412,12 +2504,102 @@ class Analyzer:
             info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name else None
             if info is None or info.cls is not None or name is None or not self._only_called(runner, name):
                 continue
+            handed = True
             self._handed[id(info)].add(id(arg.value))
             if env is not None:
                 for n in self._free_names(info):
                     if n in env.vals and self.scope.binder(n) is not None and self.scope.binder(n) is info.scope.binder(n):
                         extra[_free_key(info, n)] = env.vals[n]
+        if handed:
+            extra.update(self._collected(call, runner, params, args))
         return extra
+
+    def _collected(self, call: cst.Call, runner: FunctionInfo, params: Sequence[str], args) -> Dict[str, Value]:
+        """What ``runner``'s ``*args``/``**kwargs`` collect at ``call`` (``params``: the
+        positional parameters its arguments bind), as extra argument values
+        (``FWD_ARG``...) with their shape; nothing where it has no such parameter to
+        collect them."""
+        star, kwstar = _star_names(runner)
+        if star is None and kwstar is None:
+            return {}
+        p = runner.node.params
+        named = set(params) | {q.name.value for q in p.kwonly_params}
+        positional: List[Value] = []
+        keywords: Dict[str, Value] = {}
+        for arg, value in zip(call.args, args):
+            if arg.keyword is None:
+                positional.append(value)
+            elif arg.keyword.value not in named:
+                keywords[arg.keyword.value] = value
+        over = positional[len(params):]
+        if (over and star is None) or (keywords and kwstar is None):
+            return {}
+        out = {f"{FWD_ARG}{i}": v for i, v in enumerate(over)}
+        out.update({FWD_KW + k: v for k, v in keywords.items()})
+        out[f"{FWD_SHAPE}{len(over)}:{','.join(sorted(keywords))}"] = opaque_value(call, CONST)
+        return out
+
+    def _forwarded(self, call: cst.Call, args, callback: FunctionInfo) -> Optional[Dict[str, Value]]:
+        """In a runner, a call of a callback it was handed that forwards the runner's own
+        ``*args``/``**kwargs`` (``fn(*args)``, ``fn(x, *args, **kwargs)``): the callback's
+        argument values, from what those collected at every site of the runner (one
+        shape at all of them), or None where that is not known."""
+        runner = self.func
+        env = self.flow.env
+        if runner is None or env is None or not self._forwards_stars(runner):
+            return None
+        star, kwstar = _star_names(runner)
+        shapes = [k for k in runner.params if k.startswith(FWD_SHAPE)]
+        if len(shapes) != 1:
+            return None
+        count, _, kws = shapes[0][len(FWD_SHAPE):].partition(":")
+        positional: List[Value] = []
+        keywords: Dict[str, Value] = {}
+        for arg, value in zip(call.args, args):
+            if arg.star == "*" and type(arg.value) is cst.Name and arg.value.value == star:
+                for i in range(int(count)):
+                    v = env.vals.get(f"{FWD_ARG}{i}")
+                    if v is None:
+                        return None
+                    positional.append(v)
+            elif arg.star == "**" and type(arg.value) is cst.Name and arg.value.value == kwstar:
+                for k in kws.split(",") if kws else ():
+                    v = env.vals.get(FWD_KW + k)
+                    if v is None or k in keywords:
+                        return None
+                    keywords[k] = v
+            elif arg.star:
+                return None
+            elif arg.keyword is not None:
+                if arg.keyword.value in keywords:
+                    return None
+                keywords[arg.keyword.value] = value
+            else:
+                positional.append(value)
+        names = callback.param_names
+        if len(positional) > len(names):
+            return None
+        bound = dict(zip(names, positional))
+        for k, v in keywords.items():
+            if k in bound:
+                return None
+            bound[k] = v
+        return bound
+
+    def _forwards_stars(self, runner: FunctionInfo) -> bool:
+        """``runner``'s ``*args``/``**kwargs`` are never rebound and only ever handed on
+        whole (``fn(*args, **kwargs)``)."""
+        key = (id(runner), "\0stars")
+        found = self._only_called_of.get(key)
+        if found is None:
+            names = {n for n in _star_names(runner) if n is not None}
+            spread = set()
+            for n in walk(runner.node.body):
+                if type(n) is cst.Arg and n.star and type(n.value) is cst.Name and n.value.value in names:
+                    spread.add(id(n.value))
+            found = not any(type(n) is cst.Name and n.value in names and id(n) not in spread for n in walk(runner.node.body))
+            self._only_called_of[key] = found
+        return found
 
     def _only_called(self, runner: FunctionInfo, param: str) -> bool:
         """``param`` of ``runner`` is never rebound and only ever called there."""

@@ -433,6 +433,22 @@ def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
     return list(index.get(id(loop), ()))
 
 
+def backwards_run_in_loop(facts: Facts, loop: cst.CSTNode):
+    """The backward calls that run in ``loop``: inside it, or in a function called there
+    once per iteration (``caller_loops``: ``train_epoch`` called by ``fit``'s loop)."""
+    index = getattr(facts, "_backwards_run_by_loop", None)
+    if index is None:
+        index = {}
+        for b in facts.backwards:
+            for node in {id(n): n for n in b.caller_loops + b.loops}.values():
+                index.setdefault(id(node), []).append(b)
+        try:
+            facts._backwards_run_by_loop = index  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return list(index.get(id(loop), ()))
+
+
 def backpropagated(facts: Facts, value: Value) -> bool:
     """Some backward call's value was computed from ``value``."""
     return any(value in set(v for bv in b.values for v in bv.ancestors()) for b in facts.backwards)
