@@ -799,7 +799,8 @@ def _backprop(found: Dict[type, List[ast.AST]]) -> bool:
     """``Whole.backprop`` of the nodes ``_index`` found: something may backpropagate. A
     superset of what the analysis takes for a backward pass (``flow``: any
     ``x.backward(...)``, and ``F.BACKWARD_FUNCS`` however reached): the attribute
-    ``backward`` anywhere; ``grad``/``backward`` imported from a module (under any name);
+    ``backward`` anywhere; ``grad``/``backward`` imported from an ``autograd`` module (under
+    any name);
     ``grad`` read from a name or attribute spelled ``autograd`` or imported as it
     (``import torch.autograd as ag``); a call of ``x.grad(...)`` or of a bare ``grad``/
     ``backward``. Not the ``grad = p.grad`` of every optimizer."""
@@ -807,8 +808,8 @@ def _backprop(found: Dict[type, List[ast.AST]]) -> bool:
     for node in (*found[ast.Import], *found[ast.ImportFrom]):
         for alias in node.names:
             last = _last(alias.name)
-            if type(node) is ast.ImportFrom and (last in ("backward", "grad") or (last == "*" and _last(node.module or "") == "autograd")):
-                return True  # (``from torch.autograd import *`` binds them too)
+            if type(node) is ast.ImportFrom and last in ("backward", "grad", "*") and _last(node.module or "") == "autograd":
+                return True  # (``from torch.autograd import grad as g``; ``*`` binds them too)
             if last == "autograd" and alias.asname:
                 autograd.add(alias.asname)
     for node in found[ast.Attribute]:
