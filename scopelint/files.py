@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import re
@@ -203,14 +204,19 @@ def decode(data: bytes, filename: str) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return Source(None, syntax_finding(filename, f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}"))
+        if _declares_encoding(data):
+            return Source(None, syntax_finding(filename, f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}"))
+        encoding = "utf-8"  # (none declared: a byte of the first two lines is not UTF-8, said below as for later lines)
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
         row = col = 1
         if isinstance(exc, UnicodeDecodeError):
             row = data[: exc.start].count(b"\n") + 1
-            col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+            start = data.rfind(b"\n", 0, exc.start) + 1
+            if start == 0 and data.startswith(codecs.BOM_UTF8):
+                start = len(codecs.BOM_UTF8)
+            col = len(data[start:exc.start].decode(encoding, "replace")) + 1  # (in characters, as editors count)
             reason = f"cannot decode byte 0x{data[exc.start]:02x} as {encoding}"
         else:
             reason = f"unknown encoding `{encoding}`"
@@ -221,6 +227,19 @@ def decode(data: bytes, filename: str) -> Source:
     if text.startswith("\ufeff"):
         text = text[1:]
     return Source(text, None, encoding, bom)
+
+
+# PEP 263's coding comment, on the bytes of one line
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
+
+
+def _declares_encoding(data: bytes) -> bool:
+    """One of the first two lines holds a coding comment (``tokenize.detect_encoding``
+    reads the second only after a first that is blank or a comment)."""
+    lines = data.split(b"\n", 2)[:2]
+    if lines and lines[0].startswith(codecs.BOM_UTF8):
+        lines[0] = lines[0][len(codecs.BOM_UTF8):]
+    return any(_CODING.match(line) for line in lines)
 
 
 def encode(text: str, encoding: str) -> bytes:

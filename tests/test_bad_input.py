@@ -129,6 +129,23 @@ def test_undecodable_bytes(proj, monkeypatch, capsys):
     assert "0xff" in message and "utf-8" in message
 
 
+@pytest.mark.parametrize("data, at", [
+    (b'import torch  # \xff\ns = 1\n', (1, 17)),  # the first two lines are read for a coding comment first
+    (b'\xef\xbb\xbfimport torch  # \xff\n', (1, 17)),  # (after a BOM)
+    (b'#!/usr/bin/env python\ns = "\xff"\nimport torch\n', (2, 6)),
+    (b'import torch\ns = "\xc3\xa9\xc3\xa9\xff"\n', (2, 8)),  # a column in characters
+])
+def test_undecodable_bytes_where_a_coding_comment_may_stand(proj, monkeypatch, capsys, data, at):
+    """No coding comment: the byte that is not UTF-8 is said, where it is (not "bad
+    encoding declaration": there is none)."""
+    write(proj, {"bad.py": data})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    row, col, message = sl000(out)["bad.py"]
+    assert (row, col) == at
+    assert "cannot decode byte 0xff as utf-8" in message and "declaration" not in message
+
+
 def test_unknown_encoding_cookie(proj, monkeypatch, capsys):
     write(proj, {"bad.py": b"# coding: no-such-codec\nimport torch\n"})
     rc, out, err = check(proj, monkeypatch, capsys)

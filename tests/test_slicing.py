@@ -112,8 +112,68 @@ def test_no_anchor_means_nothing_to_parse():
     ("setattr('grad_req', 'add')", False),
 ])
 def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anchors):
-    plan = _plan(f"import torch\n\n\ndef f(net, obj, module, name, value, flag, p, buffer, w):\n    {line}\n")
-    assert (plan.source is not None) == anchors
+    # (in a file that backpropagates somewhere: the gradient buffer's forms are read
+    # only by rules of a backward pass)
+    src = (f"import torch\n\n\ndef f(net, obj, module, name, value, flag, p, buffer, w):\n    {line}\n\n\n"
+           "def g(net, obj, module, name, value, flag, p, buffer, w):\n    return 1\n\n\nloss = 0\nloss.backward\n")
+    plan = _plan(src)
+    assert (plan.source is not None and _kept(plan, src, f"    {line}")) == anchors
+
+
+@pytest.mark.parametrize("line", [
+    "net.initialize(grad_req='add')",
+    "net.collect_params().setattr('grad_req', 'add')",
+    "p.grad.zero_()",
+    "p.grad = None",
+    "p.grad_req = 'add'",
+    "p.data = w * 2",
+    "p.data[0] = w",
+    "p.data.copy_(w)",
+    "self.h = self.rnn(x, self.h)",  # state kept on the object (SL204)
+])
+def test_what_only_rules_of_a_backward_pass_read_anchors_only_where_something_backpropagates(line):
+    src = f"import torch\n\n\ndef f(self, net, p, w, x):\n    {line}\n"
+    assert _plan(src).source is None
+    for backward in ("loss.backward()", "torch.autograd.grad(y, x)", "G(y, x)", "ag.grad(y, x)", "f = ag.grad", "autograd.backward([y])"):
+        with_backward = (f"import torch\nfrom torch.autograd import grad as G\nimport torch.autograd as ag\n\n\n"
+                         f"def f(self, net, p, w, x):\n    {line}\n\n\ndef step(loss, x, y):\n    {backward}\n")
+        plan = _plan(with_backward)
+        assert plan.whole.backprop, backward
+        assert plan.source is not None and _kept(plan, plan.source, f"    {line}"), backward
+
+
+@pytest.mark.parametrize("source, backprop", [
+    ("import torch\nloss.backward()\n", True),
+    ("import torch\nfrom torch.autograd import grad as dx\n", True),  # whatever it is called as
+    ("import torch\nfrom torch.autograd import *\nf = grad\n", True),
+    ("import torch\nimport torch.autograd as A\nf = A.grad\n", True),
+    ("from mxnet import autograd as ag\nag.backward([y])\n", True),
+    ("import torch\ng = p.grad\nif p.grad is not None:\n    p.grad.add_(1)\n", False),  # an optimizer's reads
+    ("import torch\nfrom utils import *\ng = grad\n", False),
+])
+def test_backprop_is_a_superset_of_the_backward_calls_the_analysis_reads(source, backprop):
+    assert slicing.whole_of(ast.parse(source)).backprop is backprop
+
+
+def test_every_fixture_with_a_backward_call_backpropagates_for_the_gate():
+    """``Whole.backprop`` is what the gate reads to drop what only rules of a backward
+    pass need: it must hold wherever the analysis finds a backward call."""
+    from scopelint.core.flow import Analyzer
+
+    checked = 0
+    import libcst as cst
+
+    for path in all_fixtures():
+        source = path.read_text(encoding="utf-8")
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError:
+            continue
+        facts = Analyzer(module).run()
+        if facts.backwards:
+            checked += 1
+            assert slicing.whole_of(ast.parse(source)).backprop, path
+    assert checked > 300
 
 
 @pytest.mark.parametrize("line, anchors", [

@@ -9,7 +9,10 @@ leaf made with ``requires_grad=True``/``x.requires_grad = True``/``Parameter()``
 ``parameters()``, ``p.grad = None``, a loss call, an inference-named function that may call a model or, where
 something is put in eval mode, any), in the form the analysis reads it
 (``requires_grad=True``, not ``requires_grad=flag``; a name that is not ASCII anchors
-whatever it spells: ``ast`` reads it NFKC-normalised, LibCST as written). A finding
+whatever it spells: ``ast`` reads it NFKC-normalised, LibCST as written). In a file
+where nothing may backpropagate (``Whole.backprop``), what only the rules of a backward
+pass read (the gradient buffer's forms, ``.data`` writes, state kept on the object) is
+no anchor: those rules find nothing there. A finding
 needs an anchor, and the analysis of a unit depends on others only through names, so
 the kept units are the closure of the anchors under "needs":
 
@@ -162,24 +165,33 @@ _MATCH_MAPPING = getattr(ast, "MatchMapping", None)
 
 
 def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]], scope_names: frozenset,
-                  inference_functions: Sequence[str]) -> Set[int]:
+                  inference_functions: Sequence[str], backprop: bool = True) -> Set[int]:
     """The lines where something starts that some rule needs (``found``: ``_index``;
     ``imported``: local name -> the last parts of what it was imported as). A name that
     is not ASCII anchors whatever it spells: ``ast`` reads it NFKC-normalised, the
-    analysis (LibCST) as written."""
+    analysis (LibCST) as written.
+
+    ``backprop`` (``_backprop``): something in the file may backpropagate. Where nothing
+    does, what only the rules of a backward pass read is no anchor: the gradient
+    buffer's forms (``p.grad = None``, ``p.grad.zero_()``, ``grad_req``: SL202, SL203),
+    ``.data`` writes (SL209) and state kept on the object (SL204). Each of those rules
+    needs a backward call of the file (``Facts.backwards``) for any finding, and no other
+    rule reads them (a ``.data`` write is no write into a leaf: ``queries.written_leaf``)."""
     loss = F.LOSS_NAME.search
     lines = set()
+    buffers = ("grad", "data", "grad_req") if backprop else ()
     for node in found[ast.Attribute]:
-        if node.attr in scope_names or (node.attr in ("grad", "data", "grad_req") and type(node.ctx) is ast.Store):  # p.grad = None
+        if node.attr in scope_names or (node.attr in buffers and type(node.ctx) is ast.Store):  # p.grad = None
             lines.add(node.lineno)  # (and ``p.data = e``: SL209; ``p.grad_req = "add"``: SL202)
-    for node in found[ast.Subscript]:  # ``p.data[i] = e`` (SL209)
-        if type(node.ctx) is ast.Store and type(node.value) is ast.Attribute and node.value.attr == "data":
-            lines.add(node.lineno)
+    if backprop:
+        for node in found[ast.Subscript]:  # ``p.data[i] = e`` (SL209)
+            if type(node.ctx) is ast.Store and type(node.value) is ast.Attribute and node.value.attr == "data":
+                lines.add(node.lineno)
     scope_ids = {name for name, parts in imported.items() if not scope_names.isdisjoint(parts)}
     if scope_ids:  # grad-mode scopes in any use (the rest when called)
         lines.update([node.lineno for node in found[ast.Name] if node.id in scope_ids])
     for node in found[ast.keyword]:
-        if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]):
+        if node.arg in _KEYWORDS and _constant_in(node.value, _KEYWORDS[node.arg]) and (backprop or node.arg != "grad_req"):
             lines.add(node.lineno)
     for node in found[ast.Assign]:  # ``x.requires_grad = True``: a leaf (``flow.Analyzer._make_leaf``)
         if _constant_in(node.value, _KEYWORDS["requires_grad"]) and any(
@@ -209,7 +221,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
         if anchors(name) or (also and any(anchors(n) for n in also)):
             lines.add(node.lineno)
             sets_mode = sets_mode or (t is ast.Attribute and name in ("eval", "train"))
-        elif t is not ast.Attribute:
+        elif t is not ast.Attribute or not backprop:
             continue
         elif name == "zero_" and type(f.value) is ast.Attribute and f.value.attr == "grad":  # p.grad.zero_()
             lines.add(node.lineno)
@@ -221,7 +233,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     # ``self.a`` whose result is stored back into ``self.a``, and every other write of
     # any ``X.a`` (a reset or detach between steps, ``__init__``'s first value).
     carried = set()
-    for node in found[ast.Assign]:
+    for node in found[ast.Assign] if backprop else ():
         value = node.value
         if type(value) is ast.Call:
             handed = {a.attr for a in value.args if type(a) is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self"}
@@ -784,14 +796,31 @@ def whole_of(tree: ast.Module) -> Whole:
 
 
 def _backprop(found: Dict[type, List[ast.AST]]) -> bool:
-    """``Whole.backprop`` of the nodes ``_index`` found."""
+    """``Whole.backprop`` of the nodes ``_index`` found: something may backpropagate. A
+    superset of what the analysis takes for a backward pass (``flow``: any
+    ``x.backward(...)``, and ``F.BACKWARD_FUNCS`` however reached): the attribute
+    ``backward`` anywhere; ``grad``/``backward`` imported from an ``autograd`` module (under
+    any name);
+    ``grad`` read from a name or attribute spelled ``autograd`` or imported as it
+    (``import torch.autograd as ag``); a call of ``x.grad(...)`` or of a bare ``grad``/
+    ``backward``. Not the ``grad = p.grad`` of every optimizer."""
+    autograd = {"autograd"}
+    for node in (*found[ast.Import], *found[ast.ImportFrom]):
+        for alias in node.names:
+            last = _last(alias.name)
+            if type(node) is ast.ImportFrom and last in ("backward", "grad", "*") and _last(node.module or "") == "autograd":
+                return True  # (``from torch.autograd import grad as g``; ``*`` binds them too)
+            if last == "autograd" and alias.asname:
+                autograd.add(alias.asname)
     for node in found[ast.Attribute]:
         a = node.attr
-        if a == "backward" or (a == "grad" and type(node.value) in (ast.Name, ast.Attribute) and _ATTR_OR_ID(node.value) == "autograd"):
+        if a == "backward" or (a == "grad" and type(node.value) in (ast.Name, ast.Attribute) and _ATTR_OR_ID(node.value) in autograd):
             return True
-    # (a bare name only where it is called: ``grad(y, x)`` imported from autograd, not the
-    # ``grad = p.grad`` of every optimizer)
-    return any(type(node.func) is ast.Name and node.func.id in ("backward", "grad") for node in found[ast.Call])
+    for node in found[ast.Call]:
+        f = node.func
+        if (type(f) is ast.Name and f.id in ("backward", "grad")) or (type(f) is ast.Attribute and f.attr == "grad"):
+            return True
+    return False
 
 
 def _ATTR_OR_ID(node) -> str:
@@ -837,7 +866,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
             plain = alias.asname is None and type(node) is ast.Import  # ``import a.b`` binds ``a``
             imported[alias.asname or alias.name.split(".", 1)[0]].add(alias.name.split(".", 1)[0] if plain else _last(alias.name))
     scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
-    anchor_lines = _anchor_lines(found, imported, scope_names, inference_functions)
+    backprop = _backprop(found)
+    anchor_lines = _anchor_lines(found, imported, scope_names, inference_functions, backprop)
     if not anchor_lines:
         return Plan(None, Whole(frameworks), 0, total)
 
@@ -919,7 +949,7 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     if fnames:
         _count(full if full is not None else _counts(found), fnames, counts)
     walrus = any(owner[node.lineno] in kept for node in found[ast.NamedExpr])  # (in what is parsed)
-    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus, backprop=_backprop(found))
+    whole = Whole(frameworks, *(dict(c) for c in counts), walrus=walrus, backprop=backprop)
     starts = tuple(u.first for u in units if u.kind != "method")
     body = tuple(tree.body) if len(kept) == n else _kept_body(tree, units, kept, lines)
     return Plan(text, whole, kept_lines, total, starts, body, lines, inner_cuts(body) if total > LONG_STATEMENT else ())
