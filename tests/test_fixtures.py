@@ -137,9 +137,11 @@ def _anchor_forms():
               "from torch.nn.functional import mse_loss as m\n    y = m(a, b)", "def \\\n  predict(model, x):\n    return model(x)"]
     # The gradient buffer's forms matter to SL202/SL203 only, which need a backward call.
     forms += [f"{form}\n    loss.backward()" for form in ("net.initialize(grad_req='add')", "p.grad.zero_()", "p.grad = None")]
-    # ... and alone, as the plan anchors on them (SL209's ``.data`` writes, a ``.grad`` store)
-    forms += ["p.data = a", "p.data[:] = a", "p.data.copy_(a)", "p.data += a", "p . grad = None", "p.grad.zero_()",
-              "(p.  # the buffer\n     data) = a"]
+    # ... and where something else backpropagates (SL209's ``.data`` writes, a ``.grad``
+    # store: alone, in a file nothing backpropagates in, they anchor nothing)
+    forms += [f"{form}\n    torch.autograd.backward([loss])" for form in (
+        "p.data = a", "p.data[:] = a", "p.data.copy_(a)", "p.data += a", "p . grad = None", "p.grad.zero_()",
+        "(p.  # the buffer\n     data) = a")]
     # Loss calls, as roles.is_loss_call reads a name (any case, any part of it).
     forms += [f"y = F.{name}(a, b)" for name in ("cross_entropy", "nll_loss", "MSELoss", "l1_loss", "BCEWithLogits",
                                                   "kl_div", "hinge_embedding", "HuberLoss", "ctc_loss", "crit", "criterion")]
