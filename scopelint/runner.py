@@ -184,6 +184,26 @@ def _crashed(task) -> FileResult:
     return FileResult(filename, path, errors=[f"{filename}: internal error: the checker process crashed on this file"])
 
 
+def _preload() -> None:
+    """Import what linting a file imports (LibCST, the analysis, every rule) in this
+    process before the pool forks its workers, which then start with it: each worker
+    imported it alone (~1.4 G instructions, ~0.5 s of CPU a worker, 10% of a run's
+    instructions on a 230-file sample of torch's tree). Nothing is imported where the
+    platform does not fork (the workers would import it anyway)."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method() != "fork":
+        return
+    import scopelint.core.flow  # noqa: F401  (libcst and the core with it)
+    import scopelint.core.lower  # noqa: F401
+    import scopelint.fixkit  # noqa: F401
+    import scopelint.positions  # noqa: F401
+    from scopelint.rules import ALL_RULES
+
+    for code in ALL_RULES:
+        ALL_RULES[code]
+
+
 def _worker_init(cache, parent: int) -> None:
     _die_with_parent(parent)
     _set_cache(cache)
@@ -248,6 +268,7 @@ def _run_pool(chunks: List[list], jobs: int) -> Tuple[List[Optional[List[FileRes
 
     out: List[Optional[List[FileResult]]] = [None] * len(chunks)
     broken = False
+    _preload()
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(_CACHE, os.getpid()))
     try:
         futures = []
@@ -354,6 +375,7 @@ def _check_paths_overlapped(tasks: List[Tuple[str, str, Settings, bool]], jobs: 
         spans.append(order[at:at + len(chunk)])
         at += len(chunk)
     got: Dict[int, FileResult] = {}
+    _preload()
     try:
         pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(_CACHE, os.getpid()))
     except (OSError, RuntimeError, ValueError):
