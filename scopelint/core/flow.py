@@ -1434,7 +1434,8 @@ class Analyzer:
                 end = self._branch(stmt.body, start)
             finally:
                 self._provisional -= provisional
-            current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
+            if i + 1 < passes:  # (after the last pass, the head's carried values are not read)
+                current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
         self._loop_nodes.pop()
         breaks = self._loops.pop()
         exit_flow = _Flow.join([before, end])
