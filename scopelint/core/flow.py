@@ -487,10 +487,22 @@ def _loop_depth(stmt, memo: Dict[int, int]) -> int:
         t = type(n)
         if t is cst.For or t is cst.While:
             inner = max(inner, _loop_depth(n, memo))
-        elif t is not cst.FunctionDef and t is not cst.ClassDef and t is not cst.Lambda:
+        elif t is not cst.FunctionDef and t is not cst.ClassDef and _may_hold_loops(t):
             todo.extend(iter_children(n))
     memo[id(stmt)] = inner + 1
     return inner + 1
+
+
+_HOLDS_NO_LOOPS: Dict[type, bool] = {}  # (``_may_hold_loops``, by type)
+
+
+def _may_hold_loops(t: type) -> bool:
+    """Whether a node of type ``t`` may hold a loop statement: not an expression (a
+    lambda too) nor a line of small statements (``_loop_depth`` need not walk them)."""
+    no = _HOLDS_NO_LOOPS.get(t)
+    if no is None:
+        no = _HOLDS_NO_LOOPS[t] = issubclass(t, (cst.BaseExpression, cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseSmallStatement))
+    return not no
 
 _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString})
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
