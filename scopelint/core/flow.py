@@ -1453,7 +1453,8 @@ class Analyzer:
         exit_flow = _Flow.join([before, end])
         if stmt.orelse is not None:
             exit_flow = self._branch(stmt.orelse, exit_flow)
-        self.flow = _Flow.join([exit_flow] + breaks)
+        # (``exit_flow`` alone is a new flow already: not copied again)
+        self.flow = _Flow.join([exit_flow] + breaks) if breaks or stmt.orelse is not None else exit_flow
         if type(stmt) is cst.For and not breaks and self.flow.env is not None:
             self._detached_items(stmt)
         if type(stmt) is cst.For and self.flow.env is not None:
