@@ -608,25 +608,57 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
     (``lint_fired``: the slice, or the whole file when the slice reports), which gives
     the findings their positions, ``# noqa`` and fixes. (The rules build a report's fix
     before they yield it: a file with findings pays for one fix on the lowered tree.)"""
-    from scopelint.core.flow import Analyzer
     from scopelint.core.lower import lower_module
-    from scopelint.rule import RuleContext
 
     try:
-        module = lower_module(plan.body, source, plan.lines)
-        facts = Analyzer(module, whole=plan.whole, program=settings.project).run()
-        if not facts.frameworks:
-            return False
-        ctx = RuleContext(facts, tuple(settings.inference_functions))
-        try:
-            for code in settings.select:
-                rule = ALL_RULES.get(code)
-                if rule is not None and next(iter(rule().check(ctx)), None) is not None:
-                    return True
-        finally:
-            _forget(module, facts)
+        head = _head_of(plan.body)
+        if head is not None and _reports(lower_module(head, source, plan.lines), plan, settings):
+            return True
+        return _reports(lower_module(plan.body, source, plan.lines), plan, settings)
     except Exception:  # (``Unsupported``, too deep, an internal error: the parse path tells)
         return None
+
+
+# A file of at least this many lines is first analysed in its head, its first statements
+# up to a sixteenth of its lines (``_head_of``): where they report, the rest need not be.
+HEAD_FROM_LINES = 8000
+
+
+def _head_of(body: Sequence[ast.stmt]) -> Optional[Sequence[ast.stmt]]:
+    """The first module-level statements of ``body`` that end within its first sixteenth
+    (None: a file shorter than ``HEAD_FROM_LINES``, or no such statements). The head
+    only says yes early: that it reports tells ``lint_fired`` to parse with LibCST,
+    whose analysis of the file (or of its slice) alone makes the findings, as after
+    a yes of the whole file; a head that reports nothing says nothing (the whole file is
+    analysed then). Files with findings all through (generated ones, issue 24's
+    ``functions`` and ``loops``) skip most of the lowered analysis; one without pays
+    at most a sixteenth more."""
+    if not body or body[-1].end_lineno < HEAD_FROM_LINES:
+        return None
+    cut = body[-1].end_lineno // 16
+    n = 0
+    while n < len(body) and body[n].end_lineno <= cut:
+        n += 1
+    return body[:n] if 0 < n < len(body) else None
+
+
+def _reports(module, plan: slicing.Plan, settings: Settings) -> bool:
+    """Whether a rule reports anything in the analysis of the lowered ``module``
+    (``plan``'s statements, or the first of them)."""
+    from scopelint.core.flow import Analyzer
+    from scopelint.rule import RuleContext
+
+    facts = Analyzer(module, whole=plan.whole, program=settings.project).run()
+    if not facts.frameworks:
+        return False
+    ctx = RuleContext(facts, tuple(settings.inference_functions))
+    try:
+        for code in settings.select:
+            rule = ALL_RULES.get(code)
+            if rule is not None and next(iter(rule().check(ctx)), None) is not None:
+                return True
+    finally:
+        _forget(module, facts)
     return False
 
 
