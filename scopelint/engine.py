@@ -440,6 +440,8 @@ def _lint_python(code: str, filename: str, settings: Settings) -> LintResult:
         return LintResult([too_deep])
     result = _on_big_stack(lint_fired, code, filename, settings, tree) if lint else LintResult()
     if cpython_error is None:
+        if "\t" in code and any(f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError") for f in result.findings):
+            return _lint_tabs_expanded(code, filename, settings) or result
         return result
     syntax = [f for f in result.findings if f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError")]
     if syntax:  # both parsers reject it: CPython's message and position are the precise ones
@@ -452,6 +454,78 @@ def _lint_python(code: str, filename: str, settings: Settings) -> LintResult:
         if error is not None:
             result.findings.append(_syntax_finding_from(cpython_error, filename))
     return result
+
+
+def _lint_tabs_expanded(code: str, filename: str, settings: Settings) -> Optional[LintResult]:
+    """The findings of a file CPython compiles and LibCST's tokenizer rejects for its
+    mixed tab/space indentation (``if a:`` / 4 spaces ``if b:`` / a tab and 4 spaces
+    ``x = 1``: CPython compares columns with tab stops of 8, LibCST wants each block's
+    indentation to extend its parent's as text). Analysed in a copy whose lines'
+    indentation has its tabs expanded (the same blocks for CPython), and reported at
+    the original's columns; without fixes, which would be made for the copy's text
+    (its spaces where the file has tabs: a fix could leave a block CPython rejects).
+    None when the copy is not that (no such line, or it fails to parse too): the
+    caller keeps LibCST's SL000."""
+    expanded, shifts = _expand_indentation(code)
+    if not shifts:
+        return None
+    too_deep, error, tree = _cpython_check(expanded, filename)
+    if too_deep is not None or error is not None:
+        return None
+    result = _on_big_stack(lint_fired, expanded, filename, settings, tree)
+    if any(f.code == SYNTAX_ERROR for f in result.findings):
+        return None
+    for f in result.findings:
+        f.start, f.end = _unexpanded(f.start, shifts), _unexpanded(f.end, shifts)
+        f.fix = None
+    return result
+
+
+def _expand_indentation(code: str) -> Tuple[str, Dict[int, Tuple[int, int]]]:
+    """``code`` with the tabs of the indentation of each line that starts a logical line
+    expanded to tab stops of 8 (as CPython's tokenizer counts them), and for each line
+    changed (1-based) its indentation's length before and after; ``{}`` where nothing
+    changes or ``tokenize`` refuses the text (indentation inside a string or a bracket
+    is the text's own: left as it is)."""
+    import io
+    import tokenize
+
+    starts = set()
+    expect = True
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.NEWLINE:
+                expect = True
+            elif expect and tok.type not in skip:
+                starts.add(tok.start[0])
+                expect = False
+    except (tokenize.TokenError, SyntaxError):
+        return code, {}
+    lines = slicing.split_lines(code)
+    shifts: Dict[int, Tuple[int, int]] = {}
+    for row in sorted(starts):
+        if row > len(lines):
+            continue
+        line = lines[row - 1]
+        body = line.lstrip(" \t")
+        indent = line[:len(line) - len(body)]
+        if "\t" in indent and "\f" not in indent:
+            wide = indent.expandtabs(8)
+            lines[row - 1] = wide + body
+            shifts[row] = (len(indent), len(wide))
+    return "".join(lines), shifts
+
+
+def _unexpanded(pos: Tuple[int, int], shifts: Dict[int, Tuple[int, int]]) -> Tuple[int, int]:
+    """A 1-based (row, column) of the copy ``_expand_indentation`` made, in the original
+    (a column inside the widened indentation: where the code starts)."""
+    row, col = pos
+    shift = shifts.get(row)
+    if shift is None or col <= 1:
+        return pos
+    before, after = shift
+    return (row, col - after + before) if col - 1 >= after else (row, before + 1)
 
 
 def _lint_trusted(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
