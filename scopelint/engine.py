@@ -440,6 +440,8 @@ def _lint_python(code: str, filename: str, settings: Settings) -> LintResult:
         return LintResult([too_deep])
     result = _on_big_stack(lint_fired, code, filename, settings, tree) if lint else LintResult()
     if cpython_error is None:
+        if "\t" in code and any(f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError") for f in result.findings):
+            return _lint_tabs_expanded(code, filename, settings) or result
         return result
     syntax = [f for f in result.findings if f.code == SYNTAX_ERROR and f.message.startswith("SyntaxError")]
     if syntax:  # both parsers reject it: CPython's message and position are the precise ones
@@ -452,6 +454,78 @@ def _lint_python(code: str, filename: str, settings: Settings) -> LintResult:
         if error is not None:
             result.findings.append(_syntax_finding_from(cpython_error, filename))
     return result
+
+
+def _lint_tabs_expanded(code: str, filename: str, settings: Settings) -> Optional[LintResult]:
+    """The findings of a file CPython compiles and LibCST's tokenizer rejects for its
+    mixed tab/space indentation (``if a:`` / 4 spaces ``if b:`` / a tab and 4 spaces
+    ``x = 1``: CPython compares columns with tab stops of 8, LibCST wants each block's
+    indentation to extend its parent's as text). Analysed in a copy whose lines'
+    indentation has its tabs expanded (the same blocks for CPython), and reported at
+    the original's columns; without fixes, which would be made for the copy's text
+    (its spaces where the file has tabs: a fix could leave a block CPython rejects).
+    None when the copy is not that (no such line, or it fails to parse too): the
+    caller keeps LibCST's SL000."""
+    expanded, shifts = _expand_indentation(code)
+    if not shifts:
+        return None
+    too_deep, error, tree = _cpython_check(expanded, filename)
+    if too_deep is not None or error is not None:
+        return None
+    result = _on_big_stack(lint_fired, expanded, filename, settings, tree)
+    if any(f.code == SYNTAX_ERROR for f in result.findings):
+        return None
+    for f in result.findings:
+        f.start, f.end = _unexpanded(f.start, shifts), _unexpanded(f.end, shifts)
+        f.fix = None
+    return result
+
+
+def _expand_indentation(code: str) -> Tuple[str, Dict[int, Tuple[int, int]]]:
+    """``code`` with the tabs of the indentation of each line that starts a logical line
+    expanded to tab stops of 8 (as CPython's tokenizer counts them), and for each line
+    changed (1-based) its indentation's length before and after; ``{}`` where nothing
+    changes or ``tokenize`` refuses the text (indentation inside a string or a bracket
+    is the text's own: left as it is)."""
+    import io
+    import tokenize
+
+    starts = set()
+    expect = True
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type == tokenize.NEWLINE:
+                expect = True
+            elif expect and tok.type not in skip:
+                starts.add(tok.start[0])
+                expect = False
+    except (tokenize.TokenError, SyntaxError):
+        return code, {}
+    lines = slicing.split_lines(code)
+    shifts: Dict[int, Tuple[int, int]] = {}
+    for row in sorted(starts):
+        if row > len(lines):
+            continue
+        line = lines[row - 1]
+        body = line.lstrip(" \t")
+        indent = line[:len(line) - len(body)]
+        if "\t" in indent and "\f" not in indent:
+            wide = indent.expandtabs(8)
+            lines[row - 1] = wide + body
+            shifts[row] = (len(indent), len(wide))
+    return "".join(lines), shifts
+
+
+def _unexpanded(pos: Tuple[int, int], shifts: Dict[int, Tuple[int, int]]) -> Tuple[int, int]:
+    """A 1-based (row, column) of the copy ``_expand_indentation`` made, in the original
+    (a column inside the widened indentation: where the code starts)."""
+    row, col = pos
+    shift = shifts.get(row)
+    if shift is None or col <= 1:
+        return pos
+    before, after = shift
+    return (row, col - after + before) if col - 1 >= after else (row, before + 1)
 
 
 def _lint_trusted(source: str, filename: str, settings: Settings, tree: Optional[ast.Module] = None) -> LintResult:
@@ -608,25 +682,57 @@ def _lowered_finds(source: str, plan: slicing.Plan, settings: Settings) -> Optio
     (``lint_fired``: the slice, or the whole file when the slice reports), which gives
     the findings their positions, ``# noqa`` and fixes. (The rules build a report's fix
     before they yield it: a file with findings pays for one fix on the lowered tree.)"""
-    from scopelint.core.flow import Analyzer
     from scopelint.core.lower import lower_module
-    from scopelint.rule import RuleContext
 
     try:
-        module = lower_module(plan.body, source, plan.lines)
-        facts = Analyzer(module, whole=plan.whole, program=settings.project).run()
-        if not facts.frameworks:
-            return False
-        ctx = RuleContext(facts, tuple(settings.inference_functions))
-        try:
-            for code in settings.select:
-                rule = ALL_RULES.get(code)
-                if rule is not None and next(iter(rule().check(ctx)), None) is not None:
-                    return True
-        finally:
-            _forget(module, facts)
+        head = _head_of(plan.body)
+        if head is not None and _reports(lower_module(head, source, plan.lines), plan, settings):
+            return True
+        return _reports(lower_module(plan.body, source, plan.lines), plan, settings)
     except Exception:  # (``Unsupported``, too deep, an internal error: the parse path tells)
         return None
+
+
+# A file of at least this many lines is first analysed in its head, its first statements
+# up to a sixteenth of its lines (``_head_of``): where they report, the rest need not be.
+HEAD_FROM_LINES = 8000
+
+
+def _head_of(body: Sequence[ast.stmt]) -> Optional[Sequence[ast.stmt]]:
+    """The first module-level statements of ``body`` that end within its first sixteenth
+    (None: a file shorter than ``HEAD_FROM_LINES``, or no such statements). The head
+    only says yes early: that it reports tells ``lint_fired`` to parse with LibCST,
+    whose analysis of the file (or of its slice) alone makes the findings, as after
+    a yes of the whole file; a head that reports nothing says nothing (the whole file is
+    analysed then). Files with findings all through (generated ones, issue 24's
+    ``functions`` and ``loops``) skip most of the lowered analysis; one without pays
+    at most a sixteenth more."""
+    if not body or body[-1].end_lineno < HEAD_FROM_LINES:
+        return None
+    cut = body[-1].end_lineno // 16
+    n = 0
+    while n < len(body) and body[n].end_lineno <= cut:
+        n += 1
+    return body[:n] if 0 < n < len(body) else None
+
+
+def _reports(module, plan: slicing.Plan, settings: Settings) -> bool:
+    """Whether a rule reports anything in the analysis of the lowered ``module``
+    (``plan``'s statements, or the first of them)."""
+    from scopelint.core.flow import Analyzer
+    from scopelint.rule import RuleContext
+
+    facts = Analyzer(module, whole=plan.whole, program=settings.project).run()
+    if not facts.frameworks:
+        return False
+    ctx = RuleContext(facts, tuple(settings.inference_functions))
+    try:
+        for code in settings.select:
+            rule = ALL_RULES.get(code)
+            if rule is not None and next(iter(rule().check(ctx)), None) is not None:
+                return True
+    finally:
+        _forget(module, facts)
     return False
 
 

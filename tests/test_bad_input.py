@@ -673,3 +673,37 @@ def test_non_printable_characters_in_strings_and_comments_are_fine(proj, monkeyp
     rc, out, err = check(proj, monkeypatch, capsys)
     assert_clean_run(out, err, rc)
     assert ("ok.py", 4, 6, "SL107") in found(out) and sl000(out) == {}
+
+
+# Indentation CPython accepts (tab stops of 8: a tab and 4 spaces is column 12, inside a
+# block of 4 spaces) and LibCST's tokenizer rejects ("no matching outer block for dedent").
+TABBED = "import torch\n\nmodel = torch.nn.Linear(3, 1)\n\n\ndef predict(batch):\n    if batch:\n\t    model.eval()\n\t    return model(batch)\n"
+
+
+def test_tab_indentation_cpython_accepts_is_analysed_not_sl000():
+    """Issue 24's battery: a false SL000. The file is analysed in a copy with its
+    indentation's tabs expanded: the findings of the all-spaces file, at the original's
+    columns (7 fewer where a tab stood for 8 columns), without fixes (made for the copy)."""
+    import libcst
+
+    from scopelint.engine import lint_source
+
+    compile(TABBED, "t.py", "exec")
+    with pytest.raises(libcst.ParserSyntaxError):
+        libcst.parse_module(TABBED)
+    spaced = TABBED.replace("\t    ", " " * 12)
+    tabbed, plain = lint_source(TABBED, "t.py").findings, lint_source(spaced, "t.py").findings
+    assert [f.code for f in tabbed] == [f.code for f in plain] == ["SL103"]
+    assert [(f.start[0], f.start[1] + 7, f.end[0], f.end[1] + 7) for f in tabbed] == [(*f.start, *f.end) for f in plain]
+    assert tabbed[0].start == (9, 13) and TABBED.splitlines()[8][12:].startswith("model(batch)")
+    assert tabbed[0].fix is None and plain[0].fix is not None
+    mixed = "from mxnet import autograd\nfor p in ps:\n\tp.attach_grad()\nfor e in r:\n    for p in ps:\n\t    p[:] = p - 1\n"
+    assert lint_source(mixed, "t.py").findings == []  # (the battery's case: was SL000)
+
+
+def test_tab_indentation_cpython_rejects_is_still_sl000(proj, monkeypatch, capsys):
+    write(proj, {"bad.py": "import torch\nif x:\n\tif y:\n        pass\n", "tabs.py": TABBED})
+    rc, out, err = check(proj, monkeypatch, capsys)
+    assert_clean_run(out, err, rc)
+    assert set(sl000(out)) == {"bad.py"} and "inconsistent use of tabs" in sl000(out)["bad.py"][2]
+    assert ("tabs.py", 9, 13, "SL103") in found(out)

@@ -270,6 +270,38 @@ def test_many_fixes_cost_linear_time(monkeypatch):
     assert large <= 5 * small, (small, large)
 
 
+def test_a_long_file_whose_head_reports_finds_what_the_whole_file_finds(monkeypatch):
+    """The lowered pre-check of a long file analyses its head first (``engine._head_of``);
+    a head that reports skips the rest of that analysis, and the findings are those of
+    the analysis of the whole file, wherever the findings are (head, tail, none)."""
+    from scopelint import engine
+    from scopelint.core import lower
+
+    top = "import torch\nmodel = torch.nn.Linear(3, 1)\n"
+    reported = "".join(f"\n\ndef predict_{i}(batch):\n    model.eval()\n    return model(batch)\n" for i in range(30))
+    clean = "".join(f"\n\ndef step_{i}(x):\n    return x + {i}\n" for i in range(60))
+    texts = {"head": top + reported + clean * 4, "tail": top + clean * 4 + reported, "none": top + clean * 4}
+    lowered: List[int] = []
+    real = lower.lower_module
+    monkeypatch.setattr(lower, "lower_module", lambda body, *a: lowered.append(len(body)) or real(body, *a))
+
+    def run(text):
+        lowered.clear()
+        return [(f.code, f.start, f.end, f.message) for f in engine.lint_source(text, "t.py").findings], list(lowered)
+
+    monkeypatch.setattr(engine, "HEAD_FROM_LINES", 10 ** 9)
+    whole = {k: run(t)[0] for k, t in texts.items()}
+    monkeypatch.setattr(engine, "HEAD_FROM_LINES", 100)
+    for kind, text in texts.items():
+        found, sizes = run(text)
+        assert found == whole[kind], kind
+        if kind == "head":  # the head alone (it reports)
+            assert len(sizes) == 1, sizes
+        elif kind == "tail":  # the head, then every statement (of the gate's slice)
+            assert len(sizes) == 2 and sizes[0] < sizes[1], sizes
+    assert len(whole["head"]) == len(whole["tail"]) == 30 and not whole["none"]
+
+
 # --- fixes compile and converge -------------------------------------------------------------------
 WRAP = "with ag.record(train_mode=False):"
 

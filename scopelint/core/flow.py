@@ -580,10 +580,22 @@ def _loop_depth(stmt, memo: Dict[int, int]) -> int:
         t = type(n)
         if t is cst.For or t is cst.While:
             inner = max(inner, _loop_depth(n, memo))
-        elif t is not cst.FunctionDef and t is not cst.ClassDef and t is not cst.Lambda:
+        elif t is not cst.FunctionDef and t is not cst.ClassDef and _may_hold_loops(t):
             todo.extend(iter_children(n))
     memo[id(stmt)] = inner + 1
     return inner + 1
+
+
+_HOLDS_NO_LOOPS: Dict[type, bool] = {}  # (``_may_hold_loops``, by type)
+
+
+def _may_hold_loops(t: type) -> bool:
+    """Whether a node of type ``t`` may hold a loop statement: not an expression (a
+    lambda too) nor a line of small statements (``_loop_depth`` need not walk them)."""
+    no = _HOLDS_NO_LOOPS.get(t)
+    if no is None:
+        no = _HOLDS_NO_LOOPS[t] = issubclass(t, (cst.BaseExpression, cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseSmallStatement))
+    return not no
 
 _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString})
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
@@ -1611,13 +1623,15 @@ class Analyzer:
                 end = self._branch(stmt.body, start)
             finally:
                 self._provisional -= provisional
-            current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
+            if i + 1 < passes:  # (after the last pass, the head's carried values are not read)
+                current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
         self._loop_nodes.pop()
         breaks = self._loops.pop()
         exit_flow = _Flow.join([before, end])
         if stmt.orelse is not None:
             exit_flow = self._branch(stmt.orelse, exit_flow)
-        self.flow = _Flow.join([exit_flow] + breaks)
+        # (``exit_flow`` alone is a new flow already: not copied again)
+        self.flow = _Flow.join([exit_flow] + breaks) if breaks or stmt.orelse is not None else exit_flow
         if type(stmt) is cst.For and not breaks and self.flow.env is not None:
             self._detached_items(stmt)
         if type(stmt) is cst.For and self.flow.env is not None:
