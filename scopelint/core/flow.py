@@ -989,6 +989,8 @@ class Analyzer:
             scopes.update(walk.scopes)
             mutations.update(walk.mutations)
         self._loops_of_callers(calls, backwards, mutations)
+        if F.MXNET in self.names.frameworks:
+            _drop_symbolic_module_backwards(calls, backwards)
         return Facts(
             self.module,
             self.names,
@@ -1637,9 +1639,13 @@ class Analyzer:
                 continue
             for small in line.body:
                 call = small.value if type(small) is cst.Expr else None
-                target = getattr(self._calls.get(id(call)), "target", None) if type(call) is cst.Call else None
-                inner = next((node for p, node in detaches_in_place(target)  # ``_detach(s)``: its ``s.detach_()``
-                              if spelled_at_call(call, target.param_names, target.cls is not None, p) == item), None) if target is not None else None
+                fact = self._calls.get(id(call)) if type(call) is cst.Call else None
+                target = fact.target if fact is not None else None
+                params = target.param_names if target is not None else ()
+                if target is not None and target.cls is not None and fact.callee_value is not None and type(call.func) is not cst.Attribute:
+                    params = params[1:]  # (``net(x)``: its ``forward``)
+                inner = next((node for spelled, node in self._detached_at(call, target, params, fact.args)  # ``_detach(s)``: its ``s.detach_()``
+                              if spelled == item), None) if target is not None else None
                 if inner is not None or (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_"
                                          and type(call.func.value) is cst.Name and call.func.value.value == item and not call.args):
                     old = self.flow.env.vals.get(name)
@@ -2090,9 +2096,8 @@ class Analyzer:
                     self._applied_exits.update(id(sw.origin.node) for _, sw in target.returns.exit)
             if not through_runner:
                 self._freezes_at(call, target)
-                for p, inner in detaches_in_place(target):  # ``_detach(h)``: ``h.detach_()`` in it
-                    spelled = spelled_at_call(call, params, target.cls is not None, p)
-                    old = env.vals.get(spelled) if spelled is not None and env is not None else None
+                for spelled, inner in self._detached_at(call, target, params, args):  # ``_detach(h)``: ``h.detach_()`` in it
+                    old = env.vals.get(spelled) if env is not None else None
                     if old is not None:
                         self._bind_name(spelled, _detached(inner, old, self.flow.state))
             if target is not self.func and not through_runner and env is not None:
@@ -2453,6 +2458,28 @@ class Analyzer:
                 refs.append(n)
         return sum(1 for n in refs if id(n) not in called)
 
+    def _detached_at(self, call: cst.Call, target: FunctionInfo, params, args) -> List[Tuple[str, cst.Call]]:
+        """What a call of ``target`` (a function of this file, not through a runner)
+        detaches in place, spelled in the caller: the arguments it hands to parameters
+        that ``target`` detaches (``detaches_in_place``), the caller's names that
+        ``target``, or a callback handed to it that it only calls, detaches as free names
+        (``detached_free_names``: ``run(step)`` with ``def step(): h.detach_()``)."""
+        out = []
+        for p, inner in detaches_in_place(target, self._target_in):
+            spelled = spelled_at_call(call, params, target.cls is not None, p)
+            if spelled is not None:
+                out.append((spelled, inner))
+        callbacks = [target] if target is not self.func else []
+        for arg, value in zip(call.args, args):  # (the arguments' values at the call)
+            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if info is not None and id(arg.value) in self._handed.get(id(info), ()):
+                callbacks.append(info)
+        for info in callbacks:
+            for name, inner in detached_free_names(info):
+                if self.scope.binder(name) is not None and self.scope.binder(name) is info.scope.binder(name):
+                    out.append((name, inner))
+        return out
+
     def _free_names(self, info: FunctionInfo) -> Tuple[str, ...]:
         """The names ``info`` reads but does not bind (its enclosing function's or the
         module's, read when it runs)."""
@@ -2721,13 +2748,65 @@ class Analyzer:
             self.flow.state = state.with_recording(fw, sw)
 
 
-def detaches_in_place(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
+def detaches_in_place(info: FunctionInfo, resolve=None, depth: int = 2) -> Tuple[Tuple[str, cst.Call], ...]:
     """The parameters ``info`` detaches in place wherever it runs to its end (``p.detach_()``
     as a statement of its body, not under an ``if``): the caller's argument is detached
     after the call (``_detach(s)`` in d2l's ``for s in state: s.detach_()``): (parameter,
-    its ``detach_()`` call)."""
+    its ``detach_()`` call). Also ``for s in p: s.detach_()`` (every item of ``p``), and,
+    with ``resolve`` (``(call, function it is in) -> the function of the file it runs``),
+    a call of a function that so detaches its argument (``depth`` levels down)."""
     body = info.node.body
     params = info.param_names
+    out = []
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is cst.For:
+            name = line.iter.value if type(line.iter) is cst.Name else None
+            if name in params and type(line.target) is cst.Name and line.orelse is None:
+                inner = _detaching_statement(line.body, line.target.value, info, resolve, depth)
+                if inner is not None:
+                    out.append((name, inner))
+            continue
+        for p in params:
+            inner = _detaching_statement(line, p, info, resolve, depth, (cst.SimpleStatementLine,))
+            if inner is not None:
+                out.append((p, inner))
+    return tuple(out)
+
+
+def _detaching_statement(body, name: str, info: FunctionInfo, resolve, depth: int, kinds=None) -> Optional[cst.Call]:
+    """The ``detach_()`` call by which a statement of ``body`` (a block, or one statement:
+    ``kinds``) detaches ``name`` in place: ``name.detach_()``, or (with ``resolve``) a
+    call handing ``name`` to a function that detaches that parameter (``detaches_in_place``)."""
+    lines = [body] if kinds is not None else list(statements(body))
+    for line in lines:
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is not cst.Call:
+                continue
+            if type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
+                    and type(call.func.value) is cst.Name and call.func.value.value == name:
+                return call
+            if resolve is None or depth <= 0:
+                continue
+            target = resolve(call, info)
+            if target is None or target is info:
+                continue
+            for p, inner in detaches_in_place(target, resolve, depth - 1):
+                if spelled_at_call(call, target.param_names, target.cls is not None, p) == name:
+                    return inner
+    return None
+
+
+def detached_free_names(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
+    """The names of its enclosing scope (not parameters, not bound in it) that ``info``
+    detaches in place wherever it runs to its end (``h.detach_()`` as a statement of its
+    body): a closure run where the caller's ``h`` is (``run(step)`` with ``def step():
+    h.detach_()``). (name, its ``detach_()`` call)."""
+    body = info.node.body
+    params = set(info.param_names)
+    bound = info.scope.bound
     out = []
     for line in (body.body if type(body) is cst.IndentedBlock else ()):
         if type(line) is not cst.SimpleStatementLine:
@@ -2735,9 +2814,26 @@ def detaches_in_place(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
         for small in line.body:
             call = small.value if type(small) is cst.Expr else None
             if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
-                    and type(call.func.value) is cst.Name and call.func.value.value in params:
+                    and type(call.func.value) is cst.Name and call.func.value.value not in params and call.func.value.value not in bound:
                 out.append((call.func.value.value, call))
     return tuple(out)
+
+
+def _drop_symbolic_module_backwards(calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact]) -> None:
+    """``m.backward()`` where ``m``'s value is, anywhere in the file, the receiver of what
+    only an MXNet symbolic module has (``roles.module_only_call``): its executor's
+    backward pass, no autograd (as ``roles.is_symbolic_module`` finds by name in one
+    unit; this follows the value: a module handed to a helper, or put in a list and
+    backpropagated in a loop). After the fixpoint, once: one pass over the calls."""
+    modules = {id(c.receiver) for c in calls.values()
+               if c.receiver is not None and c.method is not None and c.receiver.node is not None
+               and type(c.node.func) is cst.Attribute and roles.module_only_call(c.node)}
+    if not modules:
+        return
+    for key in [k for k, b in backwards.items()
+                if b.api == "backward" and len(b.values) == 1 and id(b.values[0]) in modules
+                and type(b.node.func) is cst.Attribute]:
+        del backwards[key]
 
 
 def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int] = frozenset()) -> Tuple[Tuple[str, Switch], ...]:
@@ -2765,8 +2861,8 @@ def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int
 def _past_scopes(v: Value) -> bool:
     """Below a value a recording scope could not come from: a tensor computed, data, a
     graph left (``ancestors``' ``stop`` for ``Returns.scope``)."""
-    if "scope" in v.tags:
-        return False
+    if "scope" in v.tags or (v.node is None and v.parents):
+        return False  # (a join, ``record() if train else nullcontext()``: each side is looked at)
     return "left-graph" in v.tags or (type(v.node) is cst.Call and bool(v.parents)) or any(
         sw.mode is not Mode.UNKNOWN for sw in v.rec.values())
 
