@@ -335,6 +335,7 @@ def freezing_loop(stmt: cst.For, resolve=None) -> List[Tuple[str, Optional[cst.B
     if model is None or type(target) is not cst.Name:
         return []
     item = target.value
+    defs = {line.name.value: line for line in statements(stmt.body) if type(line) is cst.FunctionDef}
     for line in statements(stmt.body):
         if type(line) is not cst.SimpleStatementLine:
             continue
@@ -353,7 +354,55 @@ def freezing_loop(stmt: cst.For, resolve=None) -> List[Tuple[str, Optional[cst.B
                 handed = _handed_item_freeze(call, item, target) if target is not None else None
                 if handed is not None:
                     return [(model, handed[1])]
+                closure = _closure_run(call, defs, target)
+                found = _closure_item_freeze(closure, item) if closure is not None else None
+                if found is not None:
+                    return [(model, found)]
     return []
+
+
+def _closure_run(call: cst.Call, defs: Dict[str, cst.FunctionDef], target: Optional[FunctionInfo]) -> Optional[cst.FunctionDef]:
+    """The function defined in the loop's body (``defs``) that ``call``, a statement of
+    it, runs: called itself with no argument (``step()``), or handed to ``target``, a
+    runner of the file that calls that parameter in a statement of its body
+    (``run(step)`` with ``def run(fn, *a): return fn(*a)``)."""
+    if type(call.func) is cst.Name and call.func.value in defs and not call.args:
+        return defs[call.func.value]
+    if target is None:
+        return None
+    for param in target.param_names:
+        arg = argument_for(call, bound_params(call, target), param)
+        if arg is None or type(arg.value) is not cst.Name or arg.value.value not in defs:
+            continue
+        body = target.node.body
+        for line in (body.body if type(body) is cst.IndentedBlock else ()):
+            small = line.body[0] if type(line) is cst.SimpleStatementLine and len(line.body) == 1 else None
+            run = small.value if type(small) in (cst.Expr, cst.Return) else None
+            if type(run) is cst.Call and type(run.func) is cst.Name and run.func.value == param:
+                return defs[arg.value.value]
+    return None
+
+
+def _closure_item_freeze(fdef: cst.FunctionDef, item: str) -> Optional[cst.BaseExpression]:
+    """``def step(): p.requires_grad = flag`` (a statement of its body), ``p`` and the
+    flag's names read from the enclosing loop's scope: the flag, as that scope spells it
+    (a literal, or a name the closure neither takes nor binds)."""
+    body = fdef.body
+    params = {q.name.value for q in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)}
+    own = params | {n.value for n in walk(body) if type(n) is cst.AssignTarget for n in [n.target] if type(n) is cst.Name}
+    if item in own:
+        return None
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if type(small) is cst.Assign and len(small.targets) == 1:
+                t = small.targets[0].target
+                flag = small.value
+                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value == item \
+                        and (literal_bool(flag) is not None or (type(flag) is cst.Name and flag.value not in own)):
+                    return flag
+    return None
 
 
 def freeze_effects(info: FunctionInfo, resolve=None, depth: int = 2, cache: bool = True) -> Tuple[Tuple[str, Optional[cst.BaseExpression]], ...]:
@@ -820,6 +869,7 @@ class Analyzer:
         self._info_by_node: Dict[int, FunctionInfo] = {id(info.node): info for info in self.functions}
         self._by_id: Dict[int, FunctionInfo] = {id(info): info for info in self.functions}
         self._handed: Dict[int, Set[int]] = defaultdict(set)
+        self._blind: Set[int] = set()  # (``_note_blind``)
         self._free_of: Dict[int, Tuple[str, ...]] = {}
         self._names_in: Dict[int, Set[str]] = {}  # names each function's own code reads
         self._only_called_of: Dict[Tuple[int, str], bool] = {}
@@ -908,6 +958,7 @@ class Analyzer:
         # knows its callers (``forward``, called as ``net(x)``), these were.
         seen_calling: Dict[int, Set[int]] = {}
         pending: Set[int] = set()  # functions given arguments by a walk that met a function not walked yet
+        walked_once: Set[int] = set()  # (``_note_blind``)
         # (links by value take a round per level of calls to settle)
         for _ in range(self.MAX_ROUNDS if self._link_returns else self.MAX_ROUNDS_UNLINKED):
             self._reset()
@@ -920,6 +971,8 @@ class Analyzer:
                         self._take_inputs(info, callers[id(info)])
                 elif self.EAGER_INPUTS and seen_calling.get(id(info)) and seen_calling[id(info)] <= walked:
                     self._take_inputs(info, seen_calling[id(info)])
+                if info is not None:
+                    self._note_blind(info, walked_once)
                 self._walk_unit(info)
                 walked.add(id(info))
             # (a walk that met a function not walked yet is made again with its summary,
@@ -1100,6 +1153,20 @@ class Analyzer:
                     heapq.heappush(ready, index[d])
         order.extend(u for u in units if id(u) not in placed)  # (a cycle: in the file's order)
         return order
+
+    def _note_blind(self, info: FunctionInfo, walked_once: Set[int]) -> None:
+        """Before walking ``info``: walked first with no argument values (its callers not
+        known by name, not walked yet: ``net(x)`` calling ``forward``), what it returns is
+        made of parameters nobody knows, and a caller's loop carrying it back in would
+        keep that guess for good (``total = net(x, total)``). Its calls are then pending
+        (``_call``), as before its first walk, until its next walk (with its callers'
+        arguments where they were seen): at most once per function."""
+        if id(info) in walked_once:
+            self._blind.discard(id(info))
+            return
+        walked_once.add(id(info))
+        if not info.params and self._link_returns and len(info.param_names) > (1 if info.cls is not None else 0):
+            self._blind.add(id(info))
 
     def _take_inputs(self, info: FunctionInfo, callers: Set[int]) -> None:
         """Before walking ``info`` in a round where every unit that may call it has been
@@ -1356,12 +1423,27 @@ class Analyzer:
                 calls.append((fact.method, receiver, fact.grads, fact.inner or fact.node))
         return GradEffects(exit, tuple(calls))
 
-    def _effects_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], before: Optional[tuple]) -> None:
+    def _callback_effects_at(self, call: cst.Call, runner: FunctionInfo, args) -> None:
+        """At a call of ``runner`` with nothing of its own done to gradient buffers: the
+        optimizer calls of the callbacks handed to it that it only calls (``_note_handed``:
+        ``run(step)`` with ``def step(): opt.zero_grad()``), spelled through their free
+        names (``_spelled_at``), in the order they are handed."""
+        if runner.grad_effects.calls or runner.grad_effects.exit != ENTRY_GRADS:
+            return
+        at = 0
+        for arg, value in zip(call.args, args):
+            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if info is not None and id(arg.value) in self._handed.get(id(info), ()) and info.grad_effects.calls:
+                self._effects_at(call, info, info.param_names, self.flow.env.grads, at)
+                at += len(info.grad_effects.calls)
+
+    def _effects_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], before: Optional[tuple], at: int = 0) -> None:
         """At a call of ``target``: its optimizer calls (``Facts.effects``), and the gradient
-        buffers as it leaves them (``GradEffects``)."""
+        buffers as it leaves them (``GradEffects``). (``at``: the index of its first one
+        among those of the call.)"""
         effects = target.grad_effects
         env = self.flow.env
-        for i, (method, receiver, grads, inner) in enumerate(effects.calls):
+        for i, (method, receiver, grads, inner) in enumerate(effects.calls, at):
             key = self._spelled_at(call, target, params, receiver)
             if key is None:
                 continue
@@ -1526,9 +1608,20 @@ class Analyzer:
         sense = True
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, sense = test.expression, False
-        if type(test) is not cst.Name or self.func is None or test.value not in self.func.scope.bound:
+        if type(test) is not cst.Name or self.func is None:
+            return None
+        if test.value not in self.func.scope.bound and not self._enclosing_local(test.value):
             return None
         return test.value, sense
+
+    def _enclosing_local(self, name: str) -> bool:
+        """``name``, read by a nested function, is a local of a function enclosing it
+        (no global: a call could change it); what it holds here is what it held where the
+        nested function was called or handed to its runner (``_free_values``)."""
+        if self.func.parent is None or name in self.func.scope.globals:
+            return False
+        binder = self.scope.binder(name)
+        return binder is not None and type(binder.node) is cst.FunctionDef
 
     def _knowing(self, flow: _Flow, name: str, truth: bool) -> _Flow:
         """``flow`` where ``name`` is known ``truth``y (a tag on a value derived from the
@@ -2102,6 +2195,7 @@ class Analyzer:
                         self._bind_name(spelled, _detached(inner, old, self.flow.state))
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
+                self._callback_effects_at(call, target, args)
             if target is not self.func and env is not None and target.returns.grown and id(target) in self._walks:
                 self._grown_at(call, target, params, bound, through_runner, state)
         elif external is not None:
@@ -2227,7 +2321,7 @@ class Analyzer:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
-        if target is not None and self._link_returns and id(target) not in self._walks:
+        if target is not None and self._link_returns and (id(target) not in self._walks or id(target) in self._blind):
             self._walk.pending = True  # (walked again once ``target`` has a summary)
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, False, PENDING, state)
         if target is not None:  # a local function or method: its summary
