@@ -215,6 +215,16 @@ def _outlives(info: FunctionInfo, name: str) -> bool:
     return root not in info.scope.bound or root in info.param_names
 
 
+def _called_off_here(sites: Optional[Dict[int, State]]) -> bool:
+    """Every call of a function this file has (some at least) runs with PyTorch's recording
+    off (``outer.validation_step(...)`` in a ``no_grad`` block, on an object the analysis
+    does not know): as for a function called by name from another module's no-grad block
+    (``Program.called_off``), callers not seen get no guess of PyTorch's default."""
+    return bool(sites) and all(
+        s.torch.mode is Mode.OFF or (s.torch.mode is Mode.UNKNOWN and s.torch.origin is not None and s.torch.origin.kind == "called-elsewhere")
+        for s in sites.values())
+
+
 def _reads_no_instance(info: FunctionInfo) -> bool:
     """A plain ``forward``/``__call__`` (no decorator) whose body never names its first
     parameter nor reaches the instance through ``super()`` or ``__class__``. (Not
@@ -1329,7 +1339,7 @@ class Analyzer:
             # (Lightning's evaluation hooks: the Trainer runs them without grad. A closure
             # handed away, returned or passed to a call not followed: its runner decides.)
             elsewhere = (info.name in self.program.called_off or _lightning_no_grad_hook(info)
-                         or (info.parent is not None and info.cls is None))
+                         or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
         else:
             states = list(sites.values())
