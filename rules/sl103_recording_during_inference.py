@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, constructs_a_class_of_the_file, names_escaping_block
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
@@ -119,7 +119,7 @@ class RecordingDuringInference(Rule):
     def _mxnet(self, ctx):
         facts = ctx.facts
         trains = backward_functions(facts)
-        has_module_backward = any(b.func is None for b in facts.backwards)
+        has_module_backward = module_trains(facts, trains)
         for scope in facts.scopes:
             if scope.api != "mxnet.autograd.record" or not scope.called:
                 continue

@@ -4,6 +4,7 @@ import libcst as cst
 
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
+    backward_functions,
     grafted_from,
     graph_sources,
     is_deepcopy_of,
@@ -152,8 +153,9 @@ def _writes_gradients(loop: cst.CSTNode) -> bool:
 
 
 def _calls_backward_elsewhere(facts, step, loop) -> bool:
-    """A local function called in the loop runs a backward of its own."""
-    with_backward = {id(b.func) for b in facts.backwards if b.func is not None}
+    """A local function called in the loop runs a backward of its own (or through what it
+    calls: a runner handed a closure that backpropagates, ``backward_functions``)."""
+    with_backward = backward_functions(facts)
     return any(c.target is not None and id(c.target) in with_backward for c in facts.calls if loop in c.loops and c.func is step.func)
 
 

@@ -215,6 +215,16 @@ def _outlives(info: FunctionInfo, name: str) -> bool:
     return root not in info.scope.bound or root in info.param_names
 
 
+def _called_off_here(sites: Optional[Dict[int, State]]) -> bool:
+    """Every call of a function this file has (some at least) runs with PyTorch's recording
+    off (``outer.validation_step(...)`` in a ``no_grad`` block, on an object the analysis
+    does not know): as for a function called by name from another module's no-grad block
+    (``Program.called_off``), callers not seen get no guess of PyTorch's default."""
+    return bool(sites) and all(
+        s.torch.mode is Mode.OFF or (s.torch.mode is Mode.UNKNOWN and s.torch.origin is not None and s.torch.origin.kind == "called-elsewhere")
+        for s in sites.values())
+
+
 def _reads_no_instance(info: FunctionInfo) -> bool:
     """A plain ``forward``/``__call__`` (no decorator) whose body never names its first
     parameter nor reaches the instance through ``super()`` or ``__class__``. (Not
@@ -335,6 +345,7 @@ def freezing_loop(stmt: cst.For, resolve=None) -> List[Tuple[str, Optional[cst.B
     if model is None or type(target) is not cst.Name:
         return []
     item = target.value
+    defs = {line.name.value: line for line in statements(stmt.body) if type(line) is cst.FunctionDef}
     for line in statements(stmt.body):
         if type(line) is not cst.SimpleStatementLine:
             continue
@@ -353,7 +364,55 @@ def freezing_loop(stmt: cst.For, resolve=None) -> List[Tuple[str, Optional[cst.B
                 handed = _handed_item_freeze(call, item, target) if target is not None else None
                 if handed is not None:
                     return [(model, handed[1])]
+                closure = _closure_run(call, defs, target)
+                found = _closure_item_freeze(closure, item) if closure is not None else None
+                if found is not None:
+                    return [(model, found)]
     return []
+
+
+def _closure_run(call: cst.Call, defs: Dict[str, cst.FunctionDef], target: Optional[FunctionInfo]) -> Optional[cst.FunctionDef]:
+    """The function defined in the loop's body (``defs``) that ``call``, a statement of
+    it, runs: called itself with no argument (``step()``), or handed to ``target``, a
+    runner of the file that calls that parameter in a statement of its body
+    (``run(step)`` with ``def run(fn, *a): return fn(*a)``)."""
+    if type(call.func) is cst.Name and call.func.value in defs and not call.args:
+        return defs[call.func.value]
+    if target is None:
+        return None
+    for param in target.param_names:
+        arg = argument_for(call, bound_params(call, target), param)
+        if arg is None or type(arg.value) is not cst.Name or arg.value.value not in defs:
+            continue
+        body = target.node.body
+        for line in (body.body if type(body) is cst.IndentedBlock else ()):
+            small = line.body[0] if type(line) is cst.SimpleStatementLine and len(line.body) == 1 else None
+            run = small.value if type(small) in (cst.Expr, cst.Return) else None
+            if type(run) is cst.Call and type(run.func) is cst.Name and run.func.value == param:
+                return defs[arg.value.value]
+    return None
+
+
+def _closure_item_freeze(fdef: cst.FunctionDef, item: str) -> Optional[cst.BaseExpression]:
+    """``def step(): p.requires_grad = flag`` (a statement of its body), ``p`` and the
+    flag's names read from the enclosing loop's scope: the flag, as that scope spells it
+    (a literal, or a name the closure neither takes nor binds)."""
+    body = fdef.body
+    params = {q.name.value for q in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)}
+    own = params | {n.value for n in walk(body) if type(n) is cst.AssignTarget for n in [n.target] if type(n) is cst.Name}
+    if item in own:
+        return None
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if type(small) is cst.Assign and len(small.targets) == 1:
+                t = small.targets[0].target
+                flag = small.value
+                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value == item \
+                        and (literal_bool(flag) is not None or (type(flag) is cst.Name and flag.value not in own)):
+                    return flag
+    return None
 
 
 def freeze_effects(info: FunctionInfo, resolve=None, depth: int = 2, cache: bool = True) -> Tuple[Tuple[str, Optional[cst.BaseExpression]], ...]:
@@ -832,6 +891,7 @@ class Analyzer:
         self._info_by_node: Dict[int, FunctionInfo] = {id(info.node): info for info in self.functions}
         self._by_id: Dict[int, FunctionInfo] = {id(info): info for info in self.functions}
         self._handed: Dict[int, Set[int]] = defaultdict(set)
+        self._blind: Set[int] = set()  # (``_note_blind``)
         self._free_of: Dict[int, Tuple[str, ...]] = {}
         self._names_in: Dict[int, Set[str]] = {}  # names each function's own code reads
         self._only_called_of: Dict[Tuple[int, str], bool] = {}
@@ -920,6 +980,7 @@ class Analyzer:
         # knows its callers (``forward``, called as ``net(x)``), these were.
         seen_calling: Dict[int, Set[int]] = {}
         pending: Set[int] = set()  # functions given arguments by a walk that met a function not walked yet
+        walked_once: Set[int] = set()  # (``_note_blind``)
         # (links by value take a round per level of calls to settle)
         for _ in range(self.MAX_ROUNDS if self._link_returns else self.MAX_ROUNDS_UNLINKED):
             self._reset()
@@ -932,6 +993,8 @@ class Analyzer:
                         self._take_inputs(info, callers[id(info)])
                 elif self.EAGER_INPUTS and seen_calling.get(id(info)) and seen_calling[id(info)] <= walked:
                     self._take_inputs(info, seen_calling[id(info)])
+                if info is not None:
+                    self._note_blind(info, walked_once)
                 self._walk_unit(info)
                 walked.add(id(info))
             # (a walk that met a function not walked yet is made again with its summary,
@@ -1001,6 +1064,8 @@ class Analyzer:
             scopes.update(walk.scopes)
             mutations.update(walk.mutations)
         self._loops_of_callers(calls, backwards, mutations)
+        if F.MXNET in self.names.frameworks:
+            _drop_symbolic_module_backwards(calls, backwards)
         return Facts(
             self.module,
             self.names,
@@ -1110,6 +1175,20 @@ class Analyzer:
                     heapq.heappush(ready, index[d])
         order.extend(u for u in units if id(u) not in placed)  # (a cycle: in the file's order)
         return order
+
+    def _note_blind(self, info: FunctionInfo, walked_once: Set[int]) -> None:
+        """Before walking ``info``: walked first with no argument values (its callers not
+        known by name, not walked yet: ``net(x)`` calling ``forward``), what it returns is
+        made of parameters nobody knows, and a caller's loop carrying it back in would
+        keep that guess for good (``total = net(x, total)``). Its calls are then pending
+        (``_call``), as before its first walk, until its next walk (with its callers'
+        arguments where they were seen): at most once per function."""
+        if id(info) in walked_once:
+            self._blind.discard(id(info))
+            return
+        walked_once.add(id(info))
+        if not info.params and self._link_returns and len(info.param_names) > (1 if info.cls is not None else 0):
+            self._blind.add(id(info))
 
     def _take_inputs(self, info: FunctionInfo, callers: Set[int]) -> None:
         """Before walking ``info`` in a round where every unit that may call it has been
@@ -1272,7 +1351,7 @@ class Analyzer:
             # (Lightning's evaluation hooks: the Trainer runs them without grad. A closure
             # handed away, returned or passed to a call not followed: its runner decides.)
             elsewhere = (info.name in self.program.called_off or _lightning_no_grad_hook(info)
-                         or (info.parent is not None and info.cls is None))
+                         or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
         else:
             states = list(sites.values())
@@ -1366,12 +1445,27 @@ class Analyzer:
                 calls.append((fact.method, receiver, fact.grads, fact.inner or fact.node))
         return GradEffects(exit, tuple(calls))
 
-    def _effects_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], before: Optional[tuple]) -> None:
+    def _callback_effects_at(self, call: cst.Call, runner: FunctionInfo, args) -> None:
+        """At a call of ``runner`` with nothing of its own done to gradient buffers: the
+        optimizer calls of the callbacks handed to it that it only calls (``_note_handed``:
+        ``run(step)`` with ``def step(): opt.zero_grad()``), spelled through their free
+        names (``_spelled_at``), in the order they are handed."""
+        if runner.grad_effects.calls or runner.grad_effects.exit != ENTRY_GRADS:
+            return
+        at = 0
+        for arg, value in zip(call.args, args):
+            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if info is not None and id(arg.value) in self._handed.get(id(info), ()) and info.grad_effects.calls:
+                self._effects_at(call, info, info.param_names, self.flow.env.grads, at)
+                at += len(info.grad_effects.calls)
+
+    def _effects_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], before: Optional[tuple], at: int = 0) -> None:
         """At a call of ``target``: its optimizer calls (``Facts.effects``), and the gradient
-        buffers as it leaves them (``GradEffects``)."""
+        buffers as it leaves them (``GradEffects``). (``at``: the index of its first one
+        among those of the call.)"""
         effects = target.grad_effects
         env = self.flow.env
-        for i, (method, receiver, grads, inner) in enumerate(effects.calls):
+        for i, (method, receiver, grads, inner) in enumerate(effects.calls, at):
             key = self._spelled_at(call, target, params, receiver)
             if key is None:
                 continue
@@ -1536,9 +1630,20 @@ class Analyzer:
         sense = True
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, sense = test.expression, False
-        if type(test) is not cst.Name or self.func is None or test.value not in self.func.scope.bound:
+        if type(test) is not cst.Name or self.func is None:
+            return None
+        if test.value not in self.func.scope.bound and not self._enclosing_local(test.value):
             return None
         return test.value, sense
+
+    def _enclosing_local(self, name: str) -> bool:
+        """``name``, read by a nested function, is a local of a function enclosing it
+        (no global: a call could change it); what it holds here is what it held where the
+        nested function was called or handed to its runner (``_free_values``)."""
+        if self.func.parent is None or name in self.func.scope.globals:
+            return False
+        binder = self.scope.binder(name)
+        return binder is not None and type(binder.node) is cst.FunctionDef
 
     def _knowing(self, flow: _Flow, name: str, truth: bool) -> _Flow:
         """``flow`` where ``name`` is known ``truth``y (a tag on a value derived from the
@@ -1651,9 +1756,13 @@ class Analyzer:
                 continue
             for small in line.body:
                 call = small.value if type(small) is cst.Expr else None
-                target = getattr(self._calls.get(id(call)), "target", None) if type(call) is cst.Call else None
-                inner = next((node for p, node in detaches_in_place(target)  # ``_detach(s)``: its ``s.detach_()``
-                              if spelled_at_call(call, target.param_names, target.cls is not None, p) == item), None) if target is not None else None
+                fact = self._calls.get(id(call)) if type(call) is cst.Call else None
+                target = fact.target if fact is not None else None
+                params = target.param_names if target is not None else ()
+                if target is not None and target.cls is not None and fact.callee_value is not None and type(call.func) is not cst.Attribute:
+                    params = params[1:]  # (``net(x)``: its ``forward``)
+                inner = next((node for spelled, node in self._detached_at(call, target, params, fact.args)  # ``_detach(s)``: its ``s.detach_()``
+                              if spelled == item), None) if target is not None else None
                 if inner is not None or (type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_"
                                          and type(call.func.value) is cst.Name and call.func.value.value == item and not call.args):
                     old = self.flow.env.vals.get(name)
@@ -2104,13 +2213,13 @@ class Analyzer:
                     self._applied_exits.update(id(sw.origin.node) for _, sw in target.returns.exit)
             if not through_runner:
                 self._freezes_at(call, target)
-                for p, inner in detaches_in_place(target):  # ``_detach(h)``: ``h.detach_()`` in it
-                    spelled = spelled_at_call(call, params, target.cls is not None, p)
-                    old = env.vals.get(spelled) if spelled is not None and env is not None else None
+                for spelled, inner in self._detached_at(call, target, params, args):  # ``_detach(h)``: ``h.detach_()`` in it
+                    old = env.vals.get(spelled) if env is not None else None
                     if old is not None:
                         self._bind_name(spelled, _detached(inner, old, self.flow.state))
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, params, env.grads)
+                self._callback_effects_at(call, target, args)
             if target is not self.func and env is not None and target.returns.grown and id(target) in self._walks:
                 self._grown_at(call, target, params, bound, through_runner, state)
         elif external is not None:
@@ -2236,7 +2345,7 @@ class Analyzer:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
-        if target is not None and self._link_returns and id(target) not in self._walks:
+        if target is not None and self._link_returns and (id(target) not in self._walks or id(target) in self._blind):
             self._walk.pending = True  # (walked again once ``target`` has a summary)
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, False, PENDING, state)
         if target is not None:  # a local function or method: its summary
@@ -2466,6 +2575,28 @@ class Analyzer:
             elif type(n) is cst.Name and n.value == info.name:
                 refs.append(n)
         return sum(1 for n in refs if id(n) not in called)
+
+    def _detached_at(self, call: cst.Call, target: FunctionInfo, params, args) -> List[Tuple[str, cst.Call]]:
+        """What a call of ``target`` (a function of this file, not through a runner)
+        detaches in place, spelled in the caller: the arguments it hands to parameters
+        that ``target`` detaches (``detaches_in_place``), the caller's names that
+        ``target``, or a callback handed to it that it only calls, detaches as free names
+        (``detached_free_names``: ``run(step)`` with ``def step(): h.detach_()``)."""
+        out = []
+        for p, inner in detaches_in_place(target, self._target_in):
+            spelled = spelled_at_call(call, params, target.cls is not None, p)
+            if spelled is not None:
+                out.append((spelled, inner))
+        callbacks = [target] if target is not self.func else []
+        for arg, value in zip(call.args, args):  # (the arguments' values at the call)
+            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if info is not None and id(arg.value) in self._handed.get(id(info), ()):
+                callbacks.append(info)
+        for info in callbacks:
+            for name, inner in detached_free_names(info):
+                if self.scope.binder(name) is not None and self.scope.binder(name) is info.scope.binder(name):
+                    out.append((name, inner))
+        return out
 
     def _free_names(self, info: FunctionInfo) -> Tuple[str, ...]:
         """The names ``info`` reads but does not bind (its enclosing function's or the
@@ -2735,13 +2866,65 @@ class Analyzer:
             self.flow.state = state.with_recording(fw, sw)
 
 
-def detaches_in_place(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
+def detaches_in_place(info: FunctionInfo, resolve=None, depth: int = 2) -> Tuple[Tuple[str, cst.Call], ...]:
     """The parameters ``info`` detaches in place wherever it runs to its end (``p.detach_()``
     as a statement of its body, not under an ``if``): the caller's argument is detached
     after the call (``_detach(s)`` in d2l's ``for s in state: s.detach_()``): (parameter,
-    its ``detach_()`` call)."""
+    its ``detach_()`` call). Also ``for s in p: s.detach_()`` (every item of ``p``), and,
+    with ``resolve`` (``(call, function it is in) -> the function of the file it runs``),
+    a call of a function that so detaches its argument (``depth`` levels down)."""
     body = info.node.body
     params = info.param_names
+    out = []
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is cst.For:
+            name = line.iter.value if type(line.iter) is cst.Name else None
+            if name in params and type(line.target) is cst.Name and line.orelse is None:
+                inner = _detaching_statement(line.body, line.target.value, info, resolve, depth)
+                if inner is not None:
+                    out.append((name, inner))
+            continue
+        for p in params:
+            inner = _detaching_statement(line, p, info, resolve, depth, (cst.SimpleStatementLine,))
+            if inner is not None:
+                out.append((p, inner))
+    return tuple(out)
+
+
+def _detaching_statement(body, name: str, info: FunctionInfo, resolve, depth: int, kinds=None) -> Optional[cst.Call]:
+    """The ``detach_()`` call by which a statement of ``body`` (a block, or one statement:
+    ``kinds``) detaches ``name`` in place: ``name.detach_()``, or (with ``resolve``) a
+    call handing ``name`` to a function that detaches that parameter (``detaches_in_place``)."""
+    lines = [body] if kinds is not None else list(statements(body))
+    for line in lines:
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is not cst.Call:
+                continue
+            if type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
+                    and type(call.func.value) is cst.Name and call.func.value.value == name:
+                return call
+            if resolve is None or depth <= 0:
+                continue
+            target = resolve(call, info)
+            if target is None or target is info:
+                continue
+            for p, inner in detaches_in_place(target, resolve, depth - 1):
+                if spelled_at_call(call, target.param_names, target.cls is not None, p) == name:
+                    return inner
+    return None
+
+
+def detached_free_names(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
+    """The names of its enclosing scope (not parameters, not bound in it) that ``info``
+    detaches in place wherever it runs to its end (``h.detach_()`` as a statement of its
+    body): a closure run where the caller's ``h`` is (``run(step)`` with ``def step():
+    h.detach_()``). (name, its ``detach_()`` call)."""
+    body = info.node.body
+    params = set(info.param_names)
+    bound = info.scope.bound
     out = []
     for line in (body.body if type(body) is cst.IndentedBlock else ()):
         if type(line) is not cst.SimpleStatementLine:
@@ -2749,9 +2932,26 @@ def detaches_in_place(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
         for small in line.body:
             call = small.value if type(small) is cst.Expr else None
             if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
-                    and type(call.func.value) is cst.Name and call.func.value.value in params:
+                    and type(call.func.value) is cst.Name and call.func.value.value not in params and call.func.value.value not in bound:
                 out.append((call.func.value.value, call))
     return tuple(out)
+
+
+def _drop_symbolic_module_backwards(calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact]) -> None:
+    """``m.backward()`` where ``m``'s value is, anywhere in the file, the receiver of what
+    only an MXNet symbolic module has (``roles.module_only_call``): its executor's
+    backward pass, no autograd (as ``roles.is_symbolic_module`` finds by name in one
+    unit; this follows the value: a module handed to a helper, or put in a list and
+    backpropagated in a loop). After the fixpoint, once: one pass over the calls."""
+    modules = {id(c.receiver) for c in calls.values()
+               if c.receiver is not None and c.method is not None and c.receiver.node is not None
+               and type(c.node.func) is cst.Attribute and roles.module_only_call(c.node)}
+    if not modules:
+        return
+    for key in [k for k, b in backwards.items()
+                if b.api == "backward" and len(b.values) == 1 and id(b.values[0]) in modules
+                and type(b.node.func) is cst.Attribute]:
+        del backwards[key]
 
 
 def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int] = frozenset()) -> Tuple[Tuple[str, Switch], ...]:
@@ -2779,8 +2979,8 @@ def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int
 def _past_scopes(v: Value) -> bool:
     """Below a value a recording scope could not come from: a tensor computed, data, a
     graph left (``ancestors``' ``stop`` for ``Returns.scope``)."""
-    if "scope" in v.tags:
-        return False
+    if "scope" in v.tags or (v.node is None and v.parents):
+        return False  # (a join, ``record() if train else nullcontext()``: each side is looked at)
     return "left-graph" in v.tags or (type(v.node) is cst.Call and bool(v.parents)) or any(
         sw.mode is not Mode.UNKNOWN for sw in v.rec.values())
 

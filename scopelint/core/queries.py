@@ -137,6 +137,19 @@ def backward_functions(facts: Facts) -> set:
     return trains
 
 
+def module_trains(facts: Facts, trains: Optional[set] = None) -> bool:
+    """Module-level code backpropagates: a backward call of its own, or a call of a
+    function that backpropagates (``backward_functions``: a helper, a runner handed a
+    training closure, a ``Trainer.fit``, another module's training step)."""
+    if any(b.func is None for b in facts.backwards):
+        return True
+    if trains is None:
+        trains = backward_functions(facts)
+    return any(c.func is None and ((c.target is not None and id(c.target) in trains)
+                                   or (c.external is not None and getattr(c.external, "trains", ())))
+               for c in facts.calls)
+
+
 def _graph_names_in(node: cst.CSTNode):
     """Names in an expression whose graph may survive it (not ``x.asnumpy()``, ``x.item()``)."""
 

@@ -136,12 +136,18 @@ def is_symbolic_module(receiver: cst.BaseExpression, value, unit: cst.CSTNode) -
     for n in walk(unit, is_nested_scope):
         if type(n) is not cst.Call or type(n.func) is not cst.Attribute or dotted(n.func.value) != name:
             continue
-        method = n.func.attr.value
-        if method in _MODULE_ONLY_METHODS or (method == "update" and not n.args):
-            return True
-        if method == "forward" and any(a.keyword is not None and a.keyword.value == "is_train" for a in n.args):
+        if module_only_call(n):
             return True
     return False
+
+
+def module_only_call(n: cst.Call) -> bool:
+    """``x.m(...)`` (an attribute call) calls what only an MXNet symbolic module has
+    (``is_symbolic_module``): ``x`` is one."""
+    method = n.func.attr.value
+    if method in _MODULE_ONLY_METHODS or (method == "update" and not n.args):
+        return True
+    return method == "forward" and any(a.keyword is not None and a.keyword.value == "is_train" for a in n.args)
 
 
 def entered_exit_stack(stack, call: cst.Call, unit: cst.CSTNode) -> bool:
