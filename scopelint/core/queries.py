@@ -7,7 +7,7 @@ from typing import FrozenSet, Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.arguments import CALL_METHODS
+from scopelint.core.arguments import CALL_METHODS, spelled_at_call
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
@@ -431,6 +431,41 @@ def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
         except AttributeError:
             pass
     return list(index.get(id(loop), ()))
+
+
+def spelled_in_loop(facts: Facts, func: Optional[FunctionInfo], name: str, loop: cst.CSTNode, through: Optional[list] = None):
+    """``name`` of ``func`` (rooted at a parameter, ``self`` or a global) as the calls
+    that run ``func`` once per iteration of ``loop`` (its facts' ``caller_loops``) spell
+    it: through each call's arguments (``arguments.spelled_at_call``), up the callers
+    until the call stands in ``loop`` (``make_opt(model)`` in the loop: ``model``). A list,
+    one per call; None where a call does not name it or a caller is not seen.
+    ``through``: gets each function on the way with its spelling of the name (``func``'s
+    first), whose body runs in every iteration too."""
+    frontier = [(func, name)]
+    out = []
+    for _ in range(5):
+        later = []
+        for f, n in frontier:
+            root = n.split(".", 1)[0]
+            if f is None or (root not in f.param_names and root in f.scope.bound and root not in f.scope.globals):
+                return None  # (a local of the function: made again at every call)
+            if through is not None:
+                through.append((f, n))
+            sites = [c for c in facts.calls if c.target is f and c.func is not f]
+            if not sites:
+                return None
+            for c in sites:
+                spelled = spelled_at_call(c.node, f.param_names, f.cls is not None and f.parent is None, n)
+                if spelled is None:
+                    return None
+                if any(l is loop for l in c.loops):
+                    out.append(spelled)
+                else:
+                    later.append((c.func, spelled))
+        if not later:
+            return out
+        frontier = later
+    return None
 
 
 def backwards_run_in_loop(facts: Facts, loop: cst.CSTNode):
@@ -1092,6 +1127,14 @@ def optimizer_constructor(facts: Facts, value: Optional[Value]):
     ``value``, when the flow saw it do so."""
     node = getattr(value, "node", None)
     fact = facts.call_of(node) if type(node) is cst.Call else None
+    depth = 0
+    while fact is not None and fact.target is not None and len(value.parents) == 1 and depth < 4:
+        # A local function's call that returns the optimizer it built (``opt =
+        # make_opt(model)``, through a runner too): its value is linked to the callee's
+        # (``Returns.template``).
+        value = value.parents[0]
+        fact = facts.call_of(value.node) if type(value.node) is cst.Call else None
+        depth += 1
     return fact if fact is not None and F.is_optimizer_constructor(fact.qname) else None
 
 
