@@ -792,6 +792,34 @@ def outlives_call(func: Optional[FunctionInfo], key: Optional[str], before: Opti
     return True
 
 
+def kept_across_calls(func: Optional[FunctionInfo], key: Optional[str], before: Optional[Value], loops) -> bool:
+    """A write in ``func`` to ``key`` whose object its callers keep across the iterations
+    of ``loops`` (those its calls run in: ``loops_around``): a parameter's or a free
+    name's (a closure's) object that the flow saw made outside ``func`` and before those
+    loops (``losses = []`` before the loop, ``log(loss, losses)`` in it). An object the
+    flow does not know (a name, an attribute, a join of several): not known, False."""
+    if func is None or not key or not loops:
+        return False
+    root = key.split(".", 1)[0]
+    params = func.param_names
+    if func.cls is not None and params and root == params[0]:
+        return False  # (``self``'s: ``outlives_call``)
+    if root not in params and (root in func.scope.bound or root in func.scope.globals):
+        return False  # (a local of the call; a global: ``outlives_call``)
+    v = before
+    while v is not None and type(v.node) in (cst.Subscript, cst.Attribute) and v.parents:
+        v = v.parents[0]
+    node = v.node if v is not None else None
+    if v is not None and node is None and "carried" in v.tags and v.parents:
+        # Carried around a loop: the same object on every path, grown in place (``Value``s
+        # of ``Returns.grown`` keep the object's node), or not known.
+        nodes = {id(p.node): p.node for p in v.parents}
+        node = v.parents[0].node if len(nodes) == 1 else None
+    if node is None or type(node) in (cst.Name, cst.Attribute):
+        return False
+    return not finds(func.node, lambda n: n is node) and not any(finds(loop, lambda n: n is node) for loop in loops)
+
+
 def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen: Optional[set] = None) -> bool:
     """What ``func`` returns may be backpropagated where it is called: some call site's
     result is, or is returned by its own function to callers that backpropagate it
