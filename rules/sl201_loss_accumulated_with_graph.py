@@ -150,7 +150,7 @@ class LossAccumulatedWithGraph(Rule):
                     # ``total = add(total, loss)`` in a loop: ``add``'s ``total += loss``
                     # adds to what the previous iteration's call returned.
                     loops, handed = tuple(carried), True
-                elif not outlives_call(func, key, accumulator) and not kept_across_calls(func, key, accumulator, around):
+                elif not outlives_call(func, key, accumulator) and not kept_across_calls(facts, func, key, accumulator, around):
                     continue  # (kept by the callers across their loops: ``log(loss, losses)``)
                 else:
                     loops, per_call = around, True

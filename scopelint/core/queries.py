@@ -792,7 +792,24 @@ def outlives_call(func: Optional[FunctionInfo], key: Optional[str], before: Opti
     return True
 
 
-def kept_across_calls(func: Optional[FunctionInfo], key: Optional[str], before: Optional[Value], loops) -> bool:
+def _callers_in_loop(facts: Facts, func: FunctionInfo, loop: cst.CSTNode) -> list:
+    """The functions between ``func`` and the calls of it (or of its callers) that stand
+    in ``loop``: those that run in every iteration with it (up to three calls)."""
+    out, seen, frontier = [], set(), [func]
+    for _ in range(3):
+        later = []
+        for f in frontier:
+            for c in facts.calls:
+                if c.target is not f or c.func is None or id(c.func) in seen or any(l is loop for l in c.loops):
+                    continue
+                seen.add(id(c.func))
+                out.append(c.func)
+                later.append(c.func)
+        frontier = later
+    return out
+
+
+def kept_across_calls(facts: Facts, func: Optional[FunctionInfo], key: Optional[str], before: Optional[Value], loops) -> bool:
     """A write in ``func`` to ``key`` whose object its callers keep across the iterations
     of ``loops`` (those its calls run in: ``loops_around``): a parameter's or a free
     name's (a closure's) object that the flow saw made outside ``func`` and before those
@@ -817,7 +834,11 @@ def kept_across_calls(func: Optional[FunctionInfo], key: Optional[str], before: 
         node = v.parents[0].node if len(nodes) == 1 else None
     if node is None or type(node) in (cst.Name, cst.Attribute):
         return False
-    return not finds(func.node, lambda n: n is node) and not any(finds(loop, lambda n: n is node) for loop in loops)
+    if finds(func.node, lambda n: n is node) or any(finds(loop, lambda n: n is node) for loop in loops):
+        return False
+    # Nor made by a caller on the way that runs in the loops itself (``logs = []`` in a
+    # ``train_epoch`` called per iteration): only where the innermost loop stands.
+    return not any(finds(f.node, lambda n: n is node) for f in _callers_in_loop(facts, func, loops[-1]))
 
 
 def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen: Optional[set] = None) -> bool:
