@@ -4,7 +4,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.flow import carried_tag
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
-    backpropagated, backpropagated_by_callers, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call,
+    backpropagated, backpropagated_by_callers, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call, kept_across_calls,
     recorded, returns_backpropagated, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
@@ -150,8 +150,8 @@ class LossAccumulatedWithGraph(Rule):
                     # ``total = add(total, loss)`` in a loop: ``add``'s ``total += loss``
                     # adds to what the previous iteration's call returned.
                     loops, handed = tuple(carried), True
-                elif not outlives_call(func, key, accumulator):
-                    continue
+                elif not outlives_call(func, key, accumulator) and not kept_across_calls(facts, func, key, accumulator, around):
+                    continue  # (kept by the callers across their loops: ``log(loss, losses)``)
                 else:
                     loops, per_call = around, True
                     if not loops or _reset_elsewhere(facts, func, key):

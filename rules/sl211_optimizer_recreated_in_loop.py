@@ -3,7 +3,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from scopelint.core.names import dotted
-from scopelint.core.queries import optimizer_owners, stepped_optimizer
+from scopelint.core.queries import optimizer_owners, spelled_in_loop, stepped_optimizer
 from scopelint.core.roles import is_data_iterable, is_optimizer_step
 from scopelint.core.syntax import runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
@@ -59,22 +59,26 @@ class OptimizerRecreatedInLoop(Rule):
                 if ctor is not None:
                     steps.setdefault(id(ctor.node), []).append(step)
         for ctor in facts.calls:
-            if not ctor.loops or id(ctor.node) not in steps or not _keeps_state(ctor):
+            # (built in the loop, or by a function run once per iteration of it: its
+            # ``caller_loops``, ``opt = make_opt(model)`` in the loop)
+            loops = ctor.loops or ctor.caller_loops
+            if not loops or id(ctor.node) not in steps or not _keeps_state(ctor):
                 continue
             owned = optimizer_owners(facts, ctor)
             if owned is None:
                 continue
-            loop = ctor.loops[-1]
+            loop = loops[-1]
             if not _steps_in(facts, steps[id(ctor.node)], loop) or runs_once(loop) or not _steps_of_training(loop):
                 continue
             # Every model it is built over persists (one rebuilt in the iteration: a fresh run).
             spelled = []
             for params, owner in owned:
                 name = dotted(params.node.func.value)
-                if not _persists(facts, owner, name, loop):
+                names = [name] if ctor.loops else _spelled_in(facts, ctor, owner, name, loop)
+                if not names or not all(_persists(facts, owner, n, loop) for n in names):
                     break
-                if name not in spelled:
-                    spelled.append(name)
+                if names[0] not in spelled:
+                    spelled.append(names[0])
             else:
                 fix = hoist(ctx, ctor, loop)
                 over = " and ".join(f"`{n}`" for n in spelled)
@@ -87,10 +91,26 @@ class OptimizerRecreatedInLoop(Rule):
                 )
 
 
+def _spelled_in(facts, ctor, owner, name: Optional[str], loop):
+    """``name`` (the callee's spelling of a model) as the calls in ``loop`` of the function
+    that builds the optimizer spell it (the caller's own names: ``_persists`` reads the
+    loop)."""
+    if name is None:
+        return None
+    through = []
+    names = spelled_in_loop(facts, ctor.func, name, loop, through)
+    # (the functions on the way run in every iteration: one that re-initialises the
+    # model or binds it anew starts a fresh run)
+    if names and all(_persists(facts, owner, n, f.node) for f, n in through):
+        return names
+    return None
+
+
 def _steps_in(facts, steps, loop) -> bool:
     """The optimizer steps in ``loop``: there, or in a local function called there that
-    was handed the optimizer (``train_epoch(model, loader, optimizer)``)."""
-    if any(loop in s.loops for s in steps):
+    was handed the optimizer (``train_epoch(model, loader, optimizer)``), or one run once
+    per iteration of it (``caller_loops``)."""
+    if any(any(l is loop for l in s.loops + s.caller_loops) for s in steps):
         return True
     funcs = {id(s.func) for s in steps if s.func is not None}
     return any(c.target is not None and id(c.target) in funcs and loop in c.loops for c in facts.calls)

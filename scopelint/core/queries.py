@@ -7,7 +7,7 @@ from typing import FrozenSet, Iterable, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.arguments import CALL_METHODS
+from scopelint.core.arguments import CALL_METHODS, spelled_at_call
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
@@ -446,6 +446,41 @@ def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
     return list(index.get(id(loop), ()))
 
 
+def spelled_in_loop(facts: Facts, func: Optional[FunctionInfo], name: str, loop: cst.CSTNode, through: Optional[list] = None):
+    """``name`` of ``func`` (rooted at a parameter, ``self`` or a global) as the calls
+    that run ``func`` once per iteration of ``loop`` (its facts' ``caller_loops``) spell
+    it: through each call's arguments (``arguments.spelled_at_call``), up the callers
+    until the call stands in ``loop`` (``make_opt(model)`` in the loop: ``model``). A list,
+    one per call; None where a call does not name it or a caller is not seen.
+    ``through``: gets each function on the way with its spelling of the name (``func``'s
+    first), whose body runs in every iteration too."""
+    frontier = [(func, name)]
+    out = []
+    for _ in range(5):
+        later = []
+        for f, n in frontier:
+            root = n.split(".", 1)[0]
+            if f is None or (root not in f.param_names and root in f.scope.bound and root not in f.scope.globals):
+                return None  # (a local of the function: made again at every call)
+            if through is not None:
+                through.append((f, n))
+            sites = [c for c in facts.calls if c.target is f and c.func is not f]
+            if not sites:
+                return None
+            for c in sites:
+                spelled = spelled_at_call(c.node, f.param_names, f.cls is not None and f.parent is None, n)
+                if spelled is None:
+                    return None
+                if any(l is loop for l in c.loops):
+                    out.append(spelled)
+                else:
+                    later.append((c.func, spelled))
+        if not later:
+            return out
+        frontier = later
+    return None
+
+
 def backwards_run_in_loop(facts: Facts, loop: cst.CSTNode):
     """The backward calls that run in ``loop``: inside it, or in a function called there
     once per iteration (``caller_loops``: ``train_epoch`` called by ``fit``'s loop)."""
@@ -768,6 +803,55 @@ def outlives_call(func: Optional[FunctionInfo], key: Optional[str], before: Opti
         if finds(func.node, lambda n: n is v.node):
             return False  # ``self.total = 0.0`` earlier in this call
     return True
+
+
+def _callers_in_loop(facts: Facts, func: FunctionInfo, loop: cst.CSTNode) -> list:
+    """The functions between ``func`` and the calls of it (or of its callers) that stand
+    in ``loop``: those that run in every iteration with it (up to three calls)."""
+    out, seen, frontier = [], set(), [func]
+    for _ in range(3):
+        later = []
+        for f in frontier:
+            for c in facts.calls:
+                if c.target is not f or c.func is None or id(c.func) in seen or any(l is loop for l in c.loops):
+                    continue
+                seen.add(id(c.func))
+                out.append(c.func)
+                later.append(c.func)
+        frontier = later
+    return out
+
+
+def kept_across_calls(facts: Facts, func: Optional[FunctionInfo], key: Optional[str], before: Optional[Value], loops) -> bool:
+    """A write in ``func`` to ``key`` whose object its callers keep across the iterations
+    of ``loops`` (those its calls run in: ``loops_around``): a parameter's or a free
+    name's (a closure's) object that the flow saw made outside ``func`` and before those
+    loops (``losses = []`` before the loop, ``log(loss, losses)`` in it). An object the
+    flow does not know (a name, an attribute, a join of several): not known, False."""
+    if func is None or not key or not loops:
+        return False
+    root = key.split(".", 1)[0]
+    params = func.param_names
+    if func.cls is not None and params and root == params[0]:
+        return False  # (``self``'s: ``outlives_call``)
+    if root not in params and (root in func.scope.bound or root in func.scope.globals):
+        return False  # (a local of the call; a global: ``outlives_call``)
+    v = before
+    while v is not None and type(v.node) in (cst.Subscript, cst.Attribute) and v.parents:
+        v = v.parents[0]
+    node = v.node if v is not None else None
+    if v is not None and node is None and "carried" in v.tags and v.parents:
+        # Carried around a loop: the same object on every path, grown in place (``Value``s
+        # of ``Returns.grown`` keep the object's node), or not known.
+        nodes = {id(p.node): p.node for p in v.parents}
+        node = v.parents[0].node if len(nodes) == 1 else None
+    if node is None or type(node) in (cst.Name, cst.Attribute):
+        return False
+    if finds(func.node, lambda n: n is node) or any(finds(loop, lambda n: n is node) for loop in loops):
+        return False
+    # Nor made by a caller on the way that runs in the loops itself (``logs = []`` in a
+    # ``train_epoch`` called per iteration): only where the innermost loop stands.
+    return not any(finds(f.node, lambda n: n is node) for f in _callers_in_loop(facts, func, loops[-1]))
 
 
 def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen: Optional[set] = None) -> bool:
@@ -1105,6 +1189,14 @@ def optimizer_constructor(facts: Facts, value: Optional[Value]):
     ``value``, when the flow saw it do so."""
     node = getattr(value, "node", None)
     fact = facts.call_of(node) if type(node) is cst.Call else None
+    depth = 0
+    while fact is not None and fact.target is not None and len(value.parents) == 1 and depth < 4:
+        # A local function's call that returns the optimizer it built (``opt =
+        # make_opt(model)``, through a runner too): its value is linked to the callee's
+        # (``Returns.template``).
+        value = value.parents[0]
+        fact = facts.call_of(value.node) if type(value.node) is cst.Call else None
+        depth += 1
     return fact if fact is not None and F.is_optimizer_constructor(fact.qname) else None
 
 
