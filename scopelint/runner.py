@@ -196,9 +196,8 @@ def _preload() -> None:
         return
     import scopelint.core.flow  # noqa: F401  (libcst and the core with it)
     import scopelint.core.lower  # noqa: F401
-    import scopelint.fixkit  # noqa: F401
     import scopelint.positions  # noqa: F401
-    from scopelint.rules import ALL_RULES
+    from scopelint.rules import ALL_RULES  # (the rules import the fix helpers)
 
     for code in ALL_RULES:
         ALL_RULES[code]
