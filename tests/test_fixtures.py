@@ -142,9 +142,10 @@ def _anchor_forms():
     forms += [f"{form}\n    torch.autograd.backward([loss])" for form in (
         "p.data = a", "p.data[:] = a", "p.data.copy_(a)", "p.data += a", "p . grad = None", "p.grad.zero_()",
         "(p.  # the buffer\n     data) = a")]
-    # Loss calls, as roles.is_loss_call reads a name (any case, any part of it).
-    forms += [f"y = F.{name}(a, b)" for name in ("cross_entropy", "nll_loss", "MSELoss", "l1_loss", "BCEWithLogits",
-                                                  "kl_div", "hinge_embedding", "HuberLoss", "ctc_loss", "crit", "criterion")]
+    # Loss calls, as roles.is_loss_call reads a name (any case, any part of it; not a
+    # class's spelling: ``nn.MSELoss()`` makes an object).
+    forms += [f"y = F.{name}(a, b)" for name in ("cross_entropy", "nll_loss", "MSE", "l1_loss", "BCE_with_logits",
+                                                  "kl_div", "hinge_embedding", "HUBER", "ctc_loss", "crit", "criterion")]
     return forms
 
 
@@ -164,6 +165,42 @@ def test_whatever_the_plan_anchors_on_passes_the_text_gate(form, newline):
     assert might_fire(code, Settings())
 
 
+@pytest.mark.parametrize("code, anchors", [
+    ("def evaluate_guards(code, scope):\n    return helper(code) + len(scope)\n", False),  # torch's many codegen helpers
+    ("def evaluate(model, x):\n    return model(x)\n", True),
+    ("class A:\n    def predict(self, x):\n        y = self.prep(x)\n\n# a comment at column 0\n        return self.net(y)\n", True),
+    ("class A:\n    async def infer(self, x):\n        return self.backbone(x)\n", True),
+    ("def validate(x, fn):\n    out = []\n    for f in fn:\n        out.append(f(x))\n    return out\n", True),
+    ("@g(1)\ndef evaluate(x):\n    return x\n", True),  # a decorator called ``g``: may be a model
+    ("@g(\n    1,\n)\n@staticmethod\ndef evaluate(x):\n    return x\n", True),
+    ("@other\ndef run(x):\n    return x\n\n\ndef evaluate(x):\n    return len(x)\n", False),
+    ("def outer(net):\n    def evaluate(x):\n        return net(x)\n    return evaluate\n", True),  # ``net``: a model's name
+    ("def outer(a):\n    def evaluate(x):\n        return helper(x)\n    return evaluate\n", False),
+])
+def test_an_inference_named_function_passes_the_text_gate_where_the_plan_anchors_it(code, anchors):
+    """The text gate reads an inference-named function alone (``slicing._def_text``) and
+    asks what the plan asks of it: whether it may call a model."""
+    from scopelint.core import slicing
+    from scopelint.engine import Settings, might_fire
+
+    code = "import torch\n\n\n" + code
+    assert (slicing.plan(code, Settings().inference_functions).source is not None) is anchors
+    assert might_fire(code, Settings()) is anchors
+
+
+@pytest.mark.parametrize("code", [
+    # a string's line less indented than the function ends the text early: it does not parse
+    'def generate_code(x):\n    src = """\nline\n"""\n    return model(src)\n',
+    "def evaluate(a,\nmodel):\n    return model(a)\n",  # parameters less indented than the ``def``
+    "class A:\n    def predict(self, x):\n        y = 1\n\t\treturn self.model(x)\n",  # a tab where spaces were
+    'x = """def evaluate(m):\n    return 1\n"""\n',  # a ``def`` in a string, not at a line's start
+])
+def test_an_inference_named_function_the_text_gate_cannot_read_alone_passes_it(code):
+    from scopelint.engine import Settings, might_fire
+
+    assert might_fire("import torch\n\n\n" + code, Settings())
+
+
 def test_a_function_with_type_parameters_passes_the_text_gate():
     """``def predict[T](...)`` (Python 3.12): the plan anchors on it where ``ast`` reads
     it; the text gate, read before, lets it through on any Python."""
@@ -180,6 +217,11 @@ def test_a_function_with_type_parameters_passes_the_text_gate():
     # API names in comments only (a whole line of comment: ``# loss.backward()``)
     "import torch\n\n# call loss.backward() after this, under torch.no_grad() if need be\nx = torch.ones(2)\n",
     "import torch\n\n\ndef f(p):\n    # p.data = p.data * 2 would leave the graph; model.eval() here\n    return p * 2\n",
+    # the gradient buffer's forms where nothing may backpropagate (an optimizer's step)
+    "import torch\n\n\ndef step(ps, lr):\n    for p in ps:\n        p.data -= lr * p.grad.data\n        p.grad = None\n",
+    "import mxnet\nnet.initialize(grad_req='add')\nnet.collect_params().setattr('grad_req', 'add')\n",
+    # method names called as functions
+    "import torch\n\n\ndef f(code, cfg):\n    train(cfg)\n    return eval(code, {}, {})\n",
 ])
 def test_the_text_gate_skips_what_has_no_anchor_in_the_form_the_plan_reads(code):
     """Definitions named like the API, ``requires_grad=False`` or read, another

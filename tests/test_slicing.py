@@ -110,6 +110,23 @@ def test_no_anchor_means_nothing_to_parse():
     ("buffer.zero_()", False),  # zeroes a tensor, not a gradient
     ("zero_(p)", False),  # a plain function named so (once an AttributeError in the plan)
     ("setattr('grad_req', 'add')", False),
+    # methods the analysis reads as methods only (``CallFact.method``)
+    ("net.eval()", True),
+    ("return eval(code, {}, {})", False),  # the builtin (torch's symbolic_shapes.py)
+    ("train(obj, flag)", False),  # a function named so
+    ("return parameters(net)", False),
+    ("zero_grad(net)", False),
+    ("requires_grad_(w)", False),
+    ("net.zero_grad()", True),
+    ("return net.parameters()", True),
+    ("w.requires_grad_()", True),
+    # loss calls as ``roles.is_loss_call`` reads them: a CamelCase name constructs an object
+    ("return criterion(net, w)", True),
+    ("return F.mse_loss(net, w)", True),
+    ("return BCE(net, w)", True),  # a constant's spelling, not a class's
+    ("return ir.RandomSeeds(flag)", False),  # "mSe" in a class name (torch's _inductor/lowering.py)
+    ("return nn.MSELoss()", False),
+    ("handler = ExtractConstantsHandler(w)", False),  # "ctC"
 ])
 def test_keywords_and_calls_anchor_only_in_the_form_the_analysis_reads(line, anchors):
     # (in a file that backpropagates somewhere: the gradient buffer's forms are read
@@ -178,12 +195,18 @@ def test_every_fixture_with_a_backward_call_backpropagates_for_the_gate():
 
 @pytest.mark.parametrize("line, anchors", [
     ("return G(y, x)", True),  # autograd.grad, imported under another name, called
+    ("return bw([y])", True),  # autograd.backward, imported under another name
+    ("return ev(x)", False),  # a method's name, imported as a function: nothing the analysis reads
+    ("return Loss(x)", True),  # a loss function imported under a class's spelling: what it names
+    ("return mse(x)", True),  # a class imported under a loss's spelling: a local binding may shadow it
     ("return isinstance(x, Parameter)", False),  # named, not called: not a leaf
     ("return P(x)", True),
     ("return ng", True),  # a grad-mode scope counts in any use
 ])
 def test_imported_api_names_anchor_as_the_analysis_reads_them(line, anchors):
     src = ("import torch\nfrom torch.autograd import grad as G\nfrom torch.nn import Parameter, Parameter as P\n"
+           "from torch.autograd import backward as bw\nfrom tools import eval as ev\n"
+           "from torch.nn.functional import mse_loss as Loss\nfrom ops import RandomSeeds as mse\n"
            f"from torch import no_grad as ng\n\n\ndef f(x, y):\n    {line}\n")
     assert (_plan(src).source is not None) == anchors
 

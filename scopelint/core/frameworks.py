@@ -173,6 +173,19 @@ def name_matcher(patterns: Tuple[str, ...]) -> Callable[[str], bool]:
 
 # Callees whose name says they compute a loss (the last component of the name).
 LOSS_NAME = re.compile(r"loss|criterion|crit$|cross_entropy|nll|mse|l1|bce|kl_div|hinge|huber|ctc", re.IGNORECASE)
+# Spelled as Python spells classes (``CTCBeam``, ``STFTLoss``, ``RandomSeeds``), not as
+# functions or constants (``mse_loss``, ``BCE``).
+CLASS_NAME = re.compile(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
+
+
+def is_loss_name(name: str) -> bool:
+    """A callee (the last component of its name) that computes a loss: ``criterion``,
+    ``mse_loss``, ``BCE``. A class spelled in CamelCase (``STFTLoss(n_fft)``,
+    ``nn.MSELoss()``, ``RandomSeeds(n)``) constructs an object; it computes no loss.
+    (``roles.is_loss_call`` and the gate's anchors ask this same question.)"""
+    return CLASS_NAME.match(name) is None and LOSS_NAME.search(name) is not None
+
+
 # Names that can hold a model (``model(x)``, ``self.encoder(x)``: roles.is_model_call).
 MODEL_NAME = re.compile(
     r"(^|_)(model|net|network|module|encoder|decoder|classifier|backbone|generator|"

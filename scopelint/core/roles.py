@@ -279,22 +279,15 @@ def is_discriminator_optimizer(name: str) -> bool:
 
 
 def is_loss_call(call: CallFact) -> bool:
-    """A call that computes a loss: ``criterion(out, y)``, ``F.mse_loss(...)``. A class
-    spelled in CamelCase (``STFTLoss(n_fft)``, ``CTCBeam(...)``, ``nn.MSELoss()``)
-    constructs an object; it computes no loss."""
-    name = (call.qname or call.callee or "").rsplit(".", 1)[-1]
-    if is_class_name(name):
-        return False
-    return bool(F.LOSS_NAME.search(name))
-
-
-_CLASS_NAME = re.compile(r"^_*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")
+    """A call that computes a loss: ``criterion(out, y)``, ``F.mse_loss(...)``; not the
+    construction of a loss object (``nn.MSELoss()``: ``frameworks.is_loss_name``)."""
+    return F.is_loss_name((call.qname or call.callee or "").rsplit(".", 1)[-1])
 
 
 def is_class_name(name: str) -> bool:
     """Spelled as Python spells classes (``CTCBeam``, ``STFTLoss``, ``Task``), not as
     functions or constants (``mse_loss``, ``BCE``)."""
-    return bool(_CLASS_NAME.match(name))
+    return F.CLASS_NAME.match(name) is not None
 
 
 _DATA_NAME = re.compile(r"(^|_)(loader|dataloader|dataset|data|batches|dl|iterator|samples)s?(_|$)", re.IGNORECASE)

@@ -143,6 +143,11 @@ _SCOPE_NAMES = {
 _CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES)} | {
     "backward", "zero_grad", "eval", "train", "parameters", "named_parameters",
 }
+# ... of which these only as methods: called by a bare name (the builtin ``eval(code)``,
+# a function ``train(cfg)``), they are nothing the analysis reads (``flow.Analyzer._call``
+# and the rules read them as ``CallFact.method``, which a bare name has not).
+_METHODS_ONLY = (frozenset(F.MAKE_LEAF_METHODS) | {"zero_grad", "eval", "train", "parameters", "named_parameters"}) - {
+    _last(q) for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES)}
 # ... and, exactly as the analysis and the rules read them: ``requires_grad=True`` (a
 # leaf: ``flow.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
 # (``queries.sets_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
@@ -177,7 +182,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     ``.data`` writes (SL209) and state kept on the object (SL204). Each of those rules
     needs a backward call of the file (``Facts.backwards``) for any finding, and no other
     rule reads them (a ``.data`` write is no write into a leaf: ``queries.written_leaf``)."""
-    loss = F.LOSS_NAME.search
+    loss = F.is_loss_name
     lines = set()
     buffers = ("grad", "data", "grad_req") if backprop else ()
     for node in found[ast.Attribute]:
@@ -203,7 +208,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
     def anchors(n: str) -> bool:
         verdict = anchoring.get(n)
         if verdict is None:
-            verdict = anchoring[n] = n in _CALLED or loss(n) is not None or not n.isascii()  # roles.is_loss_call
+            verdict = anchoring[n] = n in _CALLED or loss(n) or not n.isascii()  # roles.is_loss_call
         return verdict
 
     for node in found[ast.Call]:
@@ -218,7 +223,8 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             name, also = f.attr, None
         else:
             continue
-        if anchors(name) or (also and any(anchors(n) for n in also)):
+        if (t is ast.Attribute or name not in _METHODS_ONLY) and anchors(name) or (
+                also and any(n not in _METHODS_ONLY and anchors(n) for n in also)):
             lines.add(node.lineno)
             sets_mode = sets_mode or (t is ast.Attribute and name in ("eval", "train"))
         elif t is not ast.Attribute or not backprop:
@@ -360,6 +366,35 @@ def _starts_a_word(text: str, at: int) -> bool:
     return at == 0 or text[at - 1] not in _IDENTIFIER_CHARS
 
 
+def _after_a_dot(text: str, at: int) -> bool:
+    """Whether the name at ``at`` may be an attribute (``model.eval``, ``model .\\``
+    newline ``eval``): a ``.`` before it, past blanks and line continuations; a line
+    before it that holds a ``#`` may end in a comment after the dot (inside brackets):
+    that counts too."""
+    i = at - 1
+    while i >= 0:
+        c = text[i]
+        if c == ".":
+            return True
+        if c in "\r\n":
+            start = max(text.rfind("\n", 0, i), text.rfind("\r", 0, i)) + 1
+            if "#" in text[start:i]:
+                return True
+        elif c not in " \t\f\\":
+            return False
+        i -= 1
+    return False
+
+
+_BACKPROP_CALL = re.compile(r"grad(?:[\s\\]|#[^\r\n]*)*\(")
+
+
+def _may_backprop(text: str) -> bool:
+    """A superset, read in text, of ``_backprop``: ``backward`` or ``autograd`` anywhere,
+    or ``grad`` called."""
+    return "backward" in text or "autograd" in text or ("grad" in text and _BACKPROP_CALL.search(text) is not None)
+
+
 # A line that holds only a comment (no ``{``: not the text of an f-string's expression
 # either) holds no anchor, whatever it says; most files that pass the rest of the gate
 # only for their words pass it for a comment (a docstring's stay).
@@ -444,7 +479,8 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
     """Whether ``text``, in a file that may import ``frameworks``, may hold an anchor."""
     if "#" in text:
         text = _COMMENT_LINE.sub("", text)
-    if "grad_req" in text or (("grad" in text or "data" in text) and _GRAD_OR_DATA.search(text)):
+    if (("grad_req" in text or (("grad" in text or "data" in text) and _GRAD_OR_DATA.search(text)))
+            and _may_backprop(text)):  # (the gradient buffer's forms anchor only there: ``_anchor_lines``)
         return True
     for fw in frameworks:  # grad-mode scopes and switches, in any use
         for word, pattern in _WORDS_BY_FRAMEWORK[fw].items():
@@ -457,18 +493,97 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
         if word in text:
             for m in _rx(pattern).finditer(text):
                 at = m.start()
-                if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at):
+                if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at) and (
+                        word not in _METHODS_ONLY or _after_a_dot(text, at)):
                     return True
     if "requires_grad" in text:
         for m in _rx(_LEAF_KEYWORD).finditer(text):
             if _starts_a_word(text, m.start()):
                 return True
-    if "def" in text and _inference_defs(tuple(inference_functions)).search(text):
-        return True
     if not text.isascii() and _rx(_NOT_ASCII_CALL).search(text):
         return True
     lowered = text.lower()
-    return any(part in lowered and _rx(_LOSS_CALLS[part]).search(lowered) for part in _LOSS_PARTS)
+    if any(part in lowered and _rx(_LOSS_CALLS[part]).search(lowered) for part in _LOSS_PARTS):
+        return True
+    # Last, as it may parse: an inference-named function that may call a model (no name
+    # is put in eval mode here: ``.eval(``/``.train(`` would have passed above).
+    return "def" in text and _an_inference_def_may_anchor(text, tuple(inference_functions))
+
+
+def _an_inference_def_may_anchor(text: str, inference_functions: Tuple[str, ...]) -> bool:
+    """Whether an inference-named function of ``text`` may anchor (``_anchor_lines``, in a
+    file where nothing is put in eval mode: ``_may_call_a_model``). Each ``def`` the
+    pattern finds is parsed alone, with its decorators (``_def_text``); where that is not
+    the whole function (a line of its body's strings or brackets less indented than the
+    ``def`` ends it early, and what is left does not parse), or the match is not a ``def``
+    that starts a line, it may anchor. Torch's tree has ~80 files that name a function
+    ``eval*``/``generate*``/``valid*`` and nothing else: parsing each whole costs more
+    than the rest of their check."""
+    inference = F.name_matcher(inference_functions)
+    for m in _inference_defs(inference_functions).finditer(text):
+        snippet = _def_text(text, m.start())
+        if snippet is None:
+            return True
+        try:
+            tree = ast.parse(snippet)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        defs = [node for node in ast.walk(tree) if type(node) in _FUNCS and (not node.name.isascii() or inference(node.name))]
+        if not defs or any(_may_call_a_model(node) for node in defs):
+            return True
+    return False
+
+
+def _def_text(text: str, at: int) -> Optional[str]:
+    """The text of the function whose ``def`` is at ``at``, from its first decorator to
+    the line before the first one (not blank, not only a comment) no more indented than
+    the ``def``, with the ``def``'s indentation taken off each line; None when the
+    ``def`` does not start its line (``async`` aside) or tabs indent it. Reads only the
+    function's lines and the ones above it that may be its decorators."""
+    start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+    before = text[start:at]
+    indent = before[:len(before) - len(before.lstrip(" \t\f"))]
+    if before[len(indent):].strip() not in ("", "async") or "\t" in indent:
+        return None
+    body: List[str] = []
+    for m in _LINE.finditer(text, start):
+        line = m.group().rstrip("\r\n")
+        stripped = line.lstrip(" \t\f")
+        if not body:
+            body.append(line[len(indent):])
+        elif not stripped or stripped.startswith("#"):
+            body.append("")
+        elif "\t" in line[:len(line) - len(stripped)]:
+            return None  # (CPython compares tabs with spaces at tab stops of 8: not by text)
+        elif line.startswith(indent) and len(line) - len(stripped) > len(indent):
+            body.append(line[len(indent):])
+        else:
+            break
+    # Decorators: ``@`` lines at the ``def``'s indentation above it, with what a decorator
+    # spreads over more lines (more indented, or closing brackets). Anything else at
+    # that indentation ends the search: a decorator above it is another statement's.
+    above: List[str] = []
+    first = 0  # lines of ``above`` (nearest first) down to the topmost decorator
+    end = start
+    while end > 0:
+        end -= 2 if text.startswith("\r\n", end - 2) else 1  # (past the line's end)
+        begin = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        line = text[begin:end]
+        end = begin
+        above.append(line)
+        stripped = line.lstrip(" \t\f")
+        if not stripped or stripped.startswith("#"):
+            continue
+        if not line.startswith(indent):
+            break
+        deeper = len(line) - len(stripped) > len(indent)
+        if stripped.startswith("@") and not deeper:
+            first = len(above)
+        elif not deeper and not stripped.startswith((")", "]", "}")):
+            break
+    head = ["" if not s.lstrip(" \t\f") or s.lstrip(" \t\f").startswith("#") else s[len(indent):]
+            for s in reversed(above[:first])]
+    return "\n".join(head + body) + "\n"
 
 
 # Methods after which ``flow.Analyzer._call`` binds their receiver anew (``xs.append(v)``,
