@@ -278,6 +278,71 @@ def test_a_method_keeps_its_class_and_a_pass_replaces_dropped_methods():
     ast.parse(plan.source)
 
 
+def test_a_method_reading_what_init_stores_keeps_init():
+    """What ``self.x`` is in any method (not only ``forward``) is what ``__init__`` put
+    there: the refactoring-invariance variant SL201/bad_unpacked_loss_accumulated/helper
+    lost its finding when ``nn.CrossEntropyLoss()`` stopped anchoring ``__init__``."""
+    src = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 3)
+                self.loss_function = nn.CrossEntropyLoss()
+
+            def forward_loss(self, batch):
+                x, y = batch
+                return self.loss_function(self.proj(x), y), len(y)
+
+
+        class Other(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.size = 3
+
+            def describe(self):
+                return "other"
+
+
+        def report(rows):
+            out = []
+            for row in rows:
+                name, value = row
+                if value is None:
+                    continue
+                out.append(f"{name}: {value}")
+            header = "report"
+            footer = "end"
+            return "\\n".join([header, *out, footer])
+
+
+        model = Tagger()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        running = 0.0
+
+
+        def add(loss, running):
+            running += loss
+            return running
+
+
+        for batch in [(torch.randn(8, 4), torch.randint(0, 3, (8,)))]:
+            optimizer.zero_grad()
+            loss, count = model.forward_loss(batch)
+            running = add(loss, running)
+            loss.backward()
+            optimizer.step()
+        """)
+    plan = _plan(src)
+    assert plan.sliced
+    assert _kept(plan, src, "        self.proj = nn.Linear(4, 3)")
+    assert not _kept(plan, src, '    header = "report"')
+    assert [f[0] for f in _findings(src, ON)] == [f[0] for f in _findings(src, OFF)] == ["SL201"]
+
+
 def test_callers_are_kept_because_they_give_the_entry_state():
     src = textwrap.dedent(
         """\
@@ -709,6 +774,10 @@ def test_user_inference_patterns_with_a_character_class_pass_the_text_gate():
     "'import torch\\n# ' + 'backward # ' * 200000",  # names inside one long comment line
     "'import torch\\nx = \"' + 'loss' * 500000 + '\"'",  # a loss name inside a long identifier run
     "'import torch\\n# ' + '的一是' * 200000",  # a long run of characters that are not ASCII
+    # inference-named functions read alone: nested ones are read again (within a bound)
+    "'import torch\\n' + ''.join(' ' * i + f'def evaluate{i}(x):\\n' for i in range(3000))",
+    "'import torch\\n' + 'def evaluate(x):\\n    return x\\n' * 30000",
+    "'import torch\\n' + ('x = a' + ' ' * 5000 + '\\\\\\n' * 20 + ' . eval(y)\\n') * 200",  # back to the dot
 ])
 def test_the_text_gate_takes_linear_time_on_comments(text):
     """Comments may sit between a call's tokens (``model.parameters  # all``): matched
@@ -717,6 +786,18 @@ def test_the_text_gate_takes_linear_time_on_comments(text):
     code = f"from scopelint.engine import Settings, might_fire\nmight_fire({text}, Settings())\nprint('done')\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "done" in out.stdout, out.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "'import torch\\nwith torch.no_grad():\\n    y = ' + 'a' * 300000 + ' + 1\\n'",  # found by the battery's fuzzing
+    "'import torch\\n' + ('with torch.no_grad():\\n    y = ' + 'a1' * 5000 + ' + f(x)\\n') * 30",
+])
+def test_names_called_without_grad_take_linear_time(text):
+    """The project layer's scan of what is called with recording off
+    (``slicing.names_called_without_grad``) on a long name that is not called."""
+    code = f"from scopelint.core.slicing import names_called_without_grad as n\nprint(n({text}))\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "frozenset()" in out.stdout or "'f'" in out.stdout, out.stderr
 
 
 def test_the_walrus_flag_is_for_the_text_parsed():

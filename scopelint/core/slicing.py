@@ -415,7 +415,9 @@ _OFF_OPENER = re.compile(
     re.M,
 )
 _DEF_LINE = re.compile(r"[ \t]*(?:async[ \t]+)?def\b")
-_CALLED_WORD = re.compile(r"([A-Za-z_][0-9A-Za-z_]*)[ \t]*\(")
+# (From a name's start only: tried inside a long name not followed by ``(``, it was
+# quadratic in the name's length; a fuzzed 170 kB line held the parent for minutes.)
+_CALLED_WORD = re.compile(r"(?<![0-9A-Za-z_])([A-Za-z_][0-9A-Za-z_]*)[ \t]*\(")
 _DEFINED = re.compile(r"def[ \t]+([A-Za-z_][0-9A-Za-z_]*)")  # (a literal first, the line's start checked after: fast)
 
 
@@ -520,9 +522,13 @@ def _an_inference_def_may_anchor(text: str, inference_functions: Tuple[str, ...]
     ``eval*``/``generate*``/``valid*`` and nothing else: parsing each whole costs more
     than the rest of their check."""
     inference = F.name_matcher(inference_functions)
+    budget = 2 * len(text)  # (functions nested in such functions are read again: bounded)
     for m in _inference_defs(inference_functions).finditer(text):
         snippet = _def_text(text, m.start())
         if snippet is None:
+            return True
+        budget -= len(snippet)
+        if budget < 0:
             return True
         try:
             tree = ast.parse(snippet)
@@ -1204,10 +1210,27 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         if u.kind != "class":
             for word in u.words & classes:
                 namers[word].append(u.index)
+    # What ``__init__`` stores on ``self`` (its first parameter), by class: what a method
+    # reading ``self.x`` reads (``self.proj = nn.Linear(...)``: a model's layer; ``self.loss_fn
+    # = nn.MSELoss()``: a loss), whatever the method is called (``forward_loss``, ``encode``).
+    init_stores: Dict[int, List[Tuple[int, Set[str]]]] = defaultdict(list)
+    for j in methods.get("__init__", ()):
+        init = units[j]
+        if init.kind != "method":
+            continue
+        a = init.nodes[0].args
+        first = (a.posonlyargs + a.args)[:1]
+        if first:
+            me = first[0].arg
+            stored = {node.attr for node in _walk(init.nodes) if type(node) is ast.Attribute
+                      and type(node.ctx) is not ast.Load and type(node.value) is ast.Name and node.value.id == me}
+            if stored:
+                init_stores[init.cls].append((j, stored))
     for u in units:
         i = u.index
         if u.kind == "method":
             needs[i].add(u.cls)
+            needs[i].update(j for j, stored in init_stores.get(u.cls, ()) if j != i and not stored.isdisjoint(u.words))
             if u.name in ("forward", "hybrid_forward") and i not in escaped:
                 needs[i].add(hub(("instances", units[u.cls].name), namers.get(units[u.cls].name, ())))
                 # and what makes (and calls) an instance runs it: ``net(x)`` is a call of
