@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core.flow import call_arg
 from scopelint.core.frameworks import MXNET, TORCH
-from scopelint.core.queries import decorates, describe_origin, untracked_by
+from scopelint.core.queries import decorated_caller, describe_origin, untracked_by
 from scopelint.fixkit import (
     block_of, code_of, drop_decorator, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
     Replacement, scope_of, sibling, spell, spell_or_import, statement_of, torch_scope_call, wrap,
@@ -56,7 +56,7 @@ class BackwardOnUntrackedValue(Rule):
                 origin = untracked_by(value, b.frameworks)
                 if origin is None:
                     continue
-                if decorates(origin, b.func) and TORCH in b.frameworks:
+                if TORCH in b.frameworks and decorated_caller(ctx.facts, origin, b.func, b.frameworks) is not None:
                     continue  # SL105 reports this call
                 related = (origin.where.related(f"turns recording off (`{origin.api}`)"),) if origin.where is not None else ()
                 yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph",

@@ -1,7 +1,7 @@
 from typing import Optional
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.queries import decorates, spell, untracked_by
+from scopelint.core.queries import decorated_caller, spell, untracked_by
 from scopelint.fixkit import code_of, drop_decorator, quiet
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -49,20 +49,23 @@ class NoGradDecoratorOnTrainingStep(Rule):
                 continue
             for value in b.values:
                 origin = untracked_by(value, b.frameworks)
-                if origin is not None and decorates(origin, b.func):
-                    yield Report(
-                        b.node,
-                        f"backward in a function decorated with `@{spell(origin.api)}`: the values it computes have no graph",
-                        no_grad_decorator(ctx, origin),
-                    )
-                    break
+                step = decorated_caller(ctx.facts, origin, b.func, b.frameworks) if origin is not None else None
+                if step is None:
+                    continue
+                where = "a function" if step is b.func else f"`{b.func.name}`, called from `{step.name}`, a function"
+                yield Report(
+                    b.node,
+                    f"backward in {where} decorated with `@{spell(step.decorator[0])}`: the values it computes have no graph",
+                    no_grad_decorator(ctx, step.decorator[1]),
+                )
+                break
 
 
 # --- the fix ----------------------------------------------------------------------------
 @quiet
-def no_grad_decorator(ctx, origin) -> Optional[NodeFix]:
+def no_grad_decorator(ctx, decorator) -> Optional[NodeFix]:
     """SL105: drop the ``@torch.no_grad()`` / ``@torch.inference_mode()`` decorator."""
-    return drop_decorator(ctx, origin.node, f"Remove `@{code_of(origin.node.decorator)}` from the training step")
+    return drop_decorator(ctx, decorator, f"Remove `@{code_of(decorator.decorator)}` from the training step")
 
 
 RULE = NoGradDecoratorOnTrainingStep

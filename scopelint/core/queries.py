@@ -71,6 +71,40 @@ def decorates(origin: Origin, func: Optional[FunctionInfo]) -> bool:
     return origin.kind == "decorator" and func is not None and func.decorator is not None and func.decorator[1] is origin.node
 
 
+def decorated_caller(facts: Facts, origin: Origin, func: Optional[FunctionInfo], frameworks: Iterable[str] = (),
+                     depth: int = 4) -> Optional[FunctionInfo]:
+    """The function ``origin`` decorates when that is ``func`` itself or calls it, directly
+    or through up to ``depth`` calls of this file's functions (a training step decorated
+    with ``@torch.no_grad()`` that hands its loss to ``backprop(loss)``): the backward in
+    ``func`` runs under that decorator. An ``origin`` that is ``func``'s entry (a value
+    ``func`` computes itself) stands for the switch every call of it is made under
+    (``off_at_every_call``). None otherwise."""
+    if origin.kind == "entry" and func is not None:
+        found = off_at_every_call(facts, func, frameworks)
+        if found is not None and found[0].origin is not None:
+            origin = found[0].origin
+    if origin.kind != "decorator" or func is None:
+        return None
+    if decorates(origin, func):
+        return func
+    decorated = next((f for f in facts.functions if f.decorator is not None and f.decorator[1] is origin.node), None)
+    if decorated is None:
+        return None
+    seen, layer = {id(decorated)}, [decorated]
+    for _ in range(depth):
+        following = []
+        for f in layer:
+            for c in facts.calls_in(f):
+                target = c.target
+                if target is func:
+                    return decorated
+                if target is not None and id(target) not in seen:
+                    seen.add(id(target))
+                    following.append(target)
+        layer = following
+    return None
+
+
 def recorded_in(value: Value, frameworks: Iterable[str]) -> bool:
     """The value was computed while every candidate framework recorded."""
     fws = list(frameworks)

@@ -25,7 +25,8 @@ the kept units are the closure of the anchors under "needs":
   unknown whatever its call sites); a class needs the classes derived from it;
 - a method needs its class header, the methods it calls as ``self.m()``/``cls.m()``
   and, unless it escapes, the units that call it so (a method defined in an ``if`` or
-  ``try`` of the class body is in the header);
+  ``try`` of the class body is in the header); and its class's ``__init__`` where it
+  names an attribute ``__init__`` stores on ``self`` (a ``forward``: always);
 - the module walk: a unit needs the module-level statements and class bodies that
   change a name it reads at module level (``x = ...``, ``x.append(...)``,
   ``x.requires_grad_()``, ``:=``; decorators included; a def, class or method too when
