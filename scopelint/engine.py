@@ -332,7 +332,8 @@ def _on_big_stack(func, *args):
 
     def target():
         try:
-            box.append((True, func(*args)))
+            with _deep_recursion():
+                box.append((True, func(*args)))
         except BaseException as exc:  # handed to the caller
             box.append((False, exc))
 
@@ -356,6 +357,33 @@ def _on_big_stack(func, *args):
 
 
 _STACK_LOCK = threading.Lock()
+# The recursion limit while an analysis runs on that stack (Python's default is 1,000,
+# too few for a valid program the analysis walks recursively: a 2,100-term ``x + x + ...``
+# was "too deeply nested to analyse", found by the battery's fuzzing). The stack holds
+# far more frames on every supported Python; deeper input is still SL000.
+_DEEP_LIMIT = 8000
+_DEPTH_LOCK = threading.Lock()
+_deep_runs = [0, 0]  # (analyses on a large stack now, the limit before the first)
+
+
+@contextlib.contextmanager
+def _deep_recursion():
+    """Raise the (process-wide) recursion limit to ``_DEEP_LIMIT`` while any analysis runs
+    on a large stack; the last one to end puts the limit back."""
+    import sys
+
+    with _DEPTH_LOCK:
+        if _deep_runs[0] == 0:
+            _deep_runs[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_deep_runs[1], _DEEP_LIMIT))
+        _deep_runs[0] += 1
+    try:
+        yield
+    finally:
+        with _DEPTH_LOCK:
+            _deep_runs[0] -= 1
+            if _deep_runs[0] == 0:
+                sys.setrecursionlimit(_deep_runs[1])
 
 
 def lint_source(source: str, filename: str, settings: Settings = Settings(), notebook: bool = False) -> LintResult:

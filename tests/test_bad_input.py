@@ -322,6 +322,17 @@ def test_the_library_entry_is_the_safe_one():
     assert plain == [["SL000", [2, 5], "SyntaxError: '(' was never closed"]]
 
 
+def test_a_long_operator_chain_cpython_compiles_is_analysed():
+    """A 2,100-term ``w + w + ...`` (found by the battery's fuzzing) is deeper than Python's
+    default recursion limit for the analysis' walk: it was "too deeply nested to
+    analyse" (SL000) though CPython compiles it. The analysis runs with a higher limit on
+    its large stack; a chain far deeper (the 10,000-term one above) is still SL000."""
+    code = ("import torch\nw = torch.zeros(3, requires_grad=True)\nbig = w" + " + w" * 2100 + "\n"
+            "with torch.no_grad():\n    y = big * 2\ny.sum().backward()\n")
+    compile(code, "t.py", "exec")
+    assert [(f.code, f.start) for f in scopelint.engine.lint_source(code, "t.py").findings] == [("SL101", (6, 1))]
+
+
 # --- notebooks -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "text",
