@@ -133,10 +133,11 @@ def _anchor_forms():
               for name in sorted(names)]
     forms += ["torch.zeros(3, requires_grad=True)", "x . eval ()", "model.parameters ()", "(model.  # all\n     eval())",
               "def predict(model, x):\n    return model(x)", "torch.zeros(3, requires_grad = (1.0))", "(x.backward)()",
-              "(x.backward  # later\n    )()", "from torch.autograd import grad as g\n    g(a, b)", "y = a.ñame(b)",
+              "(x.backward  # later\n    )()", "(model.\n     # {x}\n     eval)()", "from torch.autograd import grad as g\n    g(a, b)", "y = a.ñame(b)",
               "from torch.nn.functional import mse_loss as m\n    y = m(a, b)", "def \\\n  predict(model, x):\n    return model(x)"]
     # The gradient buffer's forms matter to SL202/SL203 only, which need a backward call.
     forms += [f"{form}\n    loss.backward()" for form in ("net.initialize(grad_req='add')", "p.grad.zero_()", "p.grad = None")]
+    forms += ["p.grad = None\n    (grad)(a, b)"]  # (a bare ``grad`` called: ``_backprop``, read in text too)
     # ... and where something else backpropagates (SL209's ``.data`` writes, a ``.grad``
     # store: alone, in a file nothing backpropagates in, they anchor nothing)
     forms += [f"{form}\n    torch.autograd.backward([loss])" for form in (
@@ -176,6 +177,12 @@ def test_whatever_the_plan_anchors_on_passes_the_text_gate(form, newline):
     ("@other\ndef run(x):\n    return x\n\n\ndef evaluate(x):\n    return len(x)\n", False),
     ("def outer(net):\n    def evaluate(x):\n        return net(x)\n    return evaluate\n", True),  # ``net``: a model's name
     ("def outer(a):\n    def evaluate(x):\n        return helper(x)\n    return evaluate\n", False),
+    # a comment with a brace, a form feed in the indentation (found in review: both cut
+    # the function short, and what was left parsed)
+    ("def evaluate(model, loader):\n    outs = []\n    # returns {name: tensor}\n    for x in loader:\n"
+     "        outs.append(model(x))\n    return outs\n", True),
+    ("class R:\n    def evaluate(self, model, loader):\n        outs = []\n\f        for x in loader:\n"
+     "            outs.append(model(x))\n        return outs\n", True),
 ])
 def test_an_inference_named_function_passes_the_text_gate_where_the_plan_anchors_it(code, anchors):
     """The text gate reads an inference-named function alone (``slicing._def_text``) and
@@ -183,9 +190,9 @@ def test_an_inference_named_function_passes_the_text_gate_where_the_plan_anchors
     from scopelint.core import slicing
     from scopelint.engine import Settings, might_fire
 
-    code = "import torch\n\n\n" + code
-    assert (slicing.plan(code, Settings().inference_functions).source is not None) is anchors
-    assert might_fire(code, Settings()) is anchors
+    for text in ("import torch\n\n\n" + code, ("import torch\n\n\n" + code).replace("\n", "\r\n")):
+        assert (slicing.plan(text, Settings().inference_functions).source is not None) is anchors
+        assert might_fire(text, Settings()) is anchors
 
 
 @pytest.mark.parametrize("code", [

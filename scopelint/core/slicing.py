@@ -387,7 +387,7 @@ def _after_a_dot(text: str, at: int) -> bool:
     return False
 
 
-_BACKPROP_CALL = re.compile(r"grad(?:[\s\\]|#[^\r\n]*)*\(")
+_BACKPROP_CALL = re.compile(r"grad(?:[\s\\)]|#[^\r\n]*)*\(")  # (``(grad)(y, x)`` too)
 
 
 def _may_backprop(text: str) -> bool:
@@ -399,7 +399,10 @@ def _may_backprop(text: str) -> bool:
 # A line that holds only a comment (no ``{``: not the text of an f-string's expression
 # either) holds no anchor, whatever it says; most files that pass the rest of the gate
 # only for their words pass it for a comment (a docstring's stay).
-_COMMENT_LINE = re.compile(r"^[ \t\f]*#[^\r\n{]*", re.M)
+# (Its indentation and ``#`` stay: what reads lines by their indentation -- an
+# inference-named function read alone, the way back from a name to its dot -- must
+# still see a comment there, not a line less indented than the code around it.)
+_COMMENT_LINE = re.compile(r"^([ \t\f]*#)[^\r\n{]*", re.M)
 # ``p.grad = None``, ``p.data = e``, ``p.data[i] = e``, ``p.grad.zero_()``,
 # ``p.data.copy_(e)`` (``_anchor_lines``): ``.grad``/``.data`` written, also in
 # parentheses or augmented, indexed, a ``for`` target. (Not yet: one of several targets,
@@ -481,7 +484,7 @@ def defined_names(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
 def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: Tuple[str, ...]) -> bool:
     """Whether ``text``, in a file that may import ``frameworks``, may hold an anchor."""
     if "#" in text:
-        text = _COMMENT_LINE.sub("", text)
+        text = _COMMENT_LINE.sub(r"\1", text)
     if (("grad_req" in text or (("grad" in text or "data" in text) and _GRAD_OR_DATA.search(text)))
             and _may_backprop(text)):  # (the gradient buffer's forms anchor only there: ``_anchor_lines``)
         return True
@@ -550,7 +553,7 @@ def _def_text(text: str, at: int) -> Optional[str]:
     start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
     before = text[start:at]
     indent = before[:len(before) - len(before.lstrip(" \t\f"))]
-    if before[len(indent):].strip() not in ("", "async") or "\t" in indent:
+    if before[len(indent):].strip() not in ("", "async") or "\t" in indent or "\f" in indent:
         return None
     body: List[str] = []
     for m in _LINE.finditer(text, start):
@@ -560,8 +563,8 @@ def _def_text(text: str, at: int) -> Optional[str]:
             body.append(line[len(indent):])
         elif not stripped or stripped.startswith("#"):
             body.append("")
-        elif "\t" in line[:len(line) - len(stripped)]:
-            return None  # (CPython compares tabs with spaces at tab stops of 8: not by text)
+        elif "\t" in line[:len(line) - len(stripped)] or "\f" in line[:len(line) - len(stripped)]:
+            return None  # (CPython counts tabs to stops of 8 and starts again after a form feed)
         elif line.startswith(indent) and len(line) - len(stripped) > len(indent):
             body.append(line[len(indent):])
         else:
