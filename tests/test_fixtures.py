@@ -227,8 +227,6 @@ def test_a_function_with_type_parameters_passes_the_text_gate():
     # the gradient buffer's forms where nothing may backpropagate (an optimizer's step)
     "import torch\n\n\ndef step(ps, lr):\n    for p in ps:\n        p.data -= lr * p.grad.data\n        p.grad = None\n",
     "import mxnet\nnet.initialize(grad_req='add')\nnet.collect_params().setattr('grad_req', 'add')\n",
-    # method names called as functions
-    "import torch\n\n\ndef f(code, cfg):\n    train(cfg)\n    return eval(code, {}, {})\n",
 ])
 def test_the_text_gate_skips_what_has_no_anchor_in_the_form_the_plan_reads(code):
     """Definitions named like the API, ``requires_grad=False`` or read, another

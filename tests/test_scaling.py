@@ -49,6 +49,15 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
         i = u.index
         if u.kind == "method":
             needs[i].add(u.cls)
+            for j in methods.get("__init__", ()):  # what ``__init__`` stores on ``self``, where it reads it
+                init = units[j]
+                if j != i and init.kind == "method" and init.cls == u.cls:
+                    a = init.nodes[0].args
+                    first = (a.posonlyargs + a.args)[:1]
+                    stored = {n.attr for n in ast.walk(init.nodes[0]) if first and type(n) is ast.Attribute and type(n.ctx) is not ast.Load
+                              and type(n.value) is ast.Name and n.value.id == first[0].arg}
+                    if stored & u.words:
+                        needs[i].add(j)
             if u.name in ("forward", "hybrid_forward") and i not in escaped:  # where instances are made
                 makers = [w.index for w in units if w.kind != "class" and units[u.cls].name in w.words & classes]
                 needs[i].update(makers)

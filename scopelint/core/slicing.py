@@ -367,26 +367,6 @@ def _starts_a_word(text: str, at: int) -> bool:
     return at == 0 or text[at - 1] not in _IDENTIFIER_CHARS
 
 
-def _after_a_dot(text: str, at: int) -> bool:
-    """Whether the name at ``at`` may be an attribute (``model.eval``, ``model .\\``
-    newline ``eval``): a ``.`` before it, past blanks and line continuations; a line
-    before it that holds a ``#`` may end in a comment after the dot (inside brackets):
-    that counts too."""
-    i = at - 1
-    while i >= 0:
-        c = text[i]
-        if c == ".":
-            return True
-        if c in "\r\n":
-            start = max(text.rfind("\n", 0, i), text.rfind("\r", 0, i)) + 1
-            if "#" in text[start:i]:
-                return True
-        elif c not in " \t\f\\":
-            return False
-        i -= 1
-    return False
-
-
 _BACKPROP_CALL = re.compile(r"grad(?:[\s\\)]|#[^\r\n]*)*\(")  # (``(grad)(y, x)`` too)
 
 
@@ -499,8 +479,11 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
         if word in text:
             for m in _rx(pattern).finditer(text):
                 at = m.start()
-                if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at) and (
-                        word not in _METHODS_ONLY or _after_a_dot(text, at)):
+                # (A method's name called bare passes too, though the plan reads it as
+                # nothing: fixtures/projects/vsepp_wrapper_val_start's train.py lost its
+                # SL207 when it did not. What the program tells that file does not make it
+                # pass here by itself; why is not understood yet.)
+                if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at):
                     return True
     if "requires_grad" in text:
         for m in _rx(_LEAF_KEYWORD).finditer(text):
