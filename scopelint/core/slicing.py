@@ -379,9 +379,9 @@ def _may_backprop(text: str) -> bool:
 # A line that holds only a comment (no ``{``: not the text of an f-string's expression
 # either) holds no anchor, whatever it says; most files that pass the rest of the gate
 # only for their words pass it for a comment (a docstring's stay).
-# (Its indentation and ``#`` stay: what reads lines by their indentation -- an
-# inference-named function read alone, the way back from a name to its dot -- must
-# still see a comment there, not a line less indented than the code around it.)
+# (Its indentation and ``#`` stay: an inference-named function read alone, by its lines'
+# indentation (``_def_text``), must still see a comment there, not a line less indented
+# than the code around it.)
 _COMMENT_LINE = re.compile(r"^([ \t\f]*#)[^\r\n{]*", re.M)
 # ``p.grad = None``, ``p.data = e``, ``p.data[i] = e``, ``p.grad.zero_()``,
 # ``p.data.copy_(e)`` (``_anchor_lines``): ``.grad``/``.data`` written, also in
