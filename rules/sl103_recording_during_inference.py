@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, run_only_from
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
@@ -66,22 +66,31 @@ class RecordingDuringInference(Rule):
         backprops = {id(b.func) for b in facts.backwards if b.func is not None}
         backpropagated = None
         fed_backward: set = set()
+
+        def lightning_hook(func) -> bool:
+            # A hook of a LightningModule (or of Lightning's own class: its default
+            # ``predict_step``), which the Trainer runs without grad.
+            return func.name in F.LIGHTNING_NO_GRAD_HOOKS and (
+                any(b in F.LIGHTNING_MODULES for b in func.framework_bases)
+                or (func.cls is not None and func.cls.name.value == "LightningModule"))
+
+        # Inference code by its name, and the helpers, methods and callbacks it alone runs.
+        inference = run_only_from(facts, {
+            id(f): f for f in facts.functions
+            if matches_any(f.name, ctx.inference_functions) and id(f) not in trains and not f.opaque
+            and not lightning_hook(f) and not is_unit_test(f, facts)},
+            # (not through a forward pass: the model's own code is no inference code)
+            trains | backprops | {id(c.target) for c in facts.calls if c.target is not None and is_model_call(c)})
         for func in facts.functions:
             if id(func) in backprops or func.opaque or is_unit_test(func, facts):
                 continue
-            # A hook of a LightningModule (or of Lightning's own class: its default
-            # ``predict_step``), which the Trainer runs without grad.
-            lightning_hook = func.name in F.LIGHTNING_NO_GRAD_HOOKS and (
-                any(b in F.LIGHTNING_MODULES for b in func.framework_bases)
-                or (func.cls is not None and func.cls.name.value == "LightningModule")
-            )
-            by_name = matches_any(func.name, ctx.inference_functions) and not lightning_hook and id(func) not in trains
+            by_name = id(func) in inference
             for call in facts.calls_in(func):
                 sw = call.state.torch
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
                 if not (sw.on or default_on) or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
-                if not by_name and (call.callee not in call.in_eval or lightning_hook):
+                if not by_name and (call.callee not in call.in_eval or lightning_hook(func)):
                     continue
                 if not by_name:
                     # (a forward pass in eval mode that is backpropagated, here, by a
@@ -92,7 +101,9 @@ class RecordingDuringInference(Rule):
                         fed_backward = {id(c.target) for c in facts.calls if c.target is not None and id(c.node) in backpropagated}
                     if id(call.node) in backpropagated or id(func) in fed_backward:
                         continue
-                why = f"`{func.name}` is inference code" if by_name else f"`{call.callee}` is in eval mode"
+                root = inference.get(id(func))
+                why = (f"`{func.name}` is inference code" if root is func else f"`{func.name}` runs only in inference code (`{root.name}`)"
+                       ) if by_name else f"`{call.callee}` is in eval mode"
                 yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
                 break
         yield from self._torch_module_level(ctx)

@@ -99,9 +99,12 @@ class GeneratorOutputNotDetached(Rule):
                         yield d, None
                     continue
                 # In a local function this step calls (``d_logits(netD, fake)``): the
-                # sample is what that call hands it, and the fix goes there.
+                # sample is what that call hands it, and the fix goes there. (One it
+                # reads otherwise, a closure's free ``fake``, is detached where it is read.)
                 arg = d.node.args[0].value if d.node.args else None
                 if type(arg) is not cst.Name or arg.value not in d.func.param_names:
+                    if arg is not None and any(generated(a) for a in d.args[:1]):
+                        yield d, None
                     continue
                 for w in path:
                     site = facts.call_of(w.node)

@@ -71,13 +71,16 @@ class OptimizerParamsUnreachable(Rule):
         facts = ctx.facts
         reported = set()
         for step in [*facts.calls, *facts.effects]:
-            if not step.loops or not is_optimizer_step(step):
+            # (in a loop, or in a function run once per iteration of one: ``train_epoch``
+            # called in ``fit``'s loop)
+            loops = step.loops or step.caller_loops
+            if not loops or not is_optimizer_step(step):
                 continue
             ctor = stepped_optimizer(facts, step)
             owned = optimizer_owner(facts, ctor) if ctor is not None else None
             if owned is None or id(ctor.node) in reported or _grows(facts, ctor):
                 continue
-            loop = step.loops[-1]
+            loop = loops[-1]
             copy_fact = self._only_through_copy(facts, step, loop, owned[1])
             if copy_fact is None:
                 continue
@@ -99,8 +102,10 @@ class OptimizerParamsUnreachable(Rule):
         """(the call of a copy of ``owner`` that the loop's backpropagated values go
         through, whether it is a deepcopy), when they are known to go through no part of
         ``owner`` itself."""
-        backwards = [b for b in facts.backwards if loop in b.loops and b.func is step.func]
+        backwards = [b for b in facts.backwards if (loop in b.loops or loop in b.caller_loops) and b.func is step.func]
         if not backwards or _writes_gradients(loop) or _calls_backward_elsewhere(facts, step, loop):
+            return None
+        if not step.loops and step.func is not None and _writes_gradients(step.func.node):  # (the loop is a caller's)
             return None
         through = None
         for b in backwards:
@@ -167,6 +172,8 @@ def optimizer_over(ctx, ctor, params_fact, copy_fact, step) -> Optional[NodeFix]
     is bound after it (nothing in between may use the optimizer)."""
     module = ctx.facts.module
     spelled = _object_spelling(copy_fact)
+    if not step.loops:
+        return None  # (the loop is a caller's: the optimizer is made elsewhere)
     if not spelled or dotted(cst.parse_expression(spelled)) != spelled:
         return None
     made = statement_of(module, ctor.node)

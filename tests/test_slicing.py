@@ -827,3 +827,78 @@ def test_the_walrus_flag_is_for_the_text_parsed():
     plan = _plan(dropped)
     assert not _kept(plan, dropped, "        def helper():") and not plan.whole.walrus
     assert [f[0] for f in _findings(dropped, ON)] == ["SL201"] == [f[0] for f in _findings(dropped, OFF)]
+
+
+# An inference-named function whose forward pass is in one of the file's functions that
+# only it runs (``queries.run_only_from``): a helper, a method through an instance, a
+# runner's callback. Written after the refactoring-invariance variants of
+# fixtures/SL103/bad_torch_generate_alias.py, which lost their finding when the gate
+# kept only inference functions that call a model themselves.
+_REACHED = {
+    "helper": """\
+        def _logits(lm, tokens):
+            return lm(tokens)
+
+        def generate(lm, tokens):
+            return _logits(lm, tokens).argmax(dim=-1)
+        """,
+    "method": """\
+        class Step:
+            def run(self, lm, tokens):
+                return self.inner(lm, tokens)
+
+            def inner(self, lm, tokens):
+                return lm(tokens)
+
+        def generate(lm, tokens):
+            return Step().run(lm, tokens).argmax(dim=-1)
+        """,
+    "callback": """\
+        def run(fn, *args):
+            return fn(*args)
+
+        def generate(lm, tokens):
+            def step():
+                return lm(tokens)
+            return run(step).argmax(dim=-1)
+        """,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_REACHED))
+def test_an_inference_function_reaching_a_model_through_the_files_functions_anchors(shape):
+    from scopelint.engine import might_fire
+
+    text = "import torch\n\n\n" + textwrap.dedent(_REACHED[shape]) + "\n\nprint(generate(torch.nn.Linear(3, 4), torch.randn(2, 3)))\n"
+    assert might_fire(text, ON)  # the text gate
+    found = _findings(text, ON)
+    assert [f[0] for f in found] == ["SL103"] and found == _findings(text, OFF)
+    # What the helper calls is a method of the file, not a model: nothing reached.
+    quiet = text.replace("lm(tokens)", "len(tokens)")
+    assert _findings(quiet, ON) == [] == _findings(quiet, OFF)
+
+
+def test_a_method_named_like_a_model_is_no_forward_pass():
+    """torch/_inductor/codegen/wrapper.py: ``generate`` runs ``add_benchmark_harness``,
+    which calls ``self.benchmark_compiled_module(output)``, a method of the same class,
+    not a module: no SL103 there (it was one when the inference reach first went
+    through helpers)."""
+    text = textwrap.dedent("""\
+        import torch
+
+
+        class Wrapper:
+            def benchmark_compiled_module(self, output):
+                output.append("bench")
+
+            def add_benchmark_harness(self, output):
+                self.benchmark_compiled_module(output)
+
+            def generate(self, output):
+                self.add_benchmark_harness(output)
+                return output
+
+
+        print(Wrapper().generate([]), torch.ones(1))
+        """)
+    assert _findings(text, ON) == [] == _findings(text, OFF)

@@ -15,6 +15,12 @@ import libcst as cst
 from scopelint.core.names import dotted
 
 SELF_NAMES = ("self", "cls")
+# What a runner's ``*args``/``**kwargs`` collect at a call, as the keys of extra argument
+# values (``flow.Analyzer._collected``): the ``i``-th positional argument past its named
+# parameters, a keyword it does not name, and the shape of both.
+FWD_ARG = "\0fwd:arg:"
+FWD_KW = "\0fwd:kw:"
+FWD_SHAPE = "\0fwd:shape:"
 # The methods that calling an instance runs (``net(x)``: its ``forward``).
 CALL_METHODS = ("forward", "hybrid_forward", "__call__")
 
@@ -73,12 +79,19 @@ def argument_for(call: cst.Call, params: Sequence[str], name: str) -> Optional[c
 
 def parameter_of(call: cst.Call, params: Sequence[str], index: int) -> Optional[str]:
     """The parameter that ``call.args[index]`` sets (``params``: the bound ones, in
-    order); None where that is not known."""
+    order), or, for a positional argument past them, the key of what ``*args`` collects
+    of it (``FWD_ARG``; whether the callee has ``*args`` is for that key to find); None
+    where that is not known."""
     bound = bind(call, params)
     if bound is None:
         return None
     arg = call.args[index]
-    return next((p for p, a in bound.items() if a is arg), None)
+    found = next((p for p, a in bound.items() if a is arg), None)
+    if found is None and arg.keyword is None:
+        position = sum(1 for a in call.args[:index] if a.keyword is None)
+        if position >= len(params):
+            return f"{FWD_ARG}{position - len(params)}"
+    return found
 
 
 def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: str) -> Optional[str]:

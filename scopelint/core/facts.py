@@ -93,6 +93,9 @@ class FunctionInfo:
     # calling a function of its arguments (a stateless module: no parameters, no
     # submodules, no state of its own).
     stateless: bool = False
+    # Every call of it is one this file's walk sees (it escapes nowhere, is called, and
+    # not only by itself): its callers are all known (``Analyzer._entry``).
+    callers_known: bool = False
 
     @property
     def returns_left(self) -> bool:

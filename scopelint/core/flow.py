@@ -17,7 +17,7 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
-from scopelint.core.arguments import CALL_METHODS, argument_for, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
+from scopelint.core.arguments import CALL_METHODS, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
@@ -95,10 +95,8 @@ def _free_key(callback: "FunctionInfo", name: str) -> str:
 # ... and the arguments a runner's ``*args``/``**kwargs`` collect where it is called
 # (``run(step, loss)`` with ``def run(fn, *args): return fn(*args)``): each one, and
 # their shape (how many positional, which keywords), so that a call ``fn(*args)`` in
-# the runner knows its callback's arguments where every site agrees on the shape.
-FWD_ARG = "\0fwd:arg:"
-FWD_KW = "\0fwd:kw:"
-FWD_SHAPE = "\0fwd:shape:"
+# the runner knows its callback's arguments where every site agrees on the shape (keys:
+# ``arguments.FWD_ARG``, ``FWD_KW``, ``FWD_SHAPE``).
 
 
 def _star_names(info: "FunctionInfo") -> Tuple[Optional[str], Optional[str]]:
@@ -1111,8 +1109,9 @@ class Analyzer:
         sites = self._sites.get(id(info))
         facts = by_target.get(id(info), ())
         out: Tuple[cst.CSTNode, ...] = ()
-        # (not a model's ``forward``: a model call is a unit of its own to the rules)
-        if (not info.opaque and id(info) not in self._escapes and sites and facts and info.name not in CALL_METHODS
+        # (not a model's ``forward``: a model call is a unit of its own to the rules; a
+        # module that holds nothing is a function of its arguments: ``roles.is_model_call``)
+        if (not info.opaque and id(info) not in self._escapes and sites and facts and (info.name not in CALL_METHODS or info.stateless)
                 and len(facts) == len(sites) and all(cid in calls for cid in sites)):
             first = self._caller_loops(facts[0].func, depth + 1, memo, by_target, calls) + facts[0].loops
             if first and all(len(l) == len(first) and all(a is b for a, b in zip(l, first))
@@ -1343,6 +1342,7 @@ class Analyzer:
         self._site_args[id(target)][id(call)] = _bound_arguments(call, target.param_names, args)
 
     def _entry(self, info: FunctionInfo, sites: Optional[Dict[int, State]]) -> State:
+        info.callers_known = False
         if info.opaque:
             state = unknown_entry_state("opaque")
         elif id(info) in self._escapes or not sites or all(c in self._self_calls for c in sites):
@@ -1354,6 +1354,7 @@ class Analyzer:
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
         else:
+            info.callers_known = True
             states = list(sites.values())
             joined = states[0]
             for s in states[1:]:
@@ -1986,25 +1987,56 @@ class Analyzer:
         for k in [k for k in vals if k.startswith(prefix)]:
             del vals[k]
 
-    def _lookup(self, node: cst.BaseExpression) -> Value:
+    def _lookup(self, node: cst.BaseExpression, base: Optional[Value] = None) -> Value:
+        """``node``'s value (``base``: the value of the object of ``o.x``, if known)."""
         key = dotted(node)
         if key is not None and self.flow.env is not None and key in self.flow.env.vals:
             return self.flow.env.vals[key]
-        return opaque_value(node, self._attribute_tags(node))
+        return opaque_value(node, self._attribute_tags(node, base))
 
-    def _attribute_tags(self, node: cst.BaseExpression) -> frozenset:
-        """For ``self.x`` in a method: what every ``self.x = C(...)`` of its class makes
-        (``ctor:torch.nn.CrossEntropyLoss``; ``model`` for a model class of this file)."""
-        if not (type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self" and self.func is not None):
-            return frozenset()
+    def _handed_self(self, node: cst.Name) -> Value:
+        """``self`` handed to a call, in a method of a class of this module (or in a
+        function nested in one): an instance of that class (or of a subclass), so that
+        the callee reads ``outer.net`` of ``helper.run(self, x)`` as the class's
+        ``self.net``. (Only where handed on: the method's own ``self.x`` reads as before.)"""
+        value = self._lookup(node)
+        tags = self._self_tags()
+        return dataclasses.replace(value, tags=value.tags | tags) if tags and dotted(node) not in (self.flow.env.vals if self.flow.env else ()) else value
+
+    def _self_tags(self) -> frozenset:
         owner = self.func
-        while owner.parent is not None:
+        while owner is not None and owner.parent is not None:
             owner = owner.parent
-        if owner.cls is None:
+        if owner is None or owner.cls is None or not owner.param_names or owner.param_names[0] != "self":
             return frozenset()
-        tags = self._attr_tags_of.get(id(owner.cls))
+        name = owner.cls.name.value
+        found = self.classes.get(name)
+        if found is None or found[0] is not owner.cls:
+            return frozenset()
+        return frozenset({"instance:" + name} | ({"model"} if name in self.model_classes else set()))
+
+    def _attribute_tags(self, node: cst.BaseExpression, base: Optional[Value] = None) -> frozenset:
+        """For ``self.x`` in a method: what every ``self.x = C(...)`` of its class makes
+        (``ctor:torch.nn.CrossEntropyLoss``; ``model`` for a model class of this file);
+        for ``o.x`` where ``base``, the value of ``o``, is an instance of one class of this
+        module: the same of that class."""
+        if type(node) is not cst.Attribute:
+            return frozenset()
+        cls = None
+        if type(node.value) is cst.Name and node.value.value == "self" and self.func is not None:
+            owner = self.func
+            while owner.parent is not None:
+                owner = owner.parent
+            cls = owner.cls
+        elif base is not None:
+            classes = {t[9:] for t in base.tags if t.startswith("instance:")}
+            if len(classes) == 1:
+                cls = self.classes.get(classes.pop(), (None,))[0]
+        if cls is None:
+            return frozenset()
+        tags = self._attr_tags_of.get(id(cls))
         if tags is None:
-            tags = self._attr_tags_of[id(owner.cls)] = self._class_attribute_tags(owner.cls)
+            tags = self._attr_tags_of[id(cls)] = self._class_attribute_tags(cls)
         return tags.get(node.attr.value, frozenset())
 
     def _class_attribute_tags(self, cls: cst.ClassDef) -> Dict[str, frozenset]:
@@ -2070,7 +2102,7 @@ class Analyzer:
                 return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}), state)
             if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
                 return opaque_value(e, frozenset({"attr:" + e.attr.value}))
-            tags = self._attribute_tags(e)
+            tags = self._attribute_tags(e, base)
             if "leaf" in tags:
                 return leaf_value(e, None, tags)
             if "model" in base.tags or any(t.startswith("instance:") for t in base.tags):
@@ -2162,10 +2194,11 @@ class Analyzer:
                 receiver = self._ev(func.value)
             elif type(func) is not cst.Name:
                 made_here = self._ev(func)
-        args = tuple([self._ev(a.value) for a in call.args])
+        args = tuple([self._handed_self(a.value) if type(a.value) is cst.Name and a.value.value == "self" else self._ev(a.value)
+                      for a in call.args])
         state = self.flow.state
         env = self.flow.env
-        callee_value = self._lookup(func) if qname is None and dotted(func) is not None else None
+        callee_value = self._lookup(func, receiver) if qname is None and dotted(func) is not None else None
         if made_here is not None and type(func) is cst.Call and roles.made_loss(made_here):
             callee_value = made_here
         target = self._local_target(func) or self._instance_method(func, receiver)

@@ -171,6 +171,37 @@ def backward_functions(facts: Facts) -> set:
     return trains
 
 
+def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> dict:
+    """Functions of this file that run only as part of ``roots`` (by id: the root
+    function each stands for): every call of them in the file is made in a root or in a
+    function run so (up to ``depth`` calls out: a helper of a helper, the callback a
+    runner calls), with their callers all known (none escapes; no other module imports
+    the file, whose code could call them too), and none of them is in ``excluded`` (ids)
+    or opaque. By id: the root it runs from. The roots themselves are included."""
+    found = dict(roots)
+    imported = getattr(facts.program, "imported", False)
+    sites: dict = {}
+    for c in facts.calls:
+        if c.target is not None:
+            sites.setdefault(id(c.target), []).append(c)
+    for _ in range(depth):
+        added = False
+        for f in facts.functions:
+            if id(f) in found or id(f) in excluded or f.opaque or id(f) not in sites:
+                continue
+            if imported and f.parent is None:
+                continue
+            if not f.callers_known or f.name in getattr(facts.program, "called_off", ()):
+                continue
+            here = sites[id(f)]
+            if all(c.func is not None and c.func is not f and id(c.func) in found for c in here):
+                found[id(f)] = found[id(here[0].func)]
+                added = True
+        if not added:
+            break
+    return found
+
+
 def module_trains(facts: Facts, trains: Optional[set] = None) -> bool:
     """Module-level code backpropagates: a backward call of its own, or a call of a
     function that backpropagates (``backward_functions``: a helper, a runner handed a
@@ -1403,8 +1434,9 @@ def is_deepcopy_of(facts: Facts, obj: Value, owner: Value) -> bool:
 
 
 def is_rebuilt_like(facts: Facts, obj: Value, owner: Value) -> bool:
-    """``obj`` and ``owner`` were made by two calls of the same model constructor, and
-    ``owner`` is not part of ``obj`` (``net = Net()`` again; ``target = QNet(...)``)."""
+    """``obj`` and ``owner`` were made by two calls of the same model constructor with
+    the same arguments, and ``owner`` is not part of ``obj`` (``net = Net()`` again;
+    ``target = QNet(...)``). (Two ``nn.Linear`` layers of other sizes are two models.)"""
     a = facts.call_of(obj.node) if type(obj.node) is cst.Call else None
     b = facts.call_of(owner.node) if type(owner.node) is cst.Call else None
     if a is None or b is None or a is b:
@@ -1412,6 +1444,8 @@ def is_rebuilt_like(facts: Facts, obj: Value, owner: Value) -> bool:
     name_a, name_b = a.qname or a.callee, b.qname or b.callee
     made_model = "model" in obj.tags or (a.qname is not None and F.is_model_constructor(a.qname))
     if not name_a or name_a != name_b or not made_model:
+        return False
+    if len(a.node.args) != len(b.node.args) or not all(x.deep_equals(y) for x, y in zip(a.node.args, b.node.args)):
         return False
     return all(owner is not v for v in obj.ancestors())
 

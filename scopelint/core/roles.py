@@ -32,6 +32,11 @@ def is_model_call(call: CallFact) -> bool:
     target = call.target
     if target is not None and target.stateless and target.name in CALL_METHODS:
         return False  # a module that holds nothing: a function of its arguments (its walk says what it runs)
+    if target is not None and call.method is not None and call.method == target.name and target.name not in CALL_METHODS \
+            and target.cls is not None and target.parent is None:
+        # ``self.benchmark_compiled_module(out)``: a method of this file's class, whatever
+        # its name says; its own calls are what it runs
+        return False
     callee = call.callee
     if call.method in ("forward", "hybrid_forward"):
         callee = callee[: -len(call.method) - 1]

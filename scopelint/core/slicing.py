@@ -258,11 +258,50 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             if type(f) is ast.Attribute and f.attr in ("detach_", "zero_", "fill_") and type(f.value) is ast.Attribute and f.value.attr in carried:
                 lines.add(node.lineno)
     inference = F.name_matcher(tuple(inference_functions))
+    reaching: Optional[Set[str]] = None
     for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
             if (not node.name.isascii() or inference(node.name)) and (sets_mode or _may_call_a_model(node)):
                 lines.add(node.lineno)
+            elif not node.name.isascii() or inference(node.name):
+                # or that may run one of the file's functions that may (a helper, a
+                # method, a runner of a closure: ``queries.run_only_from``)
+                if reaching is None:
+                    reaching = _names_reaching_a_model(found)
+                if not reaching.isdisjoint(_called_names(node)):
+                    lines.add(node.lineno)
     return lines
+
+
+def _called_names(fdef: ast.AST) -> Set[str]:
+    """The last part of each callee's name in ``fdef`` (``helper``, ``fit`` of
+    ``trainer.fit``), nested functions included."""
+    names = set()
+    for node in ast.walk(fdef):
+        if type(node) is ast.Call:
+            f = node.func
+            if type(f) is ast.Name:
+                names.add(f.id)
+            elif type(f) is ast.Attribute:
+                names.add(f.attr)
+    return names
+
+
+def _names_reaching_a_model(found: Dict[type, List[ast.AST]]) -> Set[str]:
+    """The names of the file's functions (by name: any function or method so named) that
+    may call a model (``_may_call_a_model``), or call, by the last part of its name, a
+    function that may, through any number of such calls. A superset."""
+    defs = [node for t in _FUNCS for node in found[t]]
+    reaching = {node.name for node in defs if _may_call_a_model(node)}
+    calls = {id(node): _called_names(node) for node in defs if node.name not in reaching}
+    changed = True
+    while changed:
+        changed = False
+        for node in defs:
+            if node.name not in reaching and not reaching.isdisjoint(calls[id(node)]):
+                reaching.add(node.name)
+                changed = True
+    return reaching
 
 
 # --- the anchors, read in text ------------------------------------------------------------
@@ -510,6 +549,7 @@ def _an_inference_def_may_anchor(text: str, inference_functions: Tuple[str, ...]
     than the rest of their check."""
     inference = F.name_matcher(inference_functions)
     budget = 2 * len(text)  # (functions nested in such functions are read again: bounded)
+    defined: Optional[Set[str]] = None  # the names the text's ``def``s give
     for m in _inference_defs(inference_functions).finditer(text):
         snippet = _def_text(text, m.start())
         if snippet is None:
@@ -524,7 +564,19 @@ def _an_inference_def_may_anchor(text: str, inference_functions: Tuple[str, ...]
         defs = [node for node in ast.walk(tree) if type(node) in _FUNCS and (not node.name.isascii() or inference(node.name))]
         if not defs or any(_may_call_a_model(node) for node in defs):
             return True
+        # One that calls a function of the file (which may call a model: the plan asks)
+        if defined is None:
+            defined = set(_DEF_NAME.findall(text))
+        for node in defs:
+            called = _called_names(node)
+            if not defined.isdisjoint(called) or not all(n.isascii() for n in called):
+                return True
     return False
+
+
+# A ``def``'s name, with what may stand between (a continued line); read as ``\w`` (a
+# name that is not ASCII is compared as ``ast`` reads it: ``_an_inference_def_may_anchor``)
+_DEF_NAME = re.compile(r"\bdef[ \t\f\\\r\n]+(\w+)")
 
 
 def _def_text(text: str, at: int) -> Optional[str]:
