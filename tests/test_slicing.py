@@ -902,3 +902,20 @@ def test_a_method_named_like_a_model_is_no_forward_pass():
         print(Wrapper().generate([]), torch.ones(1))
         """)
     assert _findings(text, ON) == [] == _findings(text, OFF)
+
+
+def test_a_helper_also_called_by_its_name_elsewhere_is_no_inference_code():
+    """``queries.run_only_from`` and the gate's ``_names_run_only_from`` agree: a method
+    that ``generate`` runs, but that a call on an object the flow does not know
+    (``worker.step(...)``) may run too, is not inference code."""
+    text = "import torch\n\n\n" + textwrap.dedent(_REACHED["method"]) + textwrap.dedent("""\
+
+        def train(worker, lm, tokens):
+            return worker.inner(lm, tokens).sum().backward()
+
+
+        print(generate(torch.nn.Linear(3, 4), torch.randn(2, 3)))
+        """)
+    assert _findings(text, ON) == [] == _findings(text, OFF)
+    alone = text.replace("worker.inner(lm, tokens)", "lm(tokens)")
+    assert [f[0] for f in _findings(alone, ON)] == ["SL103"] and _findings(alone, ON) == _findings(alone, OFF)

@@ -181,9 +181,13 @@ def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> d
     found = dict(roots)
     imported = getattr(facts.program, "imported", False)
     sites: dict = {}
+    named: dict = {}  # every call by a name, whatever it resolves to (``o.run()`` on any ``o``)
     for c in facts.calls:
         if c.target is not None:
             sites.setdefault(id(c.target), []).append(c)
+        name = c.method or (c.callee if c.callee is not None and "." not in c.callee else None)
+        if name is not None:
+            named.setdefault(name, []).append(c)
     for _ in range(depth):
         added = False
         for f in facts.functions:
@@ -194,7 +198,9 @@ def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> d
             if not f.callers_known or f.name in getattr(facts.program, "called_off", ()):
                 continue
             here = sites[id(f)]
-            if all(c.func is not None and c.func is not f and id(c.func) in found for c in here):
+            # (every call so named, too: one on an unknown object may run it, or an
+            # override of what it calls)
+            if all(c.func is not None and c.func is not f and id(c.func) in found for c in (*here, *named.get(f.name, ()))):
                 found[id(f)] = found[id(here[0].func)]
                 added = True
         if not added:

@@ -264,13 +264,45 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             if (not node.name.isascii() or inference(node.name)) and (sets_mode or _may_call_a_model(node)):
                 lines.add(node.lineno)
             elif not node.name.isascii() or inference(node.name):
-                # or that may run one of the file's functions that may (a helper, a
-                # method, a runner of a closure: ``queries.run_only_from``)
+                # or that may run one of the file's functions that may, and that only
+                # inference code runs (a helper, a method, a runner of a closure:
+                # ``queries.run_only_from``)
                 if reaching is None:
-                    reaching = _names_reaching_a_model(found)
+                    reaching = _names_reaching_a_model(found) & _names_run_only_from(found, inference)
                 if not reaching.isdisjoint(_called_names(node)):
                     lines.add(node.lineno)
     return lines
+
+
+def _names_run_only_from(found: Dict[type, List[ast.AST]], inference) -> Set[str]:
+    """The names ``X`` of the file's functions whose every call by that name (``X(...)``,
+    ``o.X(...)``) stands in a function that is inference-named or so named (least
+    fixpoint): a superset of what ``queries.run_only_from`` finds, which rejects a
+    function where any call so named stands elsewhere."""
+    defs = [node for t in _FUNCS for node in found[t]]
+    names = {node.name for node in defs}
+    # For each name: the names of the functions around each of its calls (None: a call
+    # in no function).
+    around: Dict[str, List[Set[Optional[str]]]] = defaultdict(list)
+    seen_in: Dict[int, Tuple[str, ...]] = {}
+    for node in defs:
+        for n in ast.walk(node):
+            if type(n) is ast.Call:
+                seen_in[id(n)] = seen_in.get(id(n), ()) + (node.name,)
+    for call in found[ast.Call]:
+        f = call.func
+        name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
+        if name in names:
+            around[name].append(set(seen_in.get(id(call), ())) or {None})
+    runs: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name in names - runs:
+            if all(any(d is not None and (d in runs or not d.isascii() or inference(d)) for d in ds) for ds in around.get(name, [{None}])):
+                runs.add(name)
+                changed = True
+    return runs
 
 
 def _called_names(fdef: ast.AST) -> Set[str]:
