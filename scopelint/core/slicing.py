@@ -258,7 +258,7 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
             if type(f) is ast.Attribute and f.attr in ("detach_", "zero_", "fill_") and type(f.value) is ast.Attribute and f.value.attr in carried:
                 lines.add(node.lineno)
     inference = F.name_matcher(tuple(inference_functions))
-    reaching: Optional[Set[str]] = None
+    reach: Optional[_Reach] = None
     for t in _FUNCS:  # an inference-named function that may call a model (SL103, SL207)
         for node in found[t]:
             if (not node.name.isascii() or inference(node.name)) and (sets_mode or _may_call_a_model(node)):
@@ -267,42 +267,81 @@ def _anchor_lines(found: Dict[type, List[ast.AST]], imported: Dict[str, Set[str]
                 # or that may run one of the file's functions that may, and that only
                 # inference code runs (a helper, a method, a runner of a closure:
                 # ``queries.run_only_from``)
-                if reaching is None:
-                    reaching = _names_reaching_a_model(found) & _names_run_only_from(found, inference)
-                if not reaching.isdisjoint(_called_names(node)):
+                if reach is None:
+                    reach = _Reach(found, inference)
+                if reach.reaches_a_model(node):
                     lines.add(node.lineno)
     return lines
 
 
-def _names_run_only_from(found: Dict[type, List[ast.AST]], inference) -> Set[str]:
-    """The names ``X`` of the file's functions whose every call by that name (``X(...)``,
-    ``o.X(...)``) stands in a function that is inference-named or so named (least
-    fixpoint): a superset of what ``queries.run_only_from`` finds, which rejects a
-    function where any call so named stands elsewhere."""
-    defs = [node for t in _FUNCS for node in found[t]]
-    names = {node.name for node in defs}
-    # For each name: the names of the functions around each of its calls (None: a call
-    # in no function).
-    around: Dict[str, List[Set[Optional[str]]]] = defaultdict(list)
-    seen_in: Dict[int, Tuple[str, ...]] = {}
-    for node in defs:
-        for n in ast.walk(node):
-            if type(n) is ast.Call:
-                seen_in[id(n)] = seen_in.get(id(n), ()) + (node.name,)
-    for call in found[ast.Call]:
-        f = call.func
-        name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
-        if name in names:
-            around[name].append(set(seen_in.get(id(call), ())) or {None})
-    runs: Set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for name in names - runs:
-            if all(any(d is not None and (d in runs or not d.isascii() or inference(d)) for d in ds) for ds in around.get(name, [{None}])):
-                runs.add(name)
-                changed = True
-    return runs
+class _Reach:
+    """What an inference-named function may run of the file's functions, by name (a
+    superset of ``queries.run_only_from``): those whose every call by that name
+    (``X(...)``, ``o.X(...)``) stands in a function that is inference-named or so run
+    (least fixpoint; ``queries.run_only_from`` rejects a function where any call so named
+    stands elsewhere), and, of those, the ones that may call a model
+    (``_may_call_a_model``), directly or through more of them. Made once per file, when
+    first asked; a function is read only when some inference-named one may reach it."""
+
+    def __init__(self, found: Dict[type, List[ast.AST]], inference) -> None:
+        self.by_name: Dict[str, List[ast.AST]] = defaultdict(list)
+        for t in _FUNCS:
+            for node in found[t]:
+                self.by_name[node.name].append(node)
+        self.inference = inference
+        self.only = self._run_only(found)
+        self._model: Dict[str, bool] = {}
+
+    def _run_only(self, found: Dict[type, List[ast.AST]]) -> Set[str]:
+        by_name = self.by_name
+        calls = []
+        for call in found[ast.Call]:
+            f = call.func
+            name = f.id if type(f) is ast.Name else (f.attr if type(f) is ast.Attribute else None)
+            if name in by_name:
+                calls.append((call.lineno, name))
+        if not calls:
+            return set()
+        # The functions around each such call, by their lines (a superset: a call on a
+        # ``def`` line, in a default, counts as in it). One sweep down the file.
+        calls.sort()
+        spans = sorted((node.lineno, node.end_lineno or node.lineno, node.name) for nodes in by_name.values() for node in nodes)
+        around: Dict[str, List[Set[str]]] = defaultdict(list)
+        active: List[Tuple[int, str]] = []
+        i = 0
+        for line, name in calls:
+            while i < len(spans) and spans[i][0] <= line:
+                active.append((spans[i][1], spans[i][2]))
+                i += 1
+            active = [a for a in active if a[0] >= line]
+            around[name].append({n for _, n in active})
+        inference = self.inference
+        runs: Set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, places in around.items():
+                if name not in runs and all(any(n in runs or not n.isascii() or inference(n) for n in place) for place in places):
+                    runs.add(name)
+                    changed = True
+        return runs
+
+    def reaches_a_model(self, fdef: ast.AST) -> bool:
+        todo = [n for n in _called_names(fdef) if n in self.only]
+        seen = set(todo)
+        while todo:
+            name = todo.pop()
+            found = self._model.get(name)
+            if found is None:
+                found = self._model[name] = any(_may_call_a_model(node) for node in self.by_name[name])
+            if found:
+                return True
+            for node in self.by_name[name]:
+                for n in _called_names(node):
+                    if n in self.only and n not in seen:
+                        seen.add(n)
+                        todo.append(n)
+        return False
 
 
 def _called_names(fdef: ast.AST) -> Set[str]:
@@ -317,23 +356,6 @@ def _called_names(fdef: ast.AST) -> Set[str]:
             elif type(f) is ast.Attribute:
                 names.add(f.attr)
     return names
-
-
-def _names_reaching_a_model(found: Dict[type, List[ast.AST]]) -> Set[str]:
-    """The names of the file's functions (by name: any function or method so named) that
-    may call a model (``_may_call_a_model``), or call, by the last part of its name, a
-    function that may, through any number of such calls. A superset."""
-    defs = [node for t in _FUNCS for node in found[t]]
-    reaching = {node.name for node in defs if _may_call_a_model(node)}
-    calls = {id(node): _called_names(node) for node in defs if node.name not in reaching}
-    changed = True
-    while changed:
-        changed = False
-        for node in defs:
-            if node.name not in reaching and not reaching.isdisjoint(calls[id(node)]):
-                reaching.add(node.name)
-                changed = True
-    return reaching
 
 
 # --- the anchors, read in text ------------------------------------------------------------
