@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, run_only_from
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, run_only_from
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.state import Mode
 from scopelint.fixkit import (
@@ -139,8 +139,10 @@ class RecordingDuringInference(Rule):
             inside = [c for c in facts.calls if c.state.mxnet.origin is not None and c.state.mxnet.origin.node is scope.item]
             if not any(is_model_call(c) for c in inside):
                 continue
-            if names_escaping_block(scope.with_node, scope.func) or chosen_by_caller(scope.with_node, scope.func):
+            if chosen_by_caller(scope.with_node, scope.func):
                 continue
+            if names_escaping_block(scope.with_node, scope.func) and not returned_to_no_backward(facts, scope.with_node, scope.func):
+                continue  # (a caller may backpropagate it)
             yield Report(
                 scope.item.item,
                 "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",

@@ -919,3 +919,19 @@ def test_a_helper_also_called_by_its_name_elsewhere_is_no_inference_code():
     assert _findings(text, ON) == [] == _findings(text, OFF)
     alone = text.replace("worker.inner(lm, tokens)", "lm(tokens)")
     assert [f[0] for f in _findings(alone, ON)] == ["SL103"] and _findings(alone, ON) == _findings(alone, OFF)
+
+
+def test_mxnet_record_returned_to_a_caller_that_backpropagates_is_quiet():
+    """SL103 (MXNet) now flags ``autograd.record()`` in a helper whose result leaves it
+    only by being returned, when no caller backpropagates it
+    (``queries.returned_to_no_backward``): fixtures/SL103/bad_mxnet_score_helper_
+    returns_recorded.py. Passed on through a tuple and backpropagated at module level,
+    it is training, and silent; with the backward gone, it is reported."""
+    from pathlib import Path
+
+    bad = (Path(__file__).parent.parent / "fixtures/SL103/bad_mxnet_score_helper_returns_recorded.py").read_text()
+    trained = bad.replace('print("ranking"', 'with autograd.record():\n    loss = (scores * 2).sum()\nloss.backward()\nprint("ranking"')
+    assert _findings(trained, ON) == [] == _findings(trained, OFF)
+    indexed = trained.replace("order, scores = rank(net, candidates)", "pair = rank(net, candidates)\norder, scores = pair[0], pair[1]")
+    assert _findings(indexed, ON) == [] == _findings(indexed, OFF)
+    assert [f[0] for f in _findings(bad, ON)] == ["SL103"] and _findings(bad, ON) == _findings(bad, OFF)

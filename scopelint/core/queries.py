@@ -949,6 +949,31 @@ def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen:
     return False
 
 
+def returned_to_no_backward(facts: Facts, block: cst.CSTNode, func: Optional[FunctionInfo]) -> bool:
+    """What ``block`` (a scope's ``with``) makes leaves ``func`` only by being returned
+    (no ``yield``, nothing stored into an object or container), and no caller
+    backpropagates what ``func`` returns: every call of it is known (``callers_known``,
+    no other module imports the file, no call by its name that resolves elsewhere) and
+    none's result reaches a backward call, here or returned on
+    (``backpropagated_by_callers``)."""
+    if func is None or not func.callers_known or getattr(facts.program, "imported", False):
+        return False
+    if func.name in getattr(facts.program, "called_off", ()):
+        return False
+    for n in walk(block, is_nested_scope):
+        if type(n) is cst.Yield:
+            return False
+        if type(n) in (cst.AssignTarget, cst.AugAssign) and not _written_names(n.target, set()):
+            return False
+    for n in walk(func.node, is_nested_scope):
+        if type(n) is cst.Yield:
+            return False
+    sites = [c for c in facts.calls if c.target is func]
+    if not sites or any(c.target is not func for c in facts.calls if (c.method or c.callee) == func.name):
+        return False
+    return not backpropagated_by_callers(facts, func)
+
+
 def _returned_as_is(call) -> bool:
     """``return f(...)``: the call's result is what its function returns."""
     for n in walk(call.func.node.body, is_nested_scope):
