@@ -2,7 +2,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from scopelint.core.flow import call_arg
+from scopelint.core.arguments import call_arg
 from scopelint.core.frameworks import MXNET, TORCH
 from scopelint.core.queries import decorated_caller, describe_origin, untracked_by
 from scopelint.fixkit import (

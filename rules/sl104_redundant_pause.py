@@ -2,7 +2,8 @@ from typing import Optional
 
 import libcst as cst
 
-from scopelint.core.flow import call_arg, literal_bool
+from scopelint.core.arguments import call_arg
+from scopelint.core.syntax import literal_bool
 from scopelint.fixkit import code_of, dedented, module_fix, quiet, Replacement
 from scopelint.rule import NodeFix, Report, Rule
 

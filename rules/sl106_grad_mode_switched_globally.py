@@ -3,7 +3,8 @@ from typing import Dict, Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import call_arg, literal_bool
+from scopelint.core.arguments import call_arg
+from scopelint.core.syntax import literal_bool
 from scopelint.core.queries import is_restore
 from scopelint.core.state import Mode
 from scopelint.core.syntax import block_path, finds, terminates

@@ -1,7 +1,9 @@
 import libcst as cst
 
 from scopelint.core.arguments import bound_params, forward_params, parameter_of
-from scopelint.core.flow import call_arg, carried_tag, literal_bool
+from scopelint.core.arguments import call_arg
+from scopelint.core.flow import carried_tag
+from scopelint.core.syntax import literal_bool
 from scopelint.core.frameworks import MXNET
 from scopelint.core.queries import backwards_in_loop, backwards_run_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call

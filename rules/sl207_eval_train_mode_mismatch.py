@@ -3,7 +3,7 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
     backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
-    models_handed_to_helper, recording, trained_models, trained_models_as_called, value_mode_free,
+    models_handed_to_helper, recording, trained_models_as_called, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of

@@ -2,7 +2,8 @@ from typing import Optional
 
 import libcst as cst
 
-from scopelint.core.flow import call_arg, literal_bool
+from scopelint.core.arguments import call_arg
+from scopelint.core.syntax import literal_bool
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, optimized_by_name, origins

@@ -116,3 +116,23 @@ def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: s
     arg = bound.get(root) if bound is not None else None
     spelled = dotted(arg.value) if arg is not None else None
     return spelled + ("." + rest if rest else "") if spelled is not None else None
+
+
+def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst.Arg]:
+    """The argument at positional ``index`` or named ``keyword``."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for a in call.args:
+        if keyword and a.keyword is not None and a.keyword.value == keyword:
+            return a
+    if index is not None and index < len(positional):
+        return positional[index]
+    return None
+
+
+def param_default(info, name: str) -> Optional[cst.BaseExpression]:
+    """The default of ``info``'s (a ``FunctionInfo``) parameter ``name``, if any."""
+    p = info.node.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.name.value == name:
+            return param.default
+    return None

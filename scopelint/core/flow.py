@@ -17,11 +17,12 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
-from scopelint.core.arguments import CALL_METHODS, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
+from scopelint.core.arguments import CALL_METHODS, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, call_arg, param_default, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, Scope, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import child_blocks, finds, is_nested_scope, is_subclass, iter_children, statements, walk
+from scopelint.core.syntax import child_blocks, finds, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
+from scopelint.core.summaries import detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
     UNKNOWN,
@@ -275,191 +276,6 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     return out
 
 
-def item_freeze(info: FunctionInfo, anywhere: bool = False) -> Optional[Tuple[str, Optional[cst.BaseExpression]]]:
-    """``def freeze(p, flag=False): p.requires_grad = flag`` (or ``p.requires_grad_(flag)``),
-    the first statement of its body that sets a parameter's ``requires_grad``: (``p``,
-    ``flag``) in its spelling (None: the call's default, True). ``anywhere``: also one
-    under an ``if`` or in a loop (it may set it)."""
-    body = info.node.body
-    params = info.param_names
-    lines = [n for n in walk(body) if type(n) is cst.SimpleStatementLine] if anywhere else \
-        (body.body if type(body) is cst.IndentedBlock else ())
-    for line in lines:
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            if type(small) is cst.Assign and len(small.targets) == 1:
-                t = small.targets[0].target
-                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value in params:
-                    return t.value.value, small.value
-            call = small.value if type(small) is cst.Expr else None
-            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_" \
-                    and type(call.func.value) is cst.Name and call.func.value.value in params:
-                arg = call_arg(call, 0, "requires_grad")
-                return call.func.value.value, arg.value if arg is not None else None
-    return None
-
-
-def _flag_at(call: cst.Call, target: FunctionInfo, flag: Optional[cst.BaseExpression]) -> Optional[Tuple[bool, Optional[cst.BaseExpression]]]:
-    """A ``requires_grad`` flag of ``target`` (its spelling; None: True) as ``call``
-    spells it: a parameter through its argument or its default, a literal as it is;
-    None where the call cannot spell it (a name of the callee's own)."""
-    if flag is None or literal_bool(flag) is not None:
-        return True, flag
-    if type(flag) is cst.Name and flag.value in target.param_names:
-        given = argument_for(call, bound_params(call, target), flag.value)
-        if given is not None:
-            return True, given.value
-        default = _param_default(target, flag.value)
-        return (True, default) if default is not None else None
-    return None
-
-
-def _handed_item_freeze(call: cst.Call, item: str, target: FunctionInfo, anywhere: bool = False) -> Optional[Tuple[bool, Optional[cst.BaseExpression]]]:
-    """``freeze(p, False)`` of a loop over parameters whose item is ``p``, ``target`` the
-    function it calls (``item_freeze``): (True, the flag as the call spells it)."""
-    found = item_freeze(target, anywhere)
-    if found is None:
-        return None
-    param, flag = found
-    arg = argument_for(call, bound_params(call, target), param)
-    if arg is None or type(arg.value) is not cst.Name or arg.value.value != item:
-        return None
-    return _flag_at(call, target, flag)
-
-
-def freezing_loop(stmt: cst.For, resolve=None) -> List[Tuple[str, Optional[cst.BaseExpression]]]:
-    """``for p in G.parameters(): p.requires_grad = flag`` (or ``p.requires_grad_(flag)``,
-    or a call handing ``p`` to a function that does so: ``resolve`` maps the call to it;
-    ``named_parameters()`` with ``for name, p in ...``): [(``G``, ``flag``)] (None: the
-    call's default, True)."""
-    it = stmt.iter
-    if type(it) is not cst.Call or type(it.func) is not cst.Attribute or it.func.attr.value not in ("parameters", "named_parameters"):
-        return []
-    model = dotted(it.func.value)
-    target = stmt.target
-    if it.func.attr.value == "named_parameters" and type(target) is cst.Tuple and len(target.elements) == 2:
-        target = target.elements[1].value
-    if model is None or type(target) is not cst.Name:
-        return []
-    item = target.value
-    defs = {line.name.value: line for line in statements(stmt.body) if type(line) is cst.FunctionDef}
-    for line in statements(stmt.body):
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            if type(small) is cst.Assign and len(small.targets) == 1:
-                t = small.targets[0].target
-                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value == item:
-                    return [(model, small.value)]
-            call = small.value if type(small) is cst.Expr else None
-            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_" \
-                    and type(call.func.value) is cst.Name and call.func.value.value == item:
-                arg = call_arg(call, 0, "requires_grad")
-                return [(model, arg.value if arg is not None else None)]
-            if resolve is not None and type(call) is cst.Call:
-                target = resolve(call)
-                handed = _handed_item_freeze(call, item, target) if target is not None else None
-                if handed is not None:
-                    return [(model, handed[1])]
-                closure = _closure_run(call, defs, target)
-                found = _closure_item_freeze(closure, item) if closure is not None else None
-                if found is not None:
-                    return [(model, found)]
-    return []
-
-
-def _closure_run(call: cst.Call, defs: Dict[str, cst.FunctionDef], target: Optional[FunctionInfo]) -> Optional[cst.FunctionDef]:
-    """The function defined in the loop's body (``defs``) that ``call``, a statement of
-    it, runs: called itself with no argument (``step()``), or handed to ``target``, a
-    runner of the file that calls that parameter in a statement of its body
-    (``run(step)`` with ``def run(fn, *a): return fn(*a)``)."""
-    if type(call.func) is cst.Name and call.func.value in defs and not call.args:
-        return defs[call.func.value]
-    if target is None:
-        return None
-    for param in target.param_names:
-        arg = argument_for(call, bound_params(call, target), param)
-        if arg is None or type(arg.value) is not cst.Name or arg.value.value not in defs:
-            continue
-        body = target.node.body
-        for line in (body.body if type(body) is cst.IndentedBlock else ()):
-            small = line.body[0] if type(line) is cst.SimpleStatementLine and len(line.body) == 1 else None
-            run = small.value if type(small) in (cst.Expr, cst.Return) else None
-            if type(run) is cst.Call and type(run.func) is cst.Name and run.func.value == param:
-                return defs[arg.value.value]
-    return None
-
-
-def _closure_item_freeze(fdef: cst.FunctionDef, item: str) -> Optional[cst.BaseExpression]:
-    """``def step(): p.requires_grad = flag`` (a statement of its body), ``p`` and the
-    flag's names read from the enclosing loop's scope: the flag, as that scope spells it
-    (a literal, or a name the closure neither takes nor binds)."""
-    body = fdef.body
-    params = {q.name.value for q in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)}
-    own = params | {n.value for n in walk(body) if type(n) is cst.AssignTarget for n in [n.target] if type(n) is cst.Name}
-    if item in own:
-        return None
-    for line in (body.body if type(body) is cst.IndentedBlock else ()):
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            if type(small) is cst.Assign and len(small.targets) == 1:
-                t = small.targets[0].target
-                flag = small.value
-                if type(t) is cst.Attribute and t.attr.value == "requires_grad" and type(t.value) is cst.Name and t.value.value == item \
-                        and (literal_bool(flag) is not None or (type(flag) is cst.Name and flag.value not in own)):
-                    return flag
-    return None
-
-
-def freeze_effects(info: FunctionInfo, resolve=None, depth: int = 2, cache: bool = True) -> Tuple[Tuple[str, Optional[cst.BaseExpression]], ...]:
-    """What ``info`` does to its models' ``requires_grad`` wherever it runs to its end (its
-    body's own statements: not under an ``if`` or a ``try``): (model, flag) in its
-    spelling, in order (``def requires_grad(model, flag=True): for p in
-    model.parameters(): p.requires_grad = flag``: ``(("model", flag),)``). With
-    ``resolve`` (``(call, function it is in) -> the function of the file it calls``), also
-    what the functions it calls so do (``depth`` levels down), spelled through the call,
-    and a loop over parameters handing each to a function that sets it (``item_freeze``)."""
-    found = _FREEZES.get(id(info))
-    if found is not None and found[0] is info and found[2] == (resolve is not None):
-        return found[1]
-    out: List[Tuple[str, Optional[cst.BaseExpression]]] = []
-    body = info.node.body
-    here = (lambda c: resolve(c, info)) if resolve is not None else None
-    for stmt in (body.body if type(body) is cst.IndentedBlock else ()):
-        if type(stmt) is cst.For:
-            out.extend(freezing_loop(stmt, here))
-        elif type(stmt) is cst.SimpleStatementLine:
-            for small in stmt.body:
-                call = small.value if type(small) is cst.Expr else None
-                if type(call) is not cst.Call:
-                    continue
-                if type(call.func) is cst.Attribute and call.func.attr.value == "requires_grad_":
-                    model = dotted(call.func.value)
-                    arg = call_arg(call, 0, "requires_grad")
-                    if model is not None:
-                        out.append((model, arg.value if arg is not None else None))
-                elif here is not None and depth:
-                    target = here(call)
-                    if target is None or target is info:
-                        continue
-                    for name, flag in freeze_effects(target, resolve, depth - 1, False):
-                        spelled = spelled_at_call(call, target.param_names, target.cls is not None, name)
-                        spelled_flag = _flag_at(call, target, flag)
-                        if spelled is not None and spelled_flag is not None:
-                            out.append((spelled, spelled_flag[1]))
-    result = tuple(out)
-    if cache:
-        if len(_FREEZES) > 4096:
-            _FREEZES.clear()
-        _FREEZES[id(info)] = (info, result, resolve is not None)
-    return result
-
-
-_FREEZES: Dict[int, Tuple[FunctionInfo, tuple, bool]] = {}
-
-
 class _Walk:
     """One unit's walk (the module's or a function's) and what it read.
 
@@ -695,22 +511,6 @@ def _constant_defaults(info: FunctionInfo) -> Dict[str, Value]:
     return out
 
 
-def _param_default(info: FunctionInfo, name: str) -> Optional[cst.BaseExpression]:
-    p = info.node.params
-    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-        if param.name.value == name:
-            return param.default
-    return None
-
-
-def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
-    if type(expr) is cst.Name and expr.value in ("True", "False"):
-        return expr.value == "True"
-    if type(expr) is cst.Integer and expr.value in ("0", "1"):
-        return expr.value == "1"
-    return None
-
-
 # ``nn.Module`` methods that return the module itself.
 _RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type", "train", "eval", "requires_grad_", "share_memory"})
 
@@ -721,17 +521,6 @@ def _module_chain_base(expr: cst.BaseExpression) -> Optional[str]:
     while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _RETURNS_MODULE:
         expr = expr.func.value
     return dotted(expr) if type(expr) is not cst.Call else None
-
-
-def call_arg(call: cst.Call, index: int, keyword: Optional[str]) -> Optional[cst.Arg]:
-    """The argument at positional ``index`` or named ``keyword``."""
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    for a in call.args:
-        if keyword and a.keyword is not None and a.keyword.value == keyword:
-            return a
-    if index is not None and index < len(positional):
-        return positional[index]
-    return None
 
 
 def _scan_names(roots, unit: int, called: Dict[str, Set[int]], referenced: Set[str]) -> Set[str]:
@@ -2480,7 +2269,7 @@ class Analyzer:
                 if arg is not None:
                     value = literal_bool(arg.value)
                 else:
-                    default = _param_default(target, flag.value)
+                    default = param_default(target, flag.value)
                     value = literal_bool(default) if default is not None else None
             elif flag is not None:
                 value = literal_bool(flag)
@@ -2897,77 +2686,6 @@ class Analyzer:
             self.flow.state = State(state.torch, state.mxnet, sw)
         else:
             self.flow.state = state.with_recording(fw, sw)
-
-
-def detaches_in_place(info: FunctionInfo, resolve=None, depth: int = 2) -> Tuple[Tuple[str, cst.Call], ...]:
-    """The parameters ``info`` detaches in place wherever it runs to its end (``p.detach_()``
-    as a statement of its body, not under an ``if``): the caller's argument is detached
-    after the call (``_detach(s)`` in d2l's ``for s in state: s.detach_()``): (parameter,
-    its ``detach_()`` call). Also ``for s in p: s.detach_()`` (every item of ``p``), and,
-    with ``resolve`` (``(call, function it is in) -> the function of the file it runs``),
-    a call of a function that so detaches its argument (``depth`` levels down)."""
-    body = info.node.body
-    params = info.param_names
-    out = []
-    for line in (body.body if type(body) is cst.IndentedBlock else ()):
-        if type(line) is cst.For:
-            name = line.iter.value if type(line.iter) is cst.Name else None
-            if name in params and type(line.target) is cst.Name and line.orelse is None:
-                inner = _detaching_statement(line.body, line.target.value, info, resolve, depth)
-                if inner is not None:
-                    out.append((name, inner))
-            continue
-        for p in params:
-            inner = _detaching_statement(line, p, info, resolve, depth, (cst.SimpleStatementLine,))
-            if inner is not None:
-                out.append((p, inner))
-    return tuple(out)
-
-
-def _detaching_statement(body, name: str, info: FunctionInfo, resolve, depth: int, kinds=None) -> Optional[cst.Call]:
-    """The ``detach_()`` call by which a statement of ``body`` (a block, or one statement:
-    ``kinds``) detaches ``name`` in place: ``name.detach_()``, or (with ``resolve``) a
-    call handing ``name`` to a function that detaches that parameter (``detaches_in_place``)."""
-    lines = [body] if kinds is not None else list(statements(body))
-    for line in lines:
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            call = small.value if type(small) is cst.Expr else None
-            if type(call) is not cst.Call:
-                continue
-            if type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
-                    and type(call.func.value) is cst.Name and call.func.value.value == name:
-                return call
-            if resolve is None or depth <= 0:
-                continue
-            target = resolve(call, info)
-            if target is None or target is info:
-                continue
-            for p, inner in detaches_in_place(target, resolve, depth - 1):
-                if spelled_at_call(call, target.param_names, target.cls is not None, p) == name:
-                    return inner
-    return None
-
-
-def detached_free_names(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
-    """The names of its enclosing scope (not parameters, not bound in it) that ``info``
-    detaches in place wherever it runs to its end (``h.detach_()`` as a statement of its
-    body): a closure run where the caller's ``h`` is (``run(step)`` with ``def step():
-    h.detach_()``). (name, its ``detach_()`` call)."""
-    body = info.node.body
-    params = set(info.param_names)
-    bound = info.scope.bound
-    out = []
-    for line in (body.body if type(body) is cst.IndentedBlock else ()):
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            call = small.value if type(small) is cst.Expr else None
-            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
-                    and type(call.func.value) is cst.Name and call.func.value.value not in params and call.func.value.value not in bound:
-                out.append((call.func.value.value, call))
-    return tuple(out)
 
 
 def _drop_symbolic_module_backwards(calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact]) -> None:

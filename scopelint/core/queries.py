@@ -1309,7 +1309,7 @@ def optimizer_owner(facts: Facts, ctor):
     """For ``torch.optim.X(M.parameters(), ...)`` / ``gluon.Trainer(M.collect_params(), ...)``:
     (the ``M.parameters()`` CallFact, the value of ``M``). None for any other spelling of
     the parameters (a list, param groups, a filter, a chain of models)."""
-    from scopelint.core.flow import call_arg
+    from scopelint.core.arguments import call_arg
 
     arg = call_arg(ctor.node, 0, "params")
     expr = arg.value if arg is not None else None
@@ -1331,7 +1331,7 @@ def optimizer_owners(facts: Facts, ctor):
     ``M.parameters()`` CallFact, the value of ``M``), one per model, in order. None when
     any part of the argument is something else (a filter, a slice, a name the flow
     holds): every parameter the optimizer gets must be known to be some model's."""
-    from scopelint.core.flow import call_arg
+    from scopelint.core.arguments import call_arg
 
     arg = call_arg(ctor.node, 0, "params")
     if arg is None:
@@ -2017,8 +2017,9 @@ def frozen_by_the_file(facts: Facts, name: Optional[str]) -> bool:
 
 def _freezes_item(facts: Facts, call: cst.Call, target: cst.BaseExpression) -> bool:
     """``call`` hands the item of a loop over parameters (its ``target``) to a function
-    of the file that turns its ``requires_grad`` off (``flow.item_freeze``)."""
-    from scopelint.core.flow import _handed_item_freeze, literal_bool
+    of the file that turns its ``requires_grad`` off (``summaries.item_freeze``)."""
+    from scopelint.core.summaries import _handed_item_freeze
+    from scopelint.core.syntax import literal_bool
 
     fact = facts.call_of(call)
     func = getattr(fact, "target", None)

@@ -150,7 +150,7 @@ _CALLED = frozenset(F.MAKE_LEAF_METHODS) | {_last(q) for q in (*F.BACKWARD_FUNCS
 _METHODS_ONLY = (frozenset(F.MAKE_LEAF_METHODS) | {"zero_grad", "eval", "train", "parameters", "named_parameters"}) - {
     _last(q) for q in (*F.BACKWARD_FUNCS, *F.PARAMETER_CLASSES)}
 # ... and, exactly as the analysis and the rules read them: ``requires_grad=True`` (a
-# leaf: ``flow.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
+# leaf: ``syntax.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
 # (``queries.sets_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
 _KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
 # Identifiers in text. Outside strings and comments a non-ASCII character can only be

@@ -208,3 +208,12 @@ def forget_parents(module: cst.Module) -> None:
     hit = _PARENTS.get(id(module))
     if hit is not None and hit[0] is module:
         del _PARENTS[id(module)]
+
+
+def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
+    """``True``/``False`` (or ``1``/``0``) as written; None for anything else."""
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
+        return expr.value == "True"
+    if type(expr) is cst.Integer and expr.value in ("0", "1"):
+        return expr.value == "1"
+    return None
