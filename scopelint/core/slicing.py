@@ -574,8 +574,12 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
                 at = m.start()
                 # (A method's name called bare passes too, though the plan reads it as
                 # nothing: fixtures/projects/vsepp_wrapper_val_start's train.py lost its
-                # SL207 when it did not. What the program tells that file does not make it
-                # pass here by itself; why is not understood yet.)
+                # SL207 when it did not. Why: ``project.contexts`` computes what the
+                # program tells a file only for a file this gate lets through, on the
+                # assumption that a file with no anchor of its own has no finding. That
+                # train.py has one only through another module's training step and mode
+                # switches (``model.train_emb``, ``encode_data``); it passed this gate by
+                # its bare ``train(...)``, a word of ``_CALLED``.)
                 if _starts_a_word(text, at) and not text.endswith(("def ", "class "), max(0, at - 6), at):
                     return True
     if "requires_grad" in text:
