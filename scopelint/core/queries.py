@@ -918,7 +918,12 @@ def kept_across_calls(facts: Facts, func: Optional[FunctionInfo], key: Optional[
         node = v.parents[0].node if len(nodes) == 1 else None
     if node is None or type(node) in (cst.Name, cst.Attribute):
         return False
-    if finds(func.node, lambda n: n is node) or any(finds(loop, lambda n: n is node) for loop in loops):
+    # Made before the loops -- or before the innermost one that backpropagates in each
+    # iteration: ``losses = []`` at the top of each epoch, appended to once per batch
+    # step, keeps the epoch's graphs (one made per step, for the step's joint loss, is
+    # no accumulation across steps).
+    training = [loop for loop in loops if backwards_run_in_loop(facts, loop)]
+    if finds(func.node, lambda n: n is node) or any(finds(loop, lambda n: n is node) for loop in (training[-1:] or loops)):
         return False
     # Nor made by a caller on the way that runs in the loops itself (``logs = []`` in a
     # ``train_epoch`` called per iteration): only where the innermost loop stands.
