@@ -3,7 +3,7 @@ import libcst as cst
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
     backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
-    models_handed_to_helper, recording, trained_models_as_called, value_mode_free,
+    model_made_known, models_handed_to_helper, off_at_every_call, only_called_where, recording, trained_models_as_called, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
 from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
@@ -150,16 +150,20 @@ class EvalTrainModeMismatch(Rule):
         done = set()
         for call in facts.calls:
             sw = call.state.torch
-            if not _evaluates(call, inference_functions):
+            # (or in a helper that evaluation code alone runs, under its ``no_grad``)
+            helper = not _evaluates(call, inference_functions)
+            if helper and not only_called_where(facts, call.func, lambda c: _evaluates(c, inference_functions)):
                 continue
-            if not (sw.off and sw.origin is not None and sw.origin.explicit) or not is_model_call(call):
+            explicit = sw.off and sw.origin is not None and (
+                sw.origin.explicit or off_at_every_call(facts, call.func, [TORCH]) is not None)  # (its callers' no_grad)
+            if not explicit or not is_model_call(call) or (helper and not model_made_known(facts, call)):
                 continue
             if eval_changes_nothing(facts, call):
                 continue  # a model of this file or the program without Dropout/BatchNorm: eval() would change nothing
             key = id(call.func) if call.func is not None else id(_held_out_loop(call))
             if key not in done:
                 done.add(key)
-                fix = _eval_fix(ctx, call)
+                fix = _eval_fix(ctx, call) if not helper else None  # (not in a helper: training would stay in eval)
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
 
 

@@ -935,3 +935,43 @@ def test_mxnet_record_returned_to_a_caller_that_backpropagates_is_quiet():
     indexed = trained.replace("order, scores = rank(net, candidates)", "pair = rank(net, candidates)\norder, scores = pair[0], pair[1]")
     assert _findings(indexed, ON) == [] == _findings(indexed, OFF)
     assert [f[0] for f in _findings(bad, ON)] == ["SL103"] and _findings(bad, ON) == _findings(bad, OFF)
+
+
+def test_sl207_reaches_a_helper_that_only_the_evaluation_loop_runs():
+    """SL207's "evaluated under no_grad, never put in eval()" in a helper that only a
+    loop over held-out data calls, under that loop's ``no_grad``
+    (``queries.only_called_where``), when what made the model is known
+    (``model_made_known``); no fix there (an ``eval()`` in the helper would leave the
+    next epoch training in eval mode)."""
+    text = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def forward_batch(model, data):
+            return model(data)
+
+
+        def fit(model, optimizer, train_loader, test_loader):
+            for data, target in train_loader:
+                optimizer.zero_grad()
+                nn.functional.cross_entropy(model(data), target).backward()
+                optimizer.step()
+            with torch.no_grad():
+                for data, target in test_loader:
+                    print(forward_batch(model, data).argmax(1).tolist())
+
+
+        net = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+        batches = [(torch.randn(4, 6), torch.randint(0, 3, (4,)))]
+        fit(net, torch.optim.SGD(net.parameters(), lr=0.1), batches, batches)
+        """)
+    found = _findings(text, ON)
+    assert [(f[0], f[4]) for f in found] == [("SL207", None)] and found == _findings(text, OFF)
+    assert "return model(data)" in text.splitlines()[found[0][1][0] - 1]
+    # A model nothing here says the making of: no guess.
+    unknown = text.replace("fit(net, torch.optim.SGD(net.parameters(), lr=0.1), batches, batches)", "fit(load(), opt, batches, batches)")
+    assert _findings(unknown, ON) == [] == _findings(unknown, OFF)
+    # The helper also run by the training loop: not evaluation code.
+    shared = text.replace("nn.functional.cross_entropy(model(data), target)", "nn.functional.cross_entropy(forward_batch(model, data), target)")
+    assert _findings(shared, ON) == [] == _findings(shared, OFF)

@@ -11,7 +11,7 @@ from scopelint.core.arguments import CALL_METHODS, spelled_at_call
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
-from scopelint.core.roles import is_class_name, is_model_call
+from scopelint.core.roles import is_class_name, is_model_call, made_model
 from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
 from scopelint.core.state import DATA_TAGS, Mode, Origin, State, Switch, Value
 
@@ -954,6 +954,19 @@ def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen:
     return False
 
 
+def only_called_where(facts: Facts, func: Optional[FunctionInfo], at, depth: int = 3) -> bool:
+    """Every call of ``func`` in the file satisfies ``at(call)``, or stands in a function
+    of which the same holds (up to ``depth`` calls out): a helper that an evaluation loop
+    alone runs. Its calls must all be known (``callers_known``, no other module imports
+    the file, no call by its name that resolves elsewhere)."""
+    if func is None or depth <= 0 or not func.callers_known or getattr(facts.program, "imported", False):
+        return False
+    sites = [c for c in facts.calls if c.target is func]
+    if not sites or any(c.target is not func for c in facts.calls if (c.method or c.callee) == func.name):
+        return False
+    return all(c.func is not func and (at(c) or only_called_where(facts, c.func, at, depth - 1)) for c in sites)
+
+
 def returned_to_no_backward(facts: Facts, block: cst.CSTNode, func: Optional[FunctionInfo]) -> bool:
     """What ``block`` (a scope's ``with``) makes leaves ``func`` only by being returned
     (no ``yield``, nothing stored into an object or container), and no caller
@@ -1881,6 +1894,16 @@ def eval_changes_nothing(facts: Facts, call) -> bool:
     if _program(facts).is_model_class(name):
         return _program(facts).is_mode_free(name)
     return mode_free_class(facts, name)
+
+
+def model_made_known(facts: Facts, call) -> bool:
+    """What made the model a call runs is known: a class of this file or of the program,
+    or a model constructor call the flow saw (``nn.Sequential(...)`` handed down to a helper):
+    ``eval_changes_nothing`` then answers from knowledge, not from ignorance."""
+    if model_class_of(facts, call) is not None:
+        return True
+    value = call.callee_value if call.method not in ("forward", "__call__") else call.receiver
+    return type(getattr(value, "node", None)) is cst.Call and made_model(value)
 
 
 def value_mode_free(facts: Facts, value: Optional[Value]) -> bool:
