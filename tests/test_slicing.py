@@ -975,3 +975,27 @@ def test_sl207_reaches_a_helper_that_only_the_evaluation_loop_runs():
     # The helper also run by the training loop: not evaluation code.
     shared = text.replace("nn.functional.cross_entropy(model(data), target)", "nn.functional.cross_entropy(forward_batch(model, data), target)")
     assert _findings(shared, ON) == [] == _findings(shared, OFF)
+
+
+def test_a_loop_over_a_written_out_list_runs_its_body():
+    """A ``for`` over a list or tuple written out with items runs at least once
+    (``flow._non_empty_literal``): the losses backpropagated in it were, and a
+    ``zero_grad()`` after it clears their gradients before the step (SL203). Over an
+    iterable the flow knows nothing of, the loop may not run: no finding."""
+    text = textwrap.dedent("""\
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(2):
+            out = model(torch.randn(4, 3))
+            losses = [out.pow(2).mean(), out.abs().mean()]
+            for loss in losses:
+                loss.backward()
+            opt.zero_grad()
+            opt.step()
+        """)
+    found = _findings(text, ON)
+    assert [f[0] for f in found] == ["SL203"] and found == _findings(text, OFF)
+    unknown = text.replace("losses = [out.pow(2).mean(), out.abs().mean()]", "losses = pick(out)")
+    assert _findings(unknown, ON) == [] == _findings(unknown, OFF)

@@ -474,6 +474,14 @@ _CONSTANTS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 
 
+def _non_empty_literal(v: Value) -> bool:
+    """``v`` is a list or tuple written out with at least one item (none starred), as
+    made: a ``for`` over it runs its body at least once."""
+    node = v.node
+    return (type(node) in (cst.List, cst.Tuple) and CONTAINER <= v.tags and bool(node.elements)
+            and not any(type(e) is cst.StarredElement for e in node.elements))
+
+
 def _simple_statements(body):
     """The small statements of a body and of the blocks nested in it (nested functions
     too, whose ``self`` is the method's; not nested classes)."""
@@ -1522,7 +1530,9 @@ class Analyzer:
                 current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
         self._loop_nodes.pop()
         breaks = self._loops.pop()
-        exit_flow = _Flow.join([before, end])
+        # (over a literal list or tuple with items, the body runs at least once: ``losses
+        # = [a, b]`` then ``for l in losses: l.backward()`` backpropagates)
+        exit_flow = end if type(stmt) is cst.For and _non_empty_literal(iterable) else _Flow.join([before, end])
         if stmt.orelse is not None:
             exit_flow = self._branch(stmt.orelse, exit_flow)
         # (``exit_flow`` alone is a new flow already: not copied again)
