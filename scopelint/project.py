@@ -32,7 +32,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
 from scopelint.core.interfile import Context, Exports, Summary, calls_a_parameter, may_export
 from scopelint.core.modules import relative_module
-from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called_without_grad, text_may_anchor
+from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called, names_called_without_grad, text_may_anchor
 
 _MOST_BYTES = 2_000_000
 _INSTALLED = ("site-packages", "dist-packages")  # a larger file is not read for its imports (no summary, no context)
@@ -433,6 +433,8 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
 
     bare: Dict[str, Set[str]] = {}  # name -> the files calling it without grad, bare
     attr: Dict[str, Set[str]] = {}  # ... or as an attribute (``model.infer(...)``)
+    any_bare: Dict[str, Set[str]] = {}  # name -> the files calling it at all, bare
+    any_attr: Dict[str, Set[str]] = {}  # ... or as an attribute
     for path, text in texts.items():
         if "torch" in text:
             called_bare, called_attr = names_called_without_grad(text)
@@ -440,22 +442,35 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 bare.setdefault(name, set()).add(path)
             for name in called_attr:
                 attr.setdefault(name, set()).add(path)
+        called_bare, called_attr = names_called(text)
+        for name in called_bare:
+            any_bare.setdefault(name, set()).add(path)
+        for name in called_attr:
+            any_attr.setdefault(name, set()).add(path)
     out = []
     for mod, ctx in zip(mods, found):
         if mod is not None and mod.text and "forward" in mod.text and _DEFINES_FORWARD.search(mod.text) and imported_by_name(mod):
             ctx = dataclasses.replace(ctx if ctx is not None else Context(), imported=True)
-        if mod is not None and mod.text and (bare or attr):
+        if mod is not None and mod.text:
             top, inner = defined_names(mod.text)
             near = nearby.get(_neighbours(mod), set()) - {mod.path}  # (its package, or its script's folder)
+
             # A method: called on an object by name from another file near it (an instance
             # can come from anywhere) or from one that imports its module. A module-level
             # function: from a file that imports its module (sibling scripts each have
             # their own ``evaluate``).
-            names = {n for n in inner if any(p in near or imports_it(p, mod.path) for p in attr.get(n, set()) - {mod.path})}
-            names |= {n for n in top if any(imports_it(p, mod.path) for p in (bare.get(n, set()) | attr.get(n, set())) - {mod.path})}
-            names = tuple(sorted(n for n in names if not n.startswith("__")))
+            def called(by_bare, by_attr) -> Tuple[str, ...]:
+                names = {n for n in inner if any(p in near or imports_it(p, mod.path) for p in by_attr.get(n, set()) - {mod.path})}
+                names |= {n for n in top if any(imports_it(p, mod.path) for p in (by_bare.get(n, set()) | by_attr.get(n, set())) - {mod.path})}
+                return tuple(sorted(n for n in names if not n.startswith("__")))
+
+            names = called(bare, attr) if bare or attr else ()
             if names:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_off=names)
+            # (with grad or without: the callers in this file are not all its callers)
+            elsewhere = called(any_bare, any_attr)
+            if elsewhere:
+                ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_elsewhere=elsewhere)
         out.append(ctx)
     return out
 

@@ -533,3 +533,38 @@ def test_methods_called_on_a_parameter_are_deferred_only_where_they_surely_act_o
                 text = text.replace(change[0], change[1])
             (tmp_path / src.name).write_text(text, encoding="utf-8")
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == found
+
+
+def test_a_helper_another_file_trains_with_is_no_inference_code(tmp_path):
+    """The inference reach (``queries.run_only_from``) takes a helper that only this
+    file's ``evaluate`` calls for inference code; when another file of the program calls
+    it too (here to train), its callers are not all in this file
+    (``Context.called_elsewhere``): silent, named alone or with its folder. (Found in
+    review: the SL103 fix, ``no_grad`` in the helper, would have stopped training.)"""
+    utils = """
+        import torch
+
+
+        def forward_batch(model, x):
+            return model(x)
+
+
+        def evaluate(model, loader):
+            return [forward_batch(model, x) for x in loader]
+    """
+    train = """
+        import torch
+        from utils import forward_batch
+
+
+        def train(model, loader, opt):
+            for x in loader:
+                opt.zero_grad()
+                forward_batch(model, x).sum().backward()
+                opt.step()
+    """
+    write(tmp_path, {"utils.py": utils, "train.py": train})
+    assert check(tmp_path, ".") == [] and check(tmp_path, "utils.py") == []
+    write(tmp_path, {"train.py": train.replace("forward_batch(model, x)", "model(x)")})
+    found = [(f, r, c) for f, r, c, _ in check(tmp_path, ".")]
+    assert found == [("utils.py", 5, "SL103")] and [(f, r, c) for f, r, c, _ in check(tmp_path, "utils.py")] == found

@@ -999,3 +999,33 @@ def test_a_loop_over_a_written_out_list_runs_its_body():
     assert [f[0] for f in found] == ["SL203"] and found == _findings(text, OFF)
     unknown = text.replace("losses = [out.pow(2).mean(), out.abs().mean()]", "losses = pick(out)")
     assert _findings(unknown, ON) == [] == _findings(unknown, OFF)
+
+
+def test_a_function_reached_by_a_computed_name_has_callers_not_seen():
+    """``getattr(self, "_" + kind)(batch)`` or ``globals()[name](...)`` may run any of
+    the file's functions: none is inference code by its callers here (found in review:
+    ``step`` trains through ``_forward``)."""
+    text = textwrap.dedent("""\
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def _forward(self, batch):
+                return self.model(batch)
+
+            def evaluate(self, batch):
+                return self._forward(batch)
+
+            def step(self, kind, batch):
+                loss = getattr(self, "_" + kind)(batch).mean()
+                loss.backward()
+
+
+        print(Trainer(torch.nn.Linear(3, 1)).evaluate(torch.randn(2, 3)))
+        """)
+    assert _findings(text, ON) == [] == _findings(text, OFF)
+    literal = text.replace('getattr(self, "_" + kind)(batch)', 'getattr(self, "_other")(batch)')
+    assert [f[0] for f in _findings(literal, ON)] == ["SL103"] and _findings(literal, ON) == _findings(literal, OFF)

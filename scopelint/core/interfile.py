@@ -153,6 +153,9 @@ class Context:
     # PyTorch records nothing (``with torch.no_grad(): model.infer(x)``), matched by name:
     # such a function is no longer guessed to be entered with recording on.
     called_off: Tuple[str, ...] = ()
+    # Names of its functions and methods that another module near it calls at all (by
+    # name, with grad or without): their callers are not all in this file.
+    called_elsewhere: Tuple[str, ...] = ()
     # Another module of the program imports it: its classes are made and called there too
     # (a ``net(x)`` of this file is not every call of their ``forward``).
     imported: bool = False

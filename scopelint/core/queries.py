@@ -171,6 +171,36 @@ def backward_functions(facts: Facts) -> set:
     return trains
 
 
+def _callers_all_here(facts: Facts, func: FunctionInfo) -> bool:
+    """Nothing says ``func`` has callers outside this file: no other module near it calls
+    its name (``Context.called_elsewhere``, ``called_off``), and the file reaches no
+    function by a name it computes (``getattr(self, "_" + kind)``, ``globals()[name]``,
+    ``getattr(sys.modules[__name__], name)``), which could be any of its functions."""
+    program = facts.program
+    if func.name in getattr(program, "called_elsewhere", ()) or func.name in getattr(program, "called_off", ()):
+        return False
+    return not _dynamic_dispatch(facts)
+
+
+def _dynamic_dispatch(facts: Facts) -> bool:
+    found = getattr(facts, "_dynamic_dispatch", None)
+    if found is None:
+        found = False
+        for c in facts.calls:
+            name = c.callee if c.method is None else None
+            if name in ("getattr", "globals", "locals", "vars"):
+                args = c.node.args
+                if name == "getattr" and len(args) >= 2 and type(args[1].value) is cst.SimpleString:
+                    continue  # ``getattr(obj, "name")``: that name, as written
+                found = True
+                break
+        try:
+            facts._dynamic_dispatch = found  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    return found
+
+
 def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> dict:
     """Functions of this file that run only as part of ``roots`` (by id: the root
     function each stands for): every call of them in the file is made in a root or in a
@@ -195,7 +225,7 @@ def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> d
                 continue
             if imported and f.parent is None:
                 continue
-            if not f.callers_known or f.name in getattr(facts.program, "called_off", ()):
+            if not f.callers_known or not _callers_all_here(facts, f):
                 continue
             here = sites[id(f)]
             # (every call so named, too: one on an unknown object may run it, or an
@@ -959,7 +989,7 @@ def only_called_where(facts: Facts, func: Optional[FunctionInfo], at, depth: int
     of which the same holds (up to ``depth`` calls out): a helper that an evaluation loop
     alone runs. Its calls must all be known (``callers_known``, no other module imports
     the file, no call by its name that resolves elsewhere)."""
-    if func is None or depth <= 0 or not func.callers_known or getattr(facts.program, "imported", False):
+    if func is None or depth <= 0 or not func.callers_known or getattr(facts.program, "imported", False) or not _callers_all_here(facts, func):
         return False
     sites = [c for c in facts.calls if c.target is func]
     if not sites or any(c.target is not func for c in facts.calls if (c.method or c.callee) == func.name):
@@ -974,9 +1004,7 @@ def returned_to_no_backward(facts: Facts, block: cst.CSTNode, func: Optional[Fun
     no other module imports the file, no call by its name that resolves elsewhere) and
     none's result reaches a backward call, here or returned on
     (``backpropagated_by_callers``)."""
-    if func is None or not func.callers_known or getattr(facts.program, "imported", False):
-        return False
-    if func.name in getattr(facts.program, "called_off", ()):
+    if func is None or not func.callers_known or getattr(facts.program, "imported", False) or not _callers_all_here(facts, func):
         return False
     for n in walk(block, is_nested_scope):
         if type(n) is cst.Yield:

@@ -536,6 +536,16 @@ def names_called_without_grad(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]
     return frozenset(bare), frozenset(attr)
 
 
+def names_called(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The names ``text`` calls anywhere (a superset: strings and comments count too),
+    bare (``evaluate(...)``) and as an attribute (``utils.evaluate(...)``)."""
+    bare: Set[str] = set()
+    attr: Set[str] = set()
+    for c in _CALLED_WORD.finditer(text):
+        (attr if c.start() > 0 and text[c.start() - 1] == "." else bare).add(c.group(1))
+    return frozenset(bare), frozenset(attr)
+
+
 def defined_names(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     """The names of the functions a module's text defines at its top level, and of the
     others (methods, nested functions)."""
