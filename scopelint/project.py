@@ -467,8 +467,12 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             names = called(bare, attr) if bare or attr else ()
             if names:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_off=names)
-            # (with grad or without: the callers in this file are not all its callers)
-            elsewhere = called(any_bare, any_attr)
+            # (with grad or without: the callers in this file are not all its callers).
+            # Only from a file that imports its module: sibling scripts of one folder
+            # (each with its own ``_step``) do not call each other's functions.
+            elsewhere = tuple(sorted(
+                n for n in top | inner if not n.startswith("__")
+                and any(imports_it(p, mod.path) for p in (any_bare.get(n, set()) | any_attr.get(n, set())) - {mod.path})))
             if elsewhere:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_elsewhere=elsewhere)
         out.append(ctx)
