@@ -639,10 +639,10 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
         if module is None:
             return Exports()
     analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
-    bases = {name: analyzer.framework_bases.get(id(node), ()) for name, (node, _) in analyzer.classes.items() if name in analyzer.model_classes}
+    bases = {name: analyzer.graph.framework_bases.get(id(node), ()) for name, (node, _) in analyzer.graph.classes.items() if name in analyzer.graph.model_classes}
     if not functions:
-        mode_free, mode_free_functions = _mode_free_definitions(body, source, analyzer.model_classes, program)
-        return Exports((), tuple(sorted(analyzer.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())),
+        mode_free, mode_free_functions = _mode_free_definitions(body, source, analyzer.graph.model_classes, program)
+        return Exports((), tuple(sorted(analyzer.graph.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())),
                        tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
@@ -651,10 +651,10 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     steps = {id(b.func) for b in facts.backwards if b.func is not None}
     trains = {id(f): queries.trained_models(facts, f) for f in facts.functions if id(f) in steps}
     forwards = {id(f): queries.forwarded_models(facts, f) for f in facts.functions if id(f) not in steps and f.cls is None and f.parent is None}
-    mode_free = {name for name in analyzer.model_classes if queries.mode_free_class(facts, name)}
+    mode_free = {name for name in analyzer.graph.model_classes if queries.mode_free_class(facts, name)}
     mode_free_functions = {f.name for f in facts.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
     defers = {id(f): queries.deferred_method_calls(facts, f) for f in facts.functions if f.cls is None and f.parent is None}
-    return exports_of(facts.functions, analyzer.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
+    return exports_of(facts.functions, analyzer.graph.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
                       mode_free_functions, forwards, defers)
 
 
@@ -683,10 +683,10 @@ def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, pro
             return set(), set()  # (unknown: nothing is mode-free)
         kept = body
     analyzer = Analyzer(module, whole=slicing.whole_of(ast.Module(body=kept, type_ignores=[])), program=program)
-    facts = Facts(module, analyzer.names, frozenset(analyzer.names.frameworks), analyzer.functions, [], [], [], [],
+    facts = Facts(module, analyzer.names, frozenset(analyzer.names.frameworks), analyzer.graph.functions, [], [], [], [],
                   program or NO_CONTEXT)
-    classes = {name for name in model_classes if name in analyzer.model_classes and queries.mode_free_class(facts, name)}
-    functions = {f.name for f in analyzer.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
+    classes = {name for name in model_classes if name in analyzer.graph.model_classes and queries.mode_free_class(facts, name)}
+    functions = {f.name for f in analyzer.graph.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
     return classes, functions
 
 

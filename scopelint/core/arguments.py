@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Sequence
 import libcst as cst
 
 from scopelint.core.names import dotted
+from scopelint.core.syntax import literal_bool
 
 SELF_NAMES = ("self", "cls")
 # What a runner's ``*args``/``**kwargs`` collect at a call, as the keys of extra argument
@@ -136,3 +137,9 @@ def param_default(info, name: str) -> Optional[cst.BaseExpression]:
         if param.name.value == name:
             return param.default
     return None
+
+
+def requires_grad_off(call: cst.Call) -> bool:
+    """``x.requires_grad_(False)``: not a leaf that records."""
+    arg = call_arg(call, 0, "requires_grad")
+    return arg is not None and literal_bool(arg.value) is False

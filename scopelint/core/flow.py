@@ -17,11 +17,12 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
-from scopelint.core.arguments import CALL_METHODS, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, call_arg, param_default, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
+from scopelint.core.callgraph import CallGraph, outermost
+from scopelint.core.arguments import CALL_METHODS, requires_grad_off, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, call_arg, param_default, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
 from scopelint.core.interfile import NO_CONTEXT, Context
-from scopelint.core.names import Imports, Names, Scope, dotted
+from scopelint.core.names import Imports, Names, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import child_blocks, finds, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
+from scopelint.core.syntax import finds, is_subclass, iter_children, literal_bool, statements, walk
 from scopelint.core.summaries import detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
@@ -41,12 +42,6 @@ from scopelint.core.state import (
     unknown_entry_state,
 )
 
-# Decorators that do not change how or when the body runs.
-NEUTRAL_DECORATORS = {
-    "staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod",
-    "functools.wraps", "wraps", "override", "typing.override", "cached_property",
-    "functools.cached_property", "functools.lru_cache", "lru_cache", "functools.cache",
-}
 # Methods that take a value out of the graph (SL206's business; never "OFF" here).
 LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "asscalar", "cpu_numpy"}
 # Methods that read a tensor's shape or layout: a number, no graph (as ``.shape``).
@@ -222,19 +217,6 @@ def _called_off_here(sites: Optional[Dict[int, State]]) -> bool:
     return bool(sites) and all(
         s.torch.mode is Mode.OFF or (s.torch.mode is Mode.UNKNOWN and s.torch.origin is not None and s.torch.origin.kind == "called-elsewhere")
         for s in sites.values())
-
-
-def _reads_no_instance(info: FunctionInfo) -> bool:
-    """A plain ``forward``/``__call__`` (no decorator) whose body never names its first
-    parameter nor reaches the instance through ``super()`` or ``__class__``. (Not
-    Gluon's ``hybrid_forward``: a block's parameters arrive as its keyword arguments.)"""
-    params = info.param_names
-    if info.name == "hybrid_forward" or info.node.decorators or not params or params[0] != "self":
-        return False
-    for n in walk(info.node.body):
-        if type(n) is cst.Name and n.value in ("self", "super", "__class__"):
-            return False
-    return True
 
 
 def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
@@ -482,21 +464,6 @@ def _non_empty_literal(v: Value) -> bool:
             and not any(type(e) is cst.StarredElement for e in node.elements))
 
 
-def _simple_statements(body):
-    """The small statements of a body and of the blocks nested in it (nested functions
-    too, whose ``self`` is the method's; not nested classes)."""
-    todo = list(statements(body))
-    while todo:
-        stmt = todo.pop()
-        if type(stmt) is cst.SimpleStatementLine:
-            yield from stmt.body
-        elif type(stmt) is cst.FunctionDef:
-            todo.extend(statements(stmt.body))
-        elif type(stmt) is not cst.ClassDef:
-            for block in child_blocks(stmt):
-                todo.extend(block)
-
-
 def _bound_arguments(call: cst.Call, params: Sequence[str], args: Sequence[Value]) -> Optional[Dict[str, Value]]:
     """The value a call passes for each of the callee's ``params`` it sets (``self``/
     ``cls`` skipped on a method call); None when a ``*args``/``**kwargs`` hides which."""
@@ -531,92 +498,6 @@ def _module_chain_base(expr: cst.BaseExpression) -> Optional[str]:
     return dotted(expr) if type(expr) is not cst.Call else None
 
 
-def _scan_names(roots, unit: int, called: Dict[str, Set[int]], referenced: Set[str]) -> Set[str]:
-    """For ``Analyzer._static_callers``: the names the unit whose code is ``roots`` reads
-    itself (not in a nested class, lambda or function header: ``_free_names``); into
-    ``called``, the names it calls (a call's function, or its attribute) with ``unit``;
-    into ``referenced``, every other name and attribute. Two stacks (the unit's own
-    nodes, then the others) instead of (node, flag) pairs: ~0.8 s of CPU on torch's tree."""
-    name_t, attr_t, call_t, func_t, arg_t = cst.Name, cst.Attribute, cst.Call, cst.FunctionDef, cst.Arg
-    class_t, lambda_t = cst.ClassDef, cst.Lambda
-    children = iter_children
-    mention = referenced.add
-    own: Set[str] = set()
-    note = own.add
-    other: list = []
-    todo = list(roots)
-    pop, push, push_all = todo.pop, todo.append, todo.extend
-    while todo:
-        n = pop()
-        t = type(n)
-        if t is name_t:
-            v = n.value
-            mention(v)
-            note(v)
-        elif t is attr_t:
-            v = n.attr.value
-            mention(v)
-            note(v)
-            push(n.value)
-        elif t is call_t:
-            f = n.func
-            tf = type(f)
-            if tf is name_t:
-                v = f.value
-                called[v].add(unit)
-                note(v)
-            elif tf is attr_t:
-                v = f.attr.value
-                called[v].add(unit)
-                note(v)  # (as ``walk`` yields an attribute's name)
-                push(f.value)
-            else:
-                push(f)
-            push_all(n.args)
-        elif t is arg_t:
-            push(n.value)
-            if n.keyword is not None:
-                push(n.keyword)
-        elif t is func_t:
-            # (its decorators, defaults and annotations run here; its body is a unit)
-            other.extend(n.decorators)
-            other.append(n.params)
-            if n.returns is not None:
-                other.append(n.returns)
-        elif t is class_t or t is lambda_t:
-            other.extend(children(n))
-        else:
-            push_all(children(n))
-    pop, push, push_all = other.pop, other.append, other.extend
-    while other:
-        n = pop()
-        t = type(n)
-        if t is name_t:
-            mention(n.value)
-        elif t is attr_t:
-            mention(n.attr.value)
-            push(n.value)
-        elif t is call_t:
-            f = n.func
-            tf = type(f)
-            if tf is name_t:
-                called[f.value].add(unit)
-            elif tf is attr_t:
-                called[f.attr.value].add(unit)
-                push(f.value)
-            else:
-                push(f)
-            push_all(n.args)
-        elif t is func_t:
-            push_all(n.decorators)
-            push(n.params)
-            if n.returns is not None:
-                push(n.returns)
-        else:
-            push_all(children(n))
-    return own
-
-
 class Analyzer:
     MAX_ROUNDS = 6
     MAX_ROUNDS_UNLINKED = 4  # (in a file nothing backpropagates in: see ``_link_returns``)
@@ -635,14 +516,14 @@ class Analyzer:
         (``slicing.plan``); computed from ``module`` otherwise. ``program``: what the
         other modules of the program tell this one (``core.interfile``)."""
         self.module = module
-        self.program = program or NO_CONTEXT
+        self.context = program or NO_CONTEXT
         self.whole = whole if whole is not None else whole_of_source(module.code)
         imports = Imports(program.package, program.star_names) if program is not None else None
         self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus, program=imports)
         if self.whole is not None:
             self.names.frameworks.update(self.whole.frameworks)
-        if self.program.framework is not None and not self.names.frameworks:
-            self.names.frameworks.add(self.program.framework)  # the project says which
+        if self.context.framework is not None and not self.names.frameworks:
+            self.names.frameworks.add(self.context.framework)  # the project says which
         # Every proper prefix of a dotted name ever bound (``a`` and ``a.b`` for ``a.b.c``):
         # rebinding a name that is none of them has no ``name.attr`` values to forget
         # (``_bind_name`` scanned every value for each binding: quadratic in a module of
@@ -653,21 +534,9 @@ class Analyzer:
         # rules following those links are about, and library code without a backward
         # keeps the cheaper summaries (fewer rounds to a fixpoint).
         self._link_returns = self.whole is None or self.whole.backprop
-        self.functions: List[FunctionInfo] = []
-        self.module_functions: Dict[str, FunctionInfo] = {}
-        self.class_methods: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
-        # Functions defined in a function's body, by the enclosing one's id. (Not an
-        # attribute of FunctionInfo: with ``parent`` that would be a reference cycle,
-        # and a cycle keeps the whole tree alive until the collector runs.)
-        self.nested: Dict[int, Dict[str, FunctionInfo]] = defaultdict(dict)
-        self.model_classes: Set[str] = set()
-        self.framework_bases: Dict[int, Tuple[str, ...]] = {}  # by class node id
-        self.subclasses: Dict[str, List[cst.ClassDef]] = defaultdict(list)
-        self._attr_tags_of: Dict[int, Dict[str, frozenset]] = {}
+        # The module's functions, classes and methods, and the calls between them by name.
+        self.graph = CallGraph(module, self.names, self.whole, self.context)
         self._loop_depths: Dict[int, int] = {}  # (``_loop_depth``)
-        # Module-level classes by name (with their base names), and methods by name.
-        self.classes: Dict[str, Tuple[cst.ClassDef, Tuple[str, ...]]] = {}
-        self.methods_by_name: Dict[str, List[FunctionInfo]] = defaultdict(list)
         # Calls of a function from its own body (recursion): they cannot be how it is
         # first entered. Kept across rounds (a replayed walk makes the same calls).
         self._self_calls: Set[int] = set()
@@ -676,101 +545,28 @@ class Analyzer:
         # to an unknown call, stored in an object or container, returned): their ``net(x)``
         # may be called where no site is seen. Only grows (kept across rounds).
         self._escaped_classes: Set[str] = set()
-        self._collect(module.body, None, None, self.names.root)
-        if self.program.imported:
-            self._escaped_classes.update(self.classes)
+        if self.context.imported:
+            self._escaped_classes.update(self.graph.classes)
         # Callbacks: a function handed to a local function (a runner) whose parameter is
         # only ever called there. By function id: the argument nodes it was handed as.
         # (The values its free names had where it was handed travel with the runner's
         # arguments: ``_free_key``.)
-        self._info_by_node: Dict[int, FunctionInfo] = {id(info.node): info for info in self.functions}
-        self._by_id: Dict[int, FunctionInfo] = {id(info): info for info in self.functions}
         self._handed: Dict[int, Set[int]] = defaultdict(set)
         self._blind: Set[int] = set()  # (``_note_blind``)
-        self._free_of: Dict[int, Tuple[str, ...]] = {}
-        self._names_in: Dict[int, Set[str]] = {}  # names each function's own code reads
         self._only_called_of: Dict[Tuple[int, str], bool] = {}
-        self._escapes = self._find_escapes()
-
-    # --- discovery -------------------------------------------------------------
-    def _collect(self, body, parent: Optional[FunctionInfo], cls, scope: Scope) -> None:
-        for stmt in statements(body):
-            if type(stmt) is cst.FunctionDef:
-                fscope = self.names.scope_of(stmt, scope)
-                bases = tuple(self._class_bases(cls, scope)) if cls is not None else ()
-                info = FunctionInfo(stmt, stmt.name.value, cls, parent, fscope, bases)
-                if cls is not None:
-                    info.framework_bases = self.framework_bases.get(id(cls), ())
-                owner = parent
-                while owner is not None and owner.parent is not None:
-                    owner = owner.parent
-                owner_cls = cls if cls is not None else (owner.cls if owner is not None else None)
-                info.in_model_class = owner_cls is not None and owner_cls.name.value in self.model_classes
-                if cls is not None and parent is None and info.name in CALL_METHODS:  # (what ``roles.is_model_call`` asks)
-                    info.stateless = _reads_no_instance(info)
-                self._classify_decorators(info, scope)
-                self.functions.append(info)
-                if cls is not None and parent is None:
-                    self.class_methods[id(cls)][info.name] = info
-                    self.methods_by_name[info.name].append(info)
-                elif parent is not None:
-                    self.nested[id(parent)][info.name] = info
-                else:
-                    self.module_functions[info.name] = info
-                self._collect(stmt.body, info, None, fscope)
-            elif type(stmt) is cst.ClassDef:
-                cscope = self.names.scope_of(stmt, scope)
-                bases = list(self._class_bases(stmt, scope))
-                if parent is None and any(F.is_model_class(b) or b in self.model_classes or self.program.is_model_class(b) for b in bases):
-                    self.model_classes.add(stmt.name.value)
-                # The framework's classes it derives from, also through this module's
-                # classes and those of the program's other modules.
-                local = {c: self.framework_bases.get(id(node), ()) for c, (node, _) in self.classes.items()}
-                self.framework_bases[id(stmt)] = tuple(dict.fromkeys(
-                    [b for b in bases if F.is_model_class(b)]
-                    + [a for b in bases for a in (*local.get(b, ()), *self.program.framework_bases(b))]))
-                if parent is None and cls is None:
-                    self.classes[stmt.name.value] = (stmt, tuple(bases))
-                for b in bases:
-                    self.subclasses[b].append(stmt)
-                self._collect(stmt.body, parent, stmt, cscope)
-            else:
-                for child in child_blocks(stmt):
-                    self._collect(child, parent, cls, scope)
-
-    def _class_bases(self, cls: cst.ClassDef, scope: Scope):
-        for arg in cls.bases:
-            q = self.names.qualify(arg.value, scope)
-            yield q or (dotted(arg.value) or "")
-
-    def _classify_decorators(self, info: FunctionInfo, scope: Scope) -> None:
-        for dec in info.node.decorators:
-            expr = dec.decorator
-            target = expr.func if type(expr) is cst.Call else expr
-            q = self.names.qualify(target, scope)
-            if q in F.SCOPES and F.SCOPES[q][0] == F.TORCH:
-                info.decorator = (q, dec)
-                continue
-            spelled = dotted(target) or ""
-            if spelled in NEUTRAL_DECORATORS or q in NEUTRAL_DECORATORS or spelled.endswith((".setter", ".getter", ".deleter")):
-                continue
-            info.opaque = True
-
-    def _find_escapes(self) -> Set[int]:
-        """Functions referenced other than by a direct call: their callers are unknown."""
-        whole = self.whole
-        return {id(info) for info in self.functions
-                if whole is None or whole.escapes(info.name, info.cls is not None and info.parent is None)}
+        # Functions whose callers are unknown: referenced other than by a direct call, and
+        # the ``forward`` of a class whose instances escape (grows over the rounds).
+        self._escapes: Set[int] = set(self.graph.escapes)
 
     # --- driver -------------------------------------------------------------------
     def run(self) -> Facts:
-        for info in self.functions:
+        for info in self.graph.functions:
             info.entry = self._entry(info, None)
         # One walk per unit (the module, then each function), kept between rounds.
         self._walks: Dict[int, _Walk] = {}
-        units: List[Optional[FunctionInfo]] = [None, *self.functions]
-        callers = self._static_callers() if self.EAGER_INPUTS else {}
-        order = self._callers_first(units, callers) if callers else units
+        units: List[Optional[FunctionInfo]] = [None, *self.graph.functions]
+        callers = self.graph.static_callers() if self.EAGER_INPUTS else {}
+        order = self.graph.callers_first(units, callers) if callers else units
         # The units that called each function in the last round: where no scan by name
         # knows its callers (``forward``, called as ``net(x)``), these were.
         seen_calling: Dict[int, Set[int]] = {}
@@ -801,16 +597,16 @@ class Analyzer:
                 for fid, sites in self._sites.items() if all(cid in self._site_caller for cid in sites)
             }
             for name in self._escaped_classes:
-                for method in CALL_METHODS:
-                    found = self._method_of(name, method)
+                for method in CALL_METHODS:  # (each: ``fit`` may call ``self.forward`` itself)
+                    found = self.graph.method_of(name, method)
                     if found is not None:
                         self._escapes.add(id(found))
             for fid, handed in self._handed.items():
-                info = self._by_id[fid]
-                if fid in self._escapes and info.cls is None and len(handed) >= self._value_references(info):
+                info = self.graph.by_id[fid]
+                if fid in self._escapes and info.cls is None and len(handed) >= self.graph.value_references(info):
                     self._escapes.discard(fid)  # (every reference hands it to a runner that calls it)
             calls_by_id = {cid: fact for info in units for cid, fact in self._walks[id(info)].calls.items()}
-            for info in self.functions:
+            for info in self.graph.functions:
                 entry = self._entry(info, self._sites.get(id(info)))
                 entry_eval = self._entry_eval(info, calls_by_id)
                 summary = self._summaries.get(id(info), frozenset())
@@ -865,12 +661,12 @@ class Analyzer:
             self.module,
             self.names,
             frozenset(self.names.frameworks),
-            self.functions,
+            self.graph.functions,
             list(calls.values()),
             list(backwards.values()),
             list(scopes.values()),
             list(mutations.values()),
-            self.program,
+            self.context,
             effects,
         )
 
@@ -916,61 +712,6 @@ class Analyzer:
                 out = first
         memo[id(info)] = out
         return out
-
-    def _static_callers(self) -> Dict[int, Optional[Set[int]]]:
-        """For each function, the units (``id(None)`` for the module) whose code calls it
-        by its name: all that can call it, or None where that is not known (its name used
-        other than as what a call calls: handed over, stored, a property; ``forward`` and
-        other methods called by the framework; a dunder). An over-approximation by name."""
-        called: Dict[str, Set[int]] = defaultdict(set)
-        referenced: Set[str] = set()
-        for info in [None, *self.functions]:
-            root = self.module.body if info is None else info.node.body
-            own = _scan_names(root if isinstance(root, (list, tuple)) else [root], id(info), called, referenced)
-            if info is not None:
-                self._names_in[id(info)] = own
-        out: Dict[int, Optional[Set[int]]] = {}
-        for info in self.functions:
-            name = info.name
-            if name in referenced or name in CALL_METHODS or name.startswith("__") or info.opaque:
-                out[id(info)] = None
-            else:
-                out[id(info)] = called.get(name, set())
-        return out
-
-    def _callers_first(self, units: List[Optional[FunctionInfo]], callers: Dict[int, Optional[Set[int]]]) -> List[Optional[FunctionInfo]]:
-        """``units`` with callers before their callees where the calls by name say so (the
-        module first; a cycle, or a function of unknown callers, where the file has it)."""
-        import heapq
-
-        index = {id(u): i for i, u in enumerate(units)}
-        waiting: Dict[int, int] = {}  # unit -> callers not yet placed
-        dependents: Dict[int, List[int]] = defaultdict(list)
-        for u in units:
-            found = callers.get(id(u)) if u is not None else None
-            if found is None:
-                continue
-            known = {c for c in found if c in index and c != id(u)}
-            waiting[id(u)] = len(known)
-            for c in known:
-                dependents[c].append(id(u))
-        ready = [i for i, u in enumerate(units) if not waiting.get(id(u))]
-        heapq.heapify(ready)
-        order: List[Optional[FunctionInfo]] = []
-        placed: Set[int] = set()
-        while ready:
-            i = heapq.heappop(ready)
-            u = units[i]
-            if id(u) in placed:
-                continue
-            order.append(u)
-            placed.add(id(u))
-            for d in dependents.get(id(u), ()):
-                waiting[d] -= 1
-                if waiting[d] == 0:
-                    heapq.heappush(ready, index[d])
-        order.extend(u for u in units if id(u) not in placed)  # (a cycle: in the file's order)
-        return order
 
     def _note_blind(self, info: FunctionInfo, walked_once: Set[int]) -> None:
         """Before walking ``info``: walked first with no argument values (its callers not
@@ -1087,7 +828,7 @@ class Analyzer:
         out: Set[str] = set()
         own = _free_key(info, "")
         scope = fact.func.scope if fact.func is not None else self.names.root
-        free = self._free_names(info)
+        free = self.graph.free_names(info)
         for k in fact.in_eval:
             if k.startswith(own):
                 out.add(k[len(own):])  # (handed back by the runner)
@@ -1096,10 +837,10 @@ class Analyzer:
                 if root in free and scope.binder(root) is not None and scope.binder(root) is info.scope.binder(root):
                     out.add(k)
         for arg, value in zip(fact.node.args, fact.args):
-            callback = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            callback = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
             if callback is None or id(arg.value) not in self._handed[id(callback)]:
                 continue
-            free = self._free_names(callback)
+            free = self.graph.free_names(callback)
             for k in fact.in_eval:
                 root = k.partition(".")[0]
                 if root in free and scope.binder(root) is not None and scope.binder(root) is callback.scope.binder(root):
@@ -1147,7 +888,7 @@ class Analyzer:
             # another module's no-grad block: PyTorch's default is no guess.)
             # (Lightning's evaluation hooks: the Trainer runs them without grad. A closure
             # handed away, returned or passed to a call not followed: its runner decides.)
-            elsewhere = (info.name in self.program.called_off or _lightning_no_grad_hook(info)
+            elsewhere = (info.name in self.context.called_off or _lightning_no_grad_hook(info)
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
         else:
@@ -1179,7 +920,7 @@ class Analyzer:
                 return Switch(sw.mode, Origin("entry", None, sw.origin.api if sw.origin else None))
 
             torch = derive(joined.torch)
-            if torch.mode is not Mode.OFF and info.name in self.program.called_off:
+            if torch.mode is not Mode.OFF and info.name in self.context.called_off:
                 torch = Switch(Mode.UNKNOWN, Origin("called-elsewhere"))  # (and off, elsewhere)
             state = State(torch, derive(joined.mxnet), derive(joined.mx_train))
         info.called_in = state
@@ -1252,7 +993,7 @@ class Analyzer:
             return
         at = 0
         for arg, value in zip(call.args, args):
-            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
             if info is not None and id(arg.value) in self._handed.get(id(info), ()) and info.grad_effects.calls:
                 self._effects_at(call, info, info.param_names, self.flow.env.grads, at)
                 at += len(info.grad_effects.calls)
@@ -1799,20 +1540,8 @@ class Analyzer:
         the callee reads ``outer.net`` of ``helper.run(self, x)`` as the class's
         ``self.net``. (Only where handed on: the method's own ``self.x`` reads as before.)"""
         value = self._lookup(node)
-        tags = self._self_tags()
+        tags = self.graph.self_tags(self.func)
         return dataclasses.replace(value, tags=value.tags | tags) if tags and dotted(node) not in (self.flow.env.vals if self.flow.env else ()) else value
-
-    def _self_tags(self) -> frozenset:
-        owner = self.func
-        while owner is not None and owner.parent is not None:
-            owner = owner.parent
-        if owner is None or owner.cls is None or not owner.param_names or owner.param_names[0] != "self":
-            return frozenset()
-        name = owner.cls.name.value
-        found = self.classes.get(name)
-        if found is None or found[0] is not owner.cls:
-            return frozenset()
-        return frozenset({"instance:" + name} | ({"model"} if name in self.model_classes else set()))
 
     def _attribute_tags(self, node: cst.BaseExpression, base: Optional[Value] = None) -> frozenset:
         """For ``self.x`` in a method: what every ``self.x = C(...)`` of its class makes
@@ -1823,58 +1552,12 @@ class Analyzer:
             return frozenset()
         cls = None
         if type(node.value) is cst.Name and node.value.value == "self" and self.func is not None:
-            owner = self.func
-            while owner.parent is not None:
-                owner = owner.parent
-            cls = owner.cls
+            cls = outermost(self.func).cls
         elif base is not None:
             classes = {t[9:] for t in base.tags if t.startswith("instance:")}
             if len(classes) == 1:
-                cls = self.classes.get(classes.pop(), (None,))[0]
-        if cls is None:
-            return frozenset()
-        tags = self._attr_tags_of.get(id(cls))
-        if tags is None:
-            tags = self._attr_tags_of[id(cls)] = self._class_attribute_tags(cls)
-        return tags.get(node.attr.value, frozenset())
-
-    def _class_attribute_tags(self, cls: cst.ClassDef) -> Dict[str, frozenset]:
-        made: Dict[str, Set[Optional[frozenset]]] = defaultdict(set)
-        leaves: Set[str] = set()
-        for method in self.class_methods[id(cls)].values():
-            for n in _simple_statements(method.node.body):  # statements only: expressions are many
-                if type(n) is cst.Expr:
-                    n = n.value
-                if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in F.MAKE_LEAF_METHODS:
-                    owner = n.func.value  # ``self.W.attach_grad()``: a leaf whoever reads it
-                    if type(owner) is cst.Attribute and dotted(owner.value) == "self" and not _turns_off(n):
-                        leaves.add(owner.attr.value)
-                if type(n) is not cst.Assign:
-                    continue
-                for t in n.targets:
-                    target = t.target
-                    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
-                        made[target.attr.value].add(self._constructed(n.value, method.scope))
-                    elif type(target) in (cst.Tuple, cst.List):
-                        for el in target.elements:  # ``self.a, self.b = ...``: nothing known
-                            if type(el.value) is cst.Attribute and dotted(el.value.value) == "self":
-                                made[el.value.attr.value].add(None)
-        tags = {name: next(iter(kinds)) for name, kinds in made.items() if len(kinds) == 1 and None not in kinds}
-        for name in leaves:
-            tags[name] = tags.get(name, frozenset()) | {"leaf"}
-        return tags
-
-    def _constructed(self, expr: cst.BaseExpression, scope: Scope) -> Optional[frozenset]:
-        """What ``expr`` makes, if it is a constructor call of a framework or local model class."""
-        if type(expr) is not cst.Call:
-            return None
-        if type(expr.func) is cst.Name and expr.func.value in self.classes and scope.resolve_name(expr.func.value) is None:
-            name = expr.func.value
-            return frozenset({"instance:" + name} | ({"model"} if name in self.model_classes else set()))
-        qname = self.names.qualify(expr.func, scope)
-        if qname is not None and F.framework_of(qname) and roles.is_class_name(qname.rsplit(".", 1)[-1]):
-            return frozenset({"ctor:" + qname})
-        return None
+                cls = self.graph.classes.get(classes.pop(), (None,))[0]
+        return self.graph.attribute_tags(cls, node.attr.value) if cls is not None else frozenset()
 
     # --- expressions ------------------------------------------------------------------
     def _ev(self, e: cst.BaseExpression, statement: bool = False) -> Value:
@@ -2000,7 +1683,7 @@ class Analyzer:
         callee_value = self._lookup(func, receiver) if qname is None and dotted(func) is not None else None
         if made_here is not None and type(func) is cst.Call and roles.made_loss(made_here):
             callee_value = made_here
-        target = self._local_target(func) or self._instance_method(func, receiver)
+        target = self.graph.local_target(func, self.func, self.scope) or self._instance_method(func, receiver)
         params = target.param_names if target is not None else ()
         through_runner = False
         if target is None and callee_value is not None:
@@ -2008,13 +1691,13 @@ class Analyzer:
             target = self._called_instance(callee_value)
             params = target.param_names[1:] if target is not None else ()
             # ``fn(...)`` where ``fn`` holds a function of this file handed to a runner.
-            handed = self._info_by_node.get(id(callee_value.node)) if target is None else None
+            handed = self.graph.by_node.get(id(callee_value.node)) if target is None else None
             if handed is not None and handed.cls is None:
                 target, params, through_runner = handed, handed.param_names, True
         if target is None:
             self._note_escapes(func, qname, method, receiver, args)
-        external = self.program.function(qname) if target is None and not F.framework_of(qname) else None
-        if external is None and target is None and qname is None and type(func) is cst.Attribute and self.program.functions:
+        external = self.context.function(qname) if target is None and not F.framework_of(qname) else None
+        if external is None and target is None and qname is None and type(func) is cst.Attribute and self.context.functions:
             external = self._program_method(receiver, func.attr.value)  # ``model.val_start()``, ``model = VSE(opt)``
         loops = tuple(self._loop_nodes)
         self._seq += 1
@@ -2066,10 +1749,10 @@ class Analyzer:
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
             site = UNKNOWN_SITE_TORCH_OFF if state.torch.off else UNKNOWN_SITE
-            for candidate in self.methods_by_name.get(func.attr.value, ()):
+            for candidate in self.graph.methods_by_name.get(func.attr.value, ()):
                 self._sites[id(candidate)][id(call)] = site
                 self._site_args[id(candidate)][id(call)] = None
-        for override in self._overrides(func):
+        for override in self.graph.overrides(func, self.func):
             self._sites[id(override)][id(call)] = state
 
         # backward entry points
@@ -2102,7 +1785,7 @@ class Analyzer:
         if qname is None and method is not None:
             if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
                 env.grads = ("zeroed", call, _after_backward(env.grads))
-            elif recv_key is not None and method in F.MAKE_LEAF_METHODS and not _turns_off(call):
+            elif recv_key is not None and method in F.MAKE_LEAF_METHODS and not requires_grad_off(call):
                 fw = F.TORCH if method == "requires_grad_" else F.MXNET
                 if method == "attach_grad":
                     self._mutation(call, "attach", recv_key, receiver, None)
@@ -2153,12 +1836,12 @@ class Analyzer:
         tags = frozenset({"ctor:" + qname}) if qname is not None else frozenset()
         if qname in F.SCOPES:
             tags = tags | {"scope"}
-        if self.program.is_model_class(qname):
+        if self.context.is_model_class(qname):
             tags = tags | {"model"}  # a model class of another module of the program
         if type(func) is cst.Name and self.scope.resolve_name(func.value) is None:
-            if func.value in self.model_classes:
+            if func.value in self.graph.model_classes:
                 tags = frozenset({"model"})
-            if func.value in self.classes:
+            if func.value in self.graph.classes:
                 tags = tags | {"instance:" + func.value}
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
@@ -2168,7 +1851,7 @@ class Analyzer:
             return leaf
         if qname in F.PARAMETER_CLASSES and not (rg is not None and literal_bool(rg.value) is False):
             return leaf_value(call, F.framework_of(qname), tags)
-        if method in F.MAKE_LEAF_METHODS and receiver is not None and not _turns_off(call):
+        if method in F.MAKE_LEAF_METHODS and receiver is not None and not requires_grad_off(call):
             return leaf_value(call, F.TORCH if method == "requires_grad_" else F.MXNET)
         if len(args) == 1 and not call.args[0].star and CONTAINER <= args[0].tags and self.names.builtin(func, self.scope) in _REPACKING:
             return container_value(call, container_items(args[0]), state)  # ``tuple(v.detach() for v in h)``
@@ -2334,7 +2017,7 @@ class Analyzer:
                 return None  # made some other way: unknown
         if len(classes) != 1:
             return None
-        summary = self.program.function(f"{classes.pop()}.{name}")
+        summary = self.context.function(f"{classes.pop()}.{name}")
         return summary if summary is not None and summary.method else None
 
     def _record_backward_function(self, call: cst.Call, qname: str, args, state: State) -> None:
@@ -2352,21 +2035,6 @@ class Analyzer:
         )
         self.flow.env.grads = ("computed",)
 
-    def _method_of(self, cls_name: str, name: str) -> Optional[FunctionInfo]:
-        """Method ``name`` of the local class ``cls_name`` or of its local bases (in order)."""
-        todo, seen = [cls_name], set()
-        while todo:
-            c = todo.pop(0)
-            if c in seen or c not in self.classes:
-                continue
-            seen.add(c)
-            cls, bases = self.classes[c]
-            found = self.class_methods[id(cls)].get(name)
-            if found is not None:
-                return found
-            todo.extend(bases)
-        return None
-
     def _instance_method(self, func: cst.BaseExpression, receiver: Optional[Value]) -> Optional[FunctionInfo]:
         """``obj.m`` where ``obj`` is known to be an instance of a class of this file."""
         if type(func) is not cst.Attribute or receiver is None:
@@ -2374,7 +2042,7 @@ class Analyzer:
         classes = {t[9:] for t in receiver.tags if t.startswith("instance:")}
         if len(classes) != 1:
             return None
-        return self._method_of(next(iter(classes)), func.attr.value)
+        return self.graph.method_of(next(iter(classes)), func.attr.value)
 
     def _called_instance(self, callee: Value) -> Optional[FunctionInfo]:
         """The method a call of ``callee`` runs when it is an instance of a class of this
@@ -2382,31 +2050,7 @@ class Analyzer:
         classes = _instance_classes(callee, items=False)
         if len(classes) != 1:
             return None
-        (name,) = classes
-        for method in CALL_METHODS:
-            found = self._method_of(name, method)
-            if found is not None:
-                return found
-        return None
-
-    def _value_references(self, info: FunctionInfo) -> int:
-        """How often ``info``'s name is used other than called: in its enclosing
-        function's body for a nested function (several may share a name), in the file
-        for a module-level one (``Whole``'s counts)."""
-        if info.parent is None:
-            if self.whole is None:
-                return 1 << 30
-            return self.whole.name_refs.get(info.name, 0) - self.whole.name_calls.get(info.name, 0)
-        called = set()
-        refs = []
-        for n in walk(info.parent.node.body):
-            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == info.name:
-                called.add(id(n.func))
-            elif type(n) in (cst.FunctionDef, cst.ClassDef):
-                called.add(id(n.name))  # (a definition's own name is no use of it)
-            elif type(n) is cst.Name and n.value == info.name:
-                refs.append(n)
-        return sum(1 for n in refs if id(n) not in called)
+        return self.graph.called_method(classes.pop())
 
     def _detached_at(self, call: cst.Call, target: FunctionInfo, params, args) -> List[Tuple[str, cst.Call]]:
         """What a call of ``target`` (a function of this file, not through a runner)
@@ -2421,7 +2065,7 @@ class Analyzer:
                 out.append((spelled, inner))
         callbacks = [target] if target is not self.func else []
         for arg, value in zip(call.args, args):  # (the arguments' values at the call)
-            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
             if info is not None and id(arg.value) in self._handed.get(id(info), ()):
                 callbacks.append(info)
         for info in callbacks:
@@ -2429,19 +2073,6 @@ class Analyzer:
                 if self.scope.binder(name) is not None and self.scope.binder(name) is info.scope.binder(name):
                     out.append((name, inner))
         return out
-
-    def _free_names(self, info: FunctionInfo) -> Tuple[str, ...]:
-        """The names ``info`` reads but does not bind (its enclosing function's or the
-        module's, read when it runs)."""
-        found = self._free_of.get(id(info))
-        if found is None:
-            bound = info.scope.bound
-            read = self._names_in.get(id(info))  # (from ``_static_callers``' walk)
-            if read is None:
-                read = {n.value for n in walk(info.node.body, is_nested_scope) if type(n) is cst.Name}
-            params = set(info.param_names)
-            found = self._free_of[id(info)] = tuple(sorted(n for n in read if n not in bound and n not in params))
-        return found
 
     def _free_values(self, target: FunctionInfo, through_runner: bool) -> Dict[str, Value]:
         """At a call of ``target``: what its free names hold. Called directly, the
@@ -2451,7 +2082,7 @@ class Analyzer:
         env = self.flow.env
         if env is None:
             return {}
-        names = self._free_names(target)
+        names = self.graph.free_names(target)
         if not names:
             return {}
         if through_runner:  # (the runner's parameters carry them: ``_note_handed``)
@@ -2478,13 +2109,13 @@ class Analyzer:
             name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
             if arg.keyword is None:
                 position += 1
-            info = self._info_by_node.get(id(value.node)) if type(arg.value) is cst.Name else None
+            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name else None
             if info is None or info.cls is not None or name is None or not self._only_called(runner, name):
                 continue
             handed = True
             self._handed[id(info)].add(id(arg.value))
             if env is not None:
-                for n in self._free_names(info):
+                for n in self.graph.free_names(info):
                     if n in env.vals and self.scope.binder(n) is not None and self.scope.binder(n) is info.scope.binder(n):
                         extra[_free_key(info, n)] = env.vals[n]
         if handed:
@@ -2614,71 +2245,7 @@ class Analyzer:
         fact = walk.calls.get(id(call)) if walk is not None else None
         if fact is not None:
             return fact.target
-        return self._function_in(info, call.func)
-
-    def _function_in(self, info: FunctionInfo, func: cst.BaseExpression) -> Optional[FunctionInfo]:
-        """The function of this file that ``func`` (a name) calls in the body of ``info``:
-        one nested in it (or in a function enclosing it), or a module-level one."""
-        if type(func) is not cst.Name:
-            return None
-        owner: Optional[FunctionInfo] = info
-        while owner is not None:
-            nested = self.nested.get(id(owner))
-            if nested is not None and func.value in nested:
-                return nested[func.value]
-            if func.value in owner.scope.bound:
-                return None
-            owner = owner.parent
-        return self.module_functions.get(func.value) if info.scope.resolve_name(func.value) is None else None
-
-    def _local_target(self, func: cst.BaseExpression) -> Optional[FunctionInfo]:
-        if type(func) is cst.Name:
-            info = self.func
-            while info is not None:
-                nested = self.nested.get(id(info))
-                if nested is not None and func.value in nested:
-                    return nested[func.value]
-                info = info.parent
-            if self.scope.resolve_name(func.value) is None:
-                return self.module_functions.get(func.value)
-            return None
-        if (
-            type(func) is cst.Attribute
-            and type(func.value) is cst.Name
-            and func.value.value in ("self", "cls")
-            and self.func is not None
-        ):
-            owner = self.func
-            while owner.parent is not None:
-                owner = owner.parent
-            if owner.cls is not None:
-                found = self.class_methods[id(owner.cls)].get(func.attr.value)
-                if found is None and self.classes.get(owner.cls.name.value, (None,))[0] is owner.cls:
-                    found = self._method_of(owner.cls.name.value, func.attr.value)  # a local base's
-                return found
-        return None
-
-    def _overrides(self, func: cst.BaseExpression) -> List[FunctionInfo]:
-        """For ``self.m(...)``: the methods ``m`` of subclasses defined in this file."""
-        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"):
-            return []
-        owner = self.func
-        while owner is not None and owner.parent is not None:
-            owner = owner.parent
-        if owner is None or owner.cls is None:
-            return []
-        found, todo, seen = [], [owner.cls.name.value], set()
-        while todo:
-            name = todo.pop()
-            for sub in self.subclasses.get(name, ()):
-                if id(sub) in seen:
-                    continue
-                seen.add(id(sub))
-                method = self.class_methods[id(sub)].get(func.attr.value)
-                if method is not None:
-                    found.append(method)
-                todo.append(sub.name.value)
-        return found
+        return self.graph.function_in(info, call.func)
 
     def _apply_setter(self, expr: cst.BaseExpression) -> None:
         if type(expr) is not cst.Call or self.flow.state is None:
@@ -2744,12 +2311,6 @@ def _past_scopes(v: Value) -> bool:
         return False  # (a join, ``record() if train else nullcontext()``: each side is looked at)
     return "left-graph" in v.tags or (type(v.node) is cst.Call and bool(v.parents)) or any(
         sw.mode is not Mode.UNKNOWN for sw in v.rec.values())
-
-
-def _turns_off(call: cst.Call) -> bool:
-    """``x.requires_grad_(False)``: not a leaf that records."""
-    arg = call_arg(call, 0, "requires_grad")
-    return arg is not None and literal_bool(arg.value) is False
 
 
 def _joined_rec(values: Sequence[Value]) -> Dict[str, Switch]:
