@@ -61,7 +61,7 @@ class BackwardInsideNoGradScope(Rule):
                 outer = off_at_every_call(ctx.facts, b.func, b.frameworks) if all(b.state.recording(fw).off for fw in b.frameworks) else None
                 if outer is not None:
                     off, call = outer
-                    calls = [c for c in ctx.facts.calls if c.target is b.func]
+                    calls = list(ctx.facts.sites_of(b.func))
                     yield Report(
                         b.node,
                         f"`backward` in `{b.func.name}`, which is only called inside `{spell(off.origin.api)}`,"

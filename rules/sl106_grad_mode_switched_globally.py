@@ -109,7 +109,7 @@ class GradModeSwitchedGlobally(Rule):
         function that so leaves it to callers that do: ``depth`` levels up)."""
         if not depth or not any(sw.origin is not None and sw.origin.node is setter for _, sw in func.returns.exit):
             return False
-        sites = [c for c in ctx.facts.calls if c.target is func and c.func is not func]
+        sites = [c for c in ctx.facts.sites_of(func) if c.func is not func]
         return bool(sites) and all(c.func is not None and (
             self._restored(c.node, c.func.node, family, ctx) or self._paired_in(c.func, family, flag, ctx.facts)
             or self._restored_by_callers(c.func, setter, family, flag, ctx, depth - 1))

@@ -221,6 +221,36 @@ class Facts:
         for c in self.calls:
             self._calls_by_func[id(c.func)].append(c)
 
+    def memo(self, key: str, compute):
+        """``compute(self)``, computed once: an index a query keeps of these facts."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = compute(self)
+        return cache[key]
+
+    def sites_of(self, func: Optional[FunctionInfo]) -> List[CallFact]:
+        """The calls of ``func`` the walk resolved to it (``CallFact.target``), in order."""
+        by_target = self.__dict__.get("_sites_by_target")
+        if by_target is None:
+            by_target = self.__dict__["_sites_by_target"] = defaultdict(list)
+            for c in self.calls:
+                if c.target is not None:
+                    by_target[id(c.target)].append(c)
+        return by_target.get(id(func), []) if func is not None else []
+
+    def calls_named(self, name: str) -> List[CallFact]:
+        """Every call of a function or method spelled ``name`` (``name(...)``,
+        ``o.name(...)``), whatever it resolves to: one on an object the flow does not
+        know may run any function of that name."""
+        by_name = self.__dict__.get("_calls_by_name")
+        if by_name is None:
+            by_name = self.__dict__["_calls_by_name"] = defaultdict(list)
+            for c in self.calls:
+                spelled = c.method or c.callee
+                if spelled is not None:
+                    by_name[spelled].append(c)
+        return by_name.get(name, [])
+
     def call_of(self, node: Optional[cst.CSTNode]) -> Optional[CallFact]:
         return self._call_by_node.get(id(node)) if node is not None else None
 

@@ -135,7 +135,7 @@ def off_at_every_call(facts: Facts, func: Optional[FunctionInfo], frameworks: It
         sw = func.entry.recording(fw)
         if not (sw.off and sw.origin is not None and sw.origin.kind == "entry" and sw.origin.api):
             return None
-    sites = [c for c in facts.calls if c.target is func]
+    sites = facts.sites_of(func)
     if not sites:
         return None
     found = None
@@ -183,22 +183,38 @@ def _callers_all_here(facts: Facts, func: FunctionInfo) -> bool:
 
 
 def _dynamic_dispatch(facts: Facts) -> bool:
-    found = getattr(facts, "_dynamic_dispatch", None)
-    if found is None:
-        found = False
-        for c in facts.calls:
-            name = c.callee if c.method is None else None
-            if name in ("getattr", "globals", "locals", "vars"):
-                args = c.node.args
-                if name == "getattr" and len(args) >= 2 and type(args[1].value) is cst.SimpleString:
-                    continue  # ``getattr(obj, "name")``: that name, as written
-                found = True
-                break
-        try:
-            facts._dynamic_dispatch = found  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
-    return found
+    return facts.memo("dynamic_dispatch", _reaches_by_computed_name)
+
+
+def _reaches_by_computed_name(facts: Facts) -> bool:
+    for c in facts.calls:
+        name = c.callee if c.method is None else None
+        if name in ("getattr", "globals", "locals", "vars"):
+            args = c.node.args
+            if name == "getattr" and len(args) >= 2 and type(args[1].value) is cst.SimpleString:
+                continue  # ``getattr(obj, "name")``: that name, as written
+            return True
+    return False
+
+
+def known_sites(facts: Facts, func: Optional[FunctionInfo]) -> Optional[list]:
+    """Every call that may run ``func``, when all of them are known: its sites (the
+    walk saw every call of it: ``callers_known``; no other module can call it, as the
+    file is not imported or ``func`` is nested, and none near it calls its name:
+    ``_callers_all_here``), with every call by its name, which on an object the flow
+    does not know may run it (``Facts.calls_named``). None when not known, or never
+    called. The question "who runs this?" of the queries that follow a function out
+    to its callers (``run_only_from``, ``only_called_where``, ``returned_to_no_backward``)."""
+    if func is None or func.opaque or not func.callers_known:
+        return None
+    if func.parent is None and getattr(facts.program, "imported", False):
+        return None
+    if not _callers_all_here(facts, func):
+        return None
+    sites = facts.sites_of(func)
+    if not sites:
+        return None
+    return sites + [c for c in facts.calls_named(func.name) if c.target is not func]
 
 
 def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> dict:
@@ -209,29 +225,14 @@ def run_only_from(facts: Facts, roots: dict, excluded: set, depth: int = 4) -> d
     the file, whose code could call them too), and none of them is in ``excluded`` (ids)
     or opaque. By id: the root it runs from. The roots themselves are included."""
     found = dict(roots)
-    imported = getattr(facts.program, "imported", False)
-    sites: dict = {}
-    named: dict = {}  # every call by a name, whatever it resolves to (``o.run()`` on any ``o``)
-    for c in facts.calls:
-        if c.target is not None:
-            sites.setdefault(id(c.target), []).append(c)
-        name = c.method or (c.callee if c.callee is not None and "." not in c.callee else None)
-        if name is not None:
-            named.setdefault(name, []).append(c)
     for _ in range(depth):
         added = False
         for f in facts.functions:
-            if id(f) in found or id(f) in excluded or f.opaque or id(f) not in sites:
+            if id(f) in found or id(f) in excluded:
                 continue
-            if imported and f.parent is None:
-                continue
-            if not f.callers_known or not _callers_all_here(facts, f):
-                continue
-            here = sites[id(f)]
-            # (every call so named, too: one on an unknown object may run it, or an
-            # override of what it calls)
-            if all(c.func is not None and c.func is not f and id(c.func) in found for c in (*here, *named.get(f.name, ()))):
-                found[id(f)] = found[id(here[0].func)]
+            sites = known_sites(facts, f)
+            if sites is not None and all(c.func is not None and c.func is not f and id(c.func) in found for c in sites):
+                found[id(f)] = found[id(sites[0].func)]
                 added = True
         if not added:
             break
@@ -534,17 +535,15 @@ def trained_models_as_called(facts: Facts, call) -> set:
 def backwards_in_loop(facts: Facts, loop: cst.CSTNode):
     """The backward calls inside ``loop`` (an index by loop kept on ``facts``: one scan,
     by identity, not LibCST's structural ``==`` per pair)."""
-    index = getattr(facts, "_backwards_by_loop", None)
-    if index is None:
-        index = {}
-        for b in facts.backwards:
-            for node in {id(n): n for n in b.loops}.values():
-                index.setdefault(id(node), []).append(b)
-        try:
-            facts._backwards_by_loop = index  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
-    return list(index.get(id(loop), ()))
+    return list(facts.memo("backwards_by_loop", lambda f: _by_loop(f.backwards, False)).get(id(loop), ()))
+
+
+def _by_loop(facts_, callers: bool) -> dict:
+    index: dict = {}
+    for b in facts_:
+        for node in {id(n): n for n in (b.caller_loops + b.loops if callers else b.loops)}.values():
+            index.setdefault(id(node), []).append(b)
+    return index
 
 
 def spelled_in_loop(facts: Facts, func: Optional[FunctionInfo], name: str, loop: cst.CSTNode, through: Optional[list] = None):
@@ -565,7 +564,7 @@ def spelled_in_loop(facts: Facts, func: Optional[FunctionInfo], name: str, loop:
                 return None  # (a local of the function: made again at every call)
             if through is not None:
                 through.append((f, n))
-            sites = [c for c in facts.calls if c.target is f and c.func is not f]
+            sites = [c for c in facts.sites_of(f) if c.func is not f]
             if not sites:
                 return None
             for c in sites:
@@ -585,17 +584,7 @@ def spelled_in_loop(facts: Facts, func: Optional[FunctionInfo], name: str, loop:
 def backwards_run_in_loop(facts: Facts, loop: cst.CSTNode):
     """The backward calls that run in ``loop``: inside it, or in a function called there
     once per iteration (``caller_loops``: ``train_epoch`` called by ``fit``'s loop)."""
-    index = getattr(facts, "_backwards_run_by_loop", None)
-    if index is None:
-        index = {}
-        for b in facts.backwards:
-            for node in {id(n): n for n in b.caller_loops + b.loops}.values():
-                index.setdefault(id(node), []).append(b)
-        try:
-            facts._backwards_run_by_loop = index  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
-    return list(index.get(id(loop), ()))
+    return list(facts.memo("backwards_run_by_loop", lambda f: _by_loop(f.backwards, True)).get(id(loop), ()))
 
 
 def backpropagated(facts: Facts, value: Value) -> bool:
@@ -648,11 +637,10 @@ def loops_around(facts: Facts, fact) -> tuple:
             if id(f) in seen:
                 continue
             seen.add(id(f))
-            for c in facts.calls:
-                if c.target is f:
-                    loops = tuple(l for l in c.loops if l not in loops) + loops
-                    if c.func is not None:
-                        nxt.append(c.func)
+            for c in facts.sites_of(f):
+                loops = tuple(l for l in c.loops if l not in loops) + loops
+                if c.func is not None:
+                    nxt.append(c.func)
         frontier = nxt
     return loops
 
@@ -913,8 +901,8 @@ def _callers_in_loop(facts: Facts, func: FunctionInfo, loop: cst.CSTNode) -> lis
     for _ in range(3):
         later = []
         for f in frontier:
-            for c in facts.calls:
-                if c.target is not f or c.func is None or id(c.func) in seen or any(l is loop for l in c.loops):
+            for c in facts.sites_of(f):
+                if c.func is None or id(c.func) in seen or any(l is loop for l in c.loops):
                     continue
                 seen.add(id(c.func))
                 out.append(c.func)
@@ -971,7 +959,7 @@ def backpropagated_by_callers(facts: Facts, func: Optional[FunctionInfo], _seen:
     if id(func) in seen:
         return False
     seen.add(id(func))
-    sites = [c for c in facts.calls if c.target is func]
+    sites = facts.sites_of(func)
     entry = func.called_in.torch
     if not sites or (entry.origin is not None and entry.origin.kind in ("unknown-entry", "called-elsewhere", "opaque")):
         return True
@@ -989,10 +977,8 @@ def only_called_where(facts: Facts, func: Optional[FunctionInfo], at, depth: int
     of which the same holds (up to ``depth`` calls out): a helper that an evaluation loop
     alone runs. Its calls must all be known (``callers_known``, no other module imports
     the file, no call by its name that resolves elsewhere)."""
-    if func is None or depth <= 0 or not func.callers_known or getattr(facts.program, "imported", False) or not _callers_all_here(facts, func):
-        return False
-    sites = [c for c in facts.calls if c.target is func]
-    if not sites or any(c.target is not func for c in facts.calls if (c.method or c.callee) == func.name):
+    sites = known_sites(facts, func) if depth > 0 else None
+    if sites is None:
         return False
     return all(c.func is not func and (at(c) or only_called_where(facts, c.func, at, depth - 1)) for c in sites)
 
@@ -1004,8 +990,9 @@ def returned_to_no_backward(facts: Facts, block: cst.CSTNode, func: Optional[Fun
     no other module imports the file, no call by its name that resolves elsewhere) and
     none's result reaches a backward call, here or returned on
     (``backpropagated_by_callers``)."""
-    if func is None or not func.callers_known or getattr(facts.program, "imported", False) or not _callers_all_here(facts, func):
-        return False
+    sites = known_sites(facts, func)
+    if sites is None or any(c.target is not func for c in sites):
+        return False  # (a call by its name that may run it, or another function so named)
     for n in walk(block, is_nested_scope):
         if type(n) is cst.Yield:
             return False
@@ -1014,9 +1001,6 @@ def returned_to_no_backward(facts: Facts, block: cst.CSTNode, func: Optional[Fun
     for n in walk(func.node, is_nested_scope):
         if type(n) is cst.Yield:
             return False
-    sites = [c for c in facts.calls if c.target is func]
-    if not sites or any(c.target is not func for c in facts.calls if (c.method or c.callee) == func.name):
-        return False
     return not backpropagated_by_callers(facts, func)
 
 
@@ -1718,13 +1702,7 @@ def mode_free_function(facts: Facts, name: str, seen: Optional[set] = None) -> b
 def _mode_free_code(facts: Facts, func: FunctionInfo, seen: set, depth: int = 0) -> bool:
     if depth > 8:
         return False
-    infos = getattr(facts, "_infos_by_node", None)
-    if infos is None:
-        infos = {id(f.node): f for f in facts.functions}
-        try:
-            facts._infos_by_node = infos  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
+    infos = facts.memo("infos_by_node", lambda f: {id(g.node): g for g in f.functions})
     for n in walk(func.node.body, _def_or_class):
         t = type(n)
         if t is cst.FunctionDef:
