@@ -2,6 +2,7 @@ from typing import Optional
 
 import libcst as cst
 
+from scopelint.core.facts import FunctionInfo
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_optimizer_name, is_optimizer_step, optimizer_name
@@ -85,7 +86,10 @@ class ZeroGradBetweenBackwardAndStep(Rule):
 
 
 def _only_zeroes(func) -> bool:
-    """The function's body is ``zero_grad()`` calls (a docstring, ``pass`` aside)."""
+    """The function's body is ``zero_grad()`` calls (a docstring, ``pass`` aside). (Not
+    known of another module's function, whose summary is all this run has of it.)"""
+    if not isinstance(func, FunctionInfo):
+        return False
     for stmt in func.node.body.body:
         if type(stmt) is not cst.SimpleStatementLine:
             return False

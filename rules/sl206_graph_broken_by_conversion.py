@@ -260,6 +260,8 @@ def _deepest_node(conv, fw):
 
 
 def _is_detach(conv) -> bool:
+    if "detached" in conv.tags:  # (in place, by the call of a function that does: ``flow.DETACHED``)
+        return True
     node = conv.node
     if isinstance(node, cst.Attribute):
         return node.attr.value == "data"

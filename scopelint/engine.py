@@ -627,6 +627,7 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     from scopelint.core.flow import Analyzer
     from scopelint.core.interfile import Exports, exports_of
     from scopelint.core.lower import Unsupported, lower_module
+    from scopelint.core.summaries import detaches_in_place
 
     tree = ast.parse(source)
     body = tree.body
@@ -654,8 +655,10 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     mode_free = {name for name in analyzer.graph.model_classes if queries.mode_free_class(facts, name)}
     mode_free_functions = {f.name for f in facts.functions if f.cls is None and f.parent is None and queries.mode_free_function(facts, f.name)}
     defers = {id(f): queries.deferred_method_calls(facts, f) for f in facts.functions if f.cls is None and f.parent is None}
+    detaches = {id(f): tuple(p for p, _ in detaches_in_place(f, lambda call, _f: getattr(facts.call_of(call), "target", None)))
+                for f in facts.functions if f.cls is None and f.parent is None}
     return exports_of(facts.functions, analyzer.graph.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
-                      mode_free_functions, forwards, defers)
+                      mode_free_functions, forwards, defers, detaches)
 
 
 def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> Tuple[set, set]:

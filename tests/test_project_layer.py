@@ -568,3 +568,55 @@ def test_a_helper_another_file_trains_with_is_no_inference_code(tmp_path):
     write(tmp_path, {"train.py": train.replace("forward_batch(model, x)", "model(x)")})
     found = [(f, r, c) for f, r, c, _ in check(tmp_path, ".")]
     assert found == [("utils.py", 5, "SL103")] and [(f, r, c) for f, r, c, _ in check(tmp_path, "utils.py")] == found
+
+
+QUIET_HELPER = """
+    import torch
+
+
+    def inference_setup():
+        torch.set_grad_enabled(False)
+"""
+RESTORING_HELPER = QUIET_HELPER + """
+
+    def training_setup():
+        torch.set_grad_enabled(True)
+"""
+AFTER_SETUP = """
+    import torch
+    from torch import nn
+
+    from setup_utils import {names}
+
+    model = nn.Linear(4, 1)
+    inference_setup()
+    print(model(torch.randn(2, 4)))
+    {restore}
+    loss = model(torch.randn(2, 4)).sum()
+    loss.backward()
+"""
+
+
+@pytest.mark.parametrize("restore, found", [("", True), ("training_setup()", False)])
+def test_a_grad_mode_another_modules_function_leaves_holds_after_its_call(tmp_path, restore, found):
+    # (as a function of the same file: ``Returns.exit``; across files: ``Summary.exit``)
+    names = "inference_setup, training_setup" if restore else "inference_setup"
+    write(tmp_path, {"setup_utils.py": RESTORING_HELPER, "main.py": AFTER_SETUP.format(names=names, restore=restore)})
+    mine = [f for f in check(tmp_path, ".") if f[0] == "main.py"]
+    if not found:
+        assert mine == []
+        return
+    assert [(f, r, c) for f, r, c, _ in mine] == [("main.py", 11, "SL101")]
+    assert "`inference_setup` (setup_utils.py:4), which leaves `torch.set_grad_enabled(False)`" in mine[0][3]
+
+
+def test_the_new_summary_fields_survive_the_cache():
+    from scopelint.core.interfile import Exports, Summary
+
+    s = Summary("clear", "u.py:3", ("opt", "h"), exit=(("torch", "off", "torch.set_grad_enabled"),), detaches=("h",),
+                grad_calls=(("zero_grad", "opt", "entry"),), grad_exit="zeroed")
+    exports = Exports((("clear", s),))
+    assert Exports.from_json(json.loads(json.dumps(exports.to_json()))) == exports
+    assert not s.trivial and Summary("f", "u.py:1", ()).trivial
+    effects = s.grad_effects()
+    assert effects.calls == (("zero_grad", "opt", ("entry",), None),) and effects.exit == ("zeroed", None, "entry")

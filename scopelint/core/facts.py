@@ -133,9 +133,11 @@ class CallFact:
     callee_value: Optional[Value] = None  # what the flow knows of the callee (``model``)
     seq: int = 0  # order of evaluation within a walk
     external: Optional[object] = None  # the function of another module it calls (``interfile.Summary``)
-    # An effect of a local function at its call (``Facts.effects``): ``node`` is the call
-    # of ``via``, ``inner`` the optimizer call in it (or in what it calls).
-    via: Optional["FunctionInfo"] = None
+    # An effect of a function at its call (``Facts.effects``): ``node`` is the call of
+    # ``via`` (a ``FunctionInfo`` of this file, or another module's ``interfile.Summary``:
+    # both have a ``name``), ``inner`` the optimizer call in it (or in what it calls; None
+    # in another module).
+    via: Optional[object] = None
     inner: Optional[cst.Call] = None
     # Models whose parameters may not require grad at the call (``_Env.frozen``).
     frozen: FrozenSet[str] = frozenset()

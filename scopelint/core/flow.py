@@ -72,6 +72,7 @@ CONTAINER = frozenset({"container"})
 # Builtins that make a container of the items of their one argument.
 _REPACKING = {"tuple", "list", "sorted", "reversed", "set"}
 CONST = frozenset({"const"})
+DETACHED = frozenset({"left-graph", "detached"})  # tags: detached in place, on purpose
 FLAG_TRUTH = frozenset({"truthy", "falsy"})  # a flag's truth, known after ``if flag: return``
 SCOPE = frozenset({"scope"})  # a recording scope, or the class or factory that makes one
 UNKNOWN_SITE = unknown_entry_state()  # a call site that may call the method with any state
@@ -197,8 +198,9 @@ def _grads_at(grads: Optional[tuple], before: Optional[tuple], call: cst.Call) -
 
 
 def _detached(call: cst.Call, value: Value, state: State) -> Value:
-    """What ``value`` is after ``call`` detached it in place (``h.detach_()``)."""
-    return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (value,), False, False, frozenset({"left-graph"}), state)
+    """What ``value`` is after ``call`` detached it in place (``h.detach_()``, or a call of
+    a function that does: ``DETACHED``)."""
+    return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (value,), False, False, DETACHED, state)
 
 
 def _outlives(info: FunctionInfo, name: str) -> bool:
@@ -995,17 +997,17 @@ class Analyzer:
         for arg, value in zip(call.args, args):
             info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
             if info is not None and id(arg.value) in self._handed.get(id(info), ()) and info.grad_effects.calls:
-                self._effects_at(call, info, info.param_names, self.flow.env.grads, at)
+                self._effects_at(call, info, info.grad_effects, self._spelling(call, info, info.param_names), self.flow.env.grads, at)
                 at += len(info.grad_effects.calls)
 
-    def _effects_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], before: Optional[tuple], at: int = 0) -> None:
-        """At a call of ``target``: its optimizer calls (``Facts.effects``), and the gradient
-        buffers as it leaves them (``GradEffects``). (``at``: the index of its first one
-        among those of the call.)"""
-        effects = target.grad_effects
+    def _effects_at(self, call: cst.Call, via, effects: GradEffects, spell, before: Optional[tuple], at: int = 0) -> None:
+        """At a call of ``via`` (a function of this file, or another module's ``Summary``),
+        whose ``effects`` they are: its optimizer calls (``Facts.effects``), their receivers
+        as ``spell`` spells them at the call, and the gradient buffers as it leaves them.
+        (``at``: the index of its first one among those of the call.)"""
         env = self.flow.env
         for i, (method, receiver, grads, inner) in enumerate(effects.calls, at):
-            key = self._spelled_at(call, target, params, receiver)
+            key = spell(receiver)
             if key is None:
                 continue
             self._seq += 1
@@ -1013,10 +1015,13 @@ class Analyzer:
                 call, None, f"{key}.{method}", method, self.flow.state, self.func, env.vals.get(key), (), True,
                 env.in_eval, dict(env.maybe_eval), tuple(self._loop_nodes), _grads_at(grads, before, call), None, None, self._seq,
             )
-            fact.via, fact.inner = target, inner
+            fact.via, fact.inner = via, inner
             self._effects[id(call), i] = fact
         if effects.exit != ENTRY_GRADS:
             env.grads = _grads_at(effects.exit, before, call)
+
+    def _spelling(self, call: cst.Call, target: FunctionInfo, params: Sequence[str]):
+        return lambda name: self._spelled_at(call, target, params, name)
 
     def _spelled_at(self, call: cst.Call, target: FunctionInfo, params: Sequence[str], name: str) -> Optional[str]:
         """``name`` (``opt``, ``self.optimizer``, a global) of ``target`` as this call of
@@ -1733,12 +1738,13 @@ class Analyzer:
                     if old is not None:
                         self._bind_name(spelled, _detached(inner, old, self.flow.state))
             if target is not self.func and not through_runner and env is not None:
-                self._effects_at(call, target, params, env.grads)
+                self._effects_at(call, target, target.grad_effects, self._spelling(call, target, params), env.grads)
                 self._callback_effects_at(call, target, args)
             if target is not self.func and env is not None and target.returns.grown and id(target) in self._walks:
                 self._grown_at(call, target, params, bound, through_runner, state)
         elif external is not None:
             self._leave_in_eval(call, external.params, external.method, external.leaves_eval, external.sets_train)
+            self._external_effects_at(call, external)
             bound = _bound_arguments(call, external.params, args) if external.defers else None
             for recv, name in external.defers:  # its methods called on an argument whose class is known here
                 spelled = spelled_at_call(call, external.params, external.method, recv)
@@ -1882,6 +1888,24 @@ class Analyzer:
                 tags = tags | DATA
             return computed_value(call, state, args, True, tags)
         return computed_value(call, state, args, False, tags)
+
+    def _external_effects_at(self, call: cst.Call, external) -> None:
+        """At a call of another module's function (its ``interfile.Summary``), what a local
+        function's summaries do at its calls: the grad mode it leaves, what it detaches in
+        place of what it is handed, its optimizer calls and the gradient buffers."""
+        if external.exit and self.flow.state is not None:
+            self.flow.state = dataclasses.replace(self.flow.state, **dict(external.returns().exit))
+        env = self.flow.env
+        if env is None:
+            return
+        for p in external.detaches:
+            spelled = spelled_at_call(call, external.params, external.method, p)
+            old = env.vals.get(spelled) if spelled is not None else None
+            if old is not None:
+                self._bind_name(spelled, _detached(call, old, self.flow.state))
+        if external.grad_calls or external.grad_exit != "entry":
+            self._effects_at(call, external, external.grad_effects(),
+                             lambda name: spelled_at_call(call, external.params, external.method, name), env.grads)
 
     def _grown_at(self, call: cst.Call, target: FunctionInfo, params, bound, through_runner: bool, state: State) -> None:
         """After a call of a function that grows objects it is handed (``Returns.grown``),

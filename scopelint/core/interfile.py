@@ -50,11 +50,23 @@ class Summary:
     # in ``encode_data(model, ...)``), in order: (receiver, its spelling; method name). A
     # caller that knows the receiver's class applies their mode effects at the call.
     defers: Tuple[Tuple[str, str], ...] = ()
+    # The grad mode it sets itself and leaves so on every exit (a global setter not
+    # restored): (part of the state, ``torch``/``mxnet``/``mx_train``; "on"/"off"; api).
+    # Its caller goes on in that state (``Returns.exit``).
+    exit: Tuple[Tuple[str, str, str], ...] = ()
+    # Its parameters it detaches in place wherever it runs to its end (``h.detach_()``,
+    # ``for s in h: s.detach_()``: ``summaries.detaches_in_place``).
+    detaches: Tuple[str, ...] = ()
+    # Its optimizer ``step()``/``zero_grad()`` calls on what it is handed, in order
+    # (``GradEffects.calls``): (method, receiver rooted at a parameter, the gradient
+    # buffers before it: ``GRADS``' words); and the buffers as it leaves them.
+    grad_calls: Tuple[Tuple[str, str, str], ...] = ()
+    grad_exit: str = "entry"
 
     @property
     def trivial(self) -> bool:
         return not (self.left or self.rec or self.inference or self.passes or self.leaves_eval or self.trains or self.forwards
-                    or self.sets_train or self.defers)
+                    or self.sets_train or self.defers or self.exit or self.detaches or self.grad_calls or self.grad_exit != "entry")
 
     @property
     def spelled(self) -> str:
@@ -88,7 +100,45 @@ class Summary:
             (fw, Switch(Mode.ON if mode == "on" else Mode.OFF, Origin(kind, None, api, self)))
             for fw, mode, kind, api in self.rec
         )
-        return Returns(self.left, rec, self.inference, self.passes)
+        exit = tuple((part, Switch(Mode.ON if mode == "on" else Mode.OFF, Origin("setter", None, api, Exited(self))))
+                     for part, mode, api in self.exit)
+        return Returns(self.left, rec, self.inference, self.passes, exit=exit)
+
+    def grad_effects(self):
+        """Its ``GradEffects`` as its own module's walk found them (no call nodes: the
+        caller's call stands for them)."""
+        from scopelint.core.facts import GradEffects
+
+        return GradEffects(_GRADS_OF[self.grad_exit], tuple((m, r, _GRADS_OF[g], None) for m, r, g in self.grad_calls))
+
+
+@dataclass(frozen=True)
+class Exited:
+    """The ``Origin.where`` of a grad mode another module's function set and left on
+    returning (``Summary.exit``): its caller goes on in it (for messages)."""
+
+    summary: Summary
+    exit = True
+
+    @property
+    def spelled(self) -> str:
+        return self.summary.spelled
+
+    def related(self, what: str) -> Tuple[str, str]:
+        return self.summary.related(what)
+
+
+# The gradient buffers' status (``flow._Env.grads``, relative to the function's start)
+# in words a summary can carry: as found ("entry"), computed by a backward, zeroed by
+# the function itself before any backward of its own, or not known ("").
+GRADS = {("entry",): "entry", ("computed",): "computed"}
+_GRADS_OF = {"entry": ("entry",), "computed": ("computed",), "zeroed": ("zeroed", None, "entry"), "": None}
+
+
+def grads_word(grads: Optional[tuple]) -> str:
+    if grads is not None and len(grads) == 3 and grads[0] == "zeroed" and grads[2] == "entry":
+        return "zeroed"
+    return GRADS.get(grads, "") if grads is not None else ""
 
 
 @dataclass(frozen=True)
@@ -124,7 +174,9 @@ class Exports:
     def from_json(cls, d: dict) -> "Exports":
         functions = tuple((n, Summary(s["name"], s["where"], tuple(s["params"]), s["left"], tuple(tuple(r) for r in s["rec"]),
                                       s["inference"], s["passes"], tuple(s["leaves_eval"]), tuple(s["trains"]), tuple(s["forwards"]),
-                                      s["method"], tuple(s["sets_train"]), tuple(tuple(d) for d in s["defers"])))
+                                      s["method"], tuple(s["sets_train"]), tuple(tuple(d) for d in s["defers"]),
+                                      tuple(tuple(e) for e in s.get("exit", ())), tuple(s.get("detaches", ())),
+                                      tuple(tuple(g) for g in s.get("grad_calls", ())), s.get("grad_exit", "entry")))
                      for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
                    tuple(d["mode_free"]), tuple(d["mode_free_functions"]))
@@ -133,7 +185,9 @@ class Exports:
 def _summary_json(s: Summary) -> dict:
     return {"name": s.name, "where": s.where, "params": list(s.params), "left": s.left, "rec": [list(r) for r in s.rec],
             "inference": s.inference, "passes": s.passes, "leaves_eval": list(s.leaves_eval), "trains": list(s.trains),
-            "forwards": list(s.forwards), "method": s.method, "sets_train": list(s.sets_train), "defers": [list(d) for d in s.defers]}
+            "forwards": list(s.forwards), "method": s.method, "sets_train": list(s.sets_train), "defers": [list(d) for d in s.defers],
+            "exit": [list(e) for e in s.exit], "detaches": list(s.detaches), "grad_calls": [list(g) for g in s.grad_calls],
+            "grad_exit": s.grad_exit}
 
 
 @dataclass(frozen=True)
@@ -211,7 +265,8 @@ NO_CONTEXT = Context()
 def may_export(text: str, has_context: bool) -> bool:
     """Whether a module's text may hold anything its exports carry (a cheap look before
     analysing it whole): a grad-mode scope or switch, ``eval()``, a backward (a training
-    step trains in its caller's mode), a value taken out of the graph, a model base
+    step trains in its caller's mode), a value taken out of the graph (or detached in
+    place), gradients zeroed (``zero_grad()``), a model base
     class, or (``has_context``) a use of the program's other modules' functions or
     classes."""
     return has_context or _EXPORT_WORDS.search(text) is not None
@@ -224,7 +279,7 @@ def _export_words():
 
     scopes = sorted({q.rsplit(".", 1)[1] for q in (*F.SCOPES, *F.SETTERS)})
     bases = sorted({q.rsplit(".", 1)[1] for q in F.MODEL_BASE_CLASSES})
-    methods = ("eval", "train", "backward", "item", "detach", "numpy", "tolist", "asnumpy", "asscalar")
+    methods = ("eval", "train", "backward", "item", "detach", "detach_", "zero_grad", "numpy", "tolist", "asnumpy", "asscalar")
     return re.compile(
         r"\b(?:" + "|".join(scopes) + r")\b"
         r"|\.[ \t]*(?:" + "|".join(methods) + r")[ \t]*\("
@@ -265,14 +320,15 @@ def calls_a_parameter(text: str) -> bool:
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
                trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
                mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None,
-               defers: Optional[Mapping[int, tuple]] = None) -> Exports:
+               defers: Optional[Mapping[int, tuple]] = None, detaches: Optional[Mapping[int, tuple]] = None) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
     step trains in its caller's mode (``queries.trained_models``); ``forwards``: likewise,
     what each function without a backward runs as a model (``queries.forwarded_models``); ``mode_free``: its
     model classes that ``queries.mode_free_class`` finds mode-free; ``mode_free_functions``:
-    its module-level functions that ``queries.mode_free_function`` finds so."""
+    its module-level functions that ``queries.mode_free_function`` finds so; ``detaches``:
+    by function id, the parameters each detaches in place (``summaries.detaches_in_place``)."""
     out: Dict[str, Summary] = {}
     for info in functions:
         if info.parent is not None or info.opaque:
@@ -289,14 +345,14 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
                 out[f"{cname}.{info.name}"] = summary
             continue
         summary = _summary(info, f"{filename}:{lines.get(info.name, 1)}", (trains or {}).get(id(info), ()), (forwards or {}).get(id(info), ()),
-                           (defers or {}).get(id(info), ()))
+                           (defers or {}).get(id(info), ()), (detaches or {}).get(id(info), ()))
         if not summary.trivial:
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
                    tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)))
 
 
-def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=()) -> Summary:
+def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=(), detaches=()) -> Summary:
     from scopelint.core.state import Mode
 
     r = info.returns
@@ -311,6 +367,14 @@ def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=()
     forwarded = tuple(sorted(n for n in forwards if n.partition(".")[0] in info.param_names))
     sets_train = tuple(sorted(n for n in info.sets_train if n.partition(".")[0] in info.param_names))
     deferred = tuple(d for d in defers if d[0].partition(".")[0] in info.param_names)
+    exit = tuple((part, sw.mode.value, sw.origin.api) for part, sw in r.exit
+                 if sw.origin is not None and sw.origin.api and sw.mode is not Mode.UNKNOWN)
+    effects = info.grad_effects
+    grad_calls = tuple((m, recv, grads_word(g)) for m, recv, g, _ in effects.calls if recv.partition(".")[0] in info.param_names)
+    grad_exit = grads_word(effects.exit)
+    if len(grad_calls) != len(effects.calls):  # (one on its own or a global optimizer: the caller cannot tell which)
+        grad_calls, grad_exit = (), ""
     return Summary(info.name, where, tuple(info.param_names), r.left, rec, inference, r.passes, leaves, trained, forwarded,
-                   sets_train=sets_train, defers=deferred)
+                   sets_train=sets_train, defers=deferred, exit=exit, detaches=tuple(p for p in detaches if p in info.param_names),
+                   grad_calls=grad_calls, grad_exit=grad_exit)
 

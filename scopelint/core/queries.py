@@ -34,6 +34,8 @@ def spell(api: Optional[str]) -> str:
 def describe_origin(origin: Origin) -> str:
     """Where recording was switched off, in words for a message."""
     api = spell(origin.api)
+    if origin.where is not None and getattr(origin.where, "exit", False):
+        return f"after a call of {origin.where.spelled}, which leaves `{api}` in effect"
     if origin.where is not None:  # in a function of another module of the program
         how = {"with": f"inside `{api}`", "decorator": f"decorated with `@{api}`", "setter": f"after `{api}`"}
         return f"by {origin.where.spelled}, {how.get(origin.kind, 'with recording off')}"
