@@ -95,7 +95,10 @@ class EvalTrainModeMismatch(Rule):
         backpropagated = None
         reported = set()
         for call in facts.calls:
-            if not call.callee or call.callee not in call.in_eval or id(call.func) not in stepping:
+            if not call.callee or call.callee not in call.in_eval:
+                continue
+            # (in a step, or in what only steps run: a loss module's ``forward``, a helper)
+            if id(call.func) not in stepping and not only_called_where(facts, call.func, lambda c: id(c.func) in stepping):
                 continue
             if call.callee in reported or not recording(call.state, TORCH) or not is_model_call(call):
                 continue

@@ -72,16 +72,21 @@ class StepBetweenBackwardPasses(Rule):
             if first.api != "backward" or not _retains_graph(first.node):
                 continue
             steps = [c for c in facts.calls_in(first.func, effects=True) if is_optimizer_step(c) and c.seq > first.seq]
-            for second in backwards[i + 1:]:
-                if second.func is not first.func or second.loops != first.loops:
-                    continue
-                shared = _shared_forwards(facts, first, second)
+            for second, site in _second_backwards(facts, backwards, i):
+                shared = _shared_forwards(facts, first, second, _made_before(first, site) if site is not None else None)
                 if not shared:
                     continue
-                for step in steps:
-                    if step.seq >= second.seq or id(step.node) in reported or step.loops != first.loops:
+                # (the second backward in a caller, after the call: the helper's steps after
+                # its backward, and the caller's between the call and the second backward)
+                later = [] if site is None else [c for c in facts.calls_in(site.func, effects=True) if is_optimizer_step(c)
+                                                 and site.seq < c.seq < second.seq and c.node is not site.node
+                                                 and _iteration(facts, c.loops) == _iteration(facts, site.loops)]
+                for step in steps + later:
+                    if id(step.node) in reported or _iteration(facts, step.loops) != _iteration(facts, (first if step.func is first.func else site).loops):
                         continue
-                    forward = _stepped_forward(facts, step, shared)
+                    if site is None and step.seq >= second.seq:
+                        continue
+                    forward = _stepped_forward(facts, step, shared, ordered=site is None)
                     if forward is None:
                         continue
                     model = forward.callee
@@ -126,13 +131,58 @@ def _retains_graph(node: cst.Call) -> bool:
     return arg is not None and literal_bool(arg.value) is True
 
 
-def _shared_forwards(facts, first, second):
+def _second_backwards(facts, backwards, i):
+    """The backward passes that may follow ``backwards[i]`` through its forward passes, with
+    the call they follow: those after it in its function, in the same loops (None); and,
+    where it is in a function of this file, those after a call of that function in the
+    caller, in the loops of the call (a helper that backpropagates and steps one loss, and
+    returns the other: that call)."""
+    first = backwards[i]
+    out = [(b, None) for b in backwards[i + 1:] if b.func is first.func and _iteration(facts, b.loops) == _iteration(facts, first.loops)]
+    if first.func is not None:
+        for site in facts.sites_of(first.func):
+            if site.func is not first.func:
+                out += [(b, site) for b in backwards if b.func is site.func and _iteration(facts, b.loops) == _iteration(facts, site.loops)
+                        and b.seq > site.seq and _through(b, site)]
+    return out
+
+
+def _iteration(facts, loops) -> tuple:
+    """``loops`` without the innermost ones known to run their body (``Facts.entered_loops``:
+    ``for l in losses: l.backward(...)`` over a list written out): two facts whose loops
+    are the same so run, in order, in one iteration of the loops around them."""
+    loops = tuple(loops)
+    while loops and id(loops[-1]) in facts.entered_loops:
+        loops = loops[:-1]
+    return loops
+
+
+def _through(b, site) -> bool:
+    """The backward ``b`` goes through what the call ``site`` returned (the callee's values,
+    made again at that call: ``Returns.template``)."""
+    return any(v.node is site.node for value in b.values for v in value.ancestors(_no_graph))
+
+
+def _made_before(first, site):
+    """Whether a forward pass was made before the backward ``first`` ran: before it in its
+    function, or, when ``first`` is followed from a call ``site``, before that call in
+    the caller (sequence numbers order the facts of one function only)."""
+    if site is None:
+        return lambda call: call.seq < first.seq
+    return lambda call: (call.func is first.func and call.seq < first.seq) or (call.func is site.func and call.seq < site.seq)
+
+
+def _shared_forwards(facts, first, second, before=None):
     """Recorded forward passes of known models that both backward passes go through, and
     that save the model's weights for backward: its input carries a graph (the weights
     are needed for the input's gradient), or it stacks parametrised layers. A forward
     whose result is unpacked (``logits, value = model(x)``) and that the two reach only
     through different elements may share nothing the step changes: not counted."""
-    a, b = _forwards(facts, first, first.seq), _forwards(facts, second, first.seq)
+    # (past a call, the callee's values are made again for the caller: the same forward
+    # pass is the same node there)
+    key = id if before is None else (lambda v: id(v.node))
+    before = before or _made_before(first, None)
+    a, b = _forwards(facts, first, before, key=key), _forwards(facts, second, before, key=key)
     shared = []
     for key, (call, parts) in a.items():
         if key not in b:
@@ -148,8 +198,8 @@ def _no_graph(v) -> bool:
     return "left-graph" in v.tags or "const" in v.tags or v.rec[TORCH].off
 
 
-def _forwards(facts, b, before: int, definite: bool = False) -> dict:
-    """The forward passes (made before ``before``) that the backward ``b`` goes through
+def _forwards(facts, b, before, definite: bool = False, key=id) -> dict:
+    """The forward passes (made before: ``before(call)``) that the backward ``b`` goes through
     and that save their model's weights: id of the value -> (its call, the ids of the
     unpacked elements it is reached through, or None). ``definite``: only through values
     that are the same on every path (not a join of branches or of loop iterations)."""
@@ -163,13 +213,13 @@ def _forwards(facts, b, before: int, definite: bool = False) -> dict:
         if _no_graph(v) or type(v.node) is not cst.Call:
             continue
         call = facts.call_of(v.node)
-        if call is None or not is_model_call(call) or not call.state.torch.probably_on or call.seq >= before:
+        if call is None or not is_model_call(call) or not call.state.torch.probably_on or not before(call):
             continue
         if not _saves_weights(facts, call):
             continue
         entries = [w for w in seen.values() if any(p is v for p in w.parents)]
         parts = None if not entries or any("part" not in w.tags for w in entries) else {id(w) for w in entries}
-        out[id(v)] = (call, parts)
+        out[key(v)] = (call, parts)
     return out
 
 
@@ -180,7 +230,7 @@ def _kept_across(facts, b, loop) -> list:
     iteration), through values that are the same in every iteration (not one the loop
     rebinds: ``out = net(x)`` again at the end of the body)."""
     inside = {id(n) for n in walk(loop)}
-    return [call for call, _ in _forwards(facts, b, b.seq, definite=True).values() if id(call.node) not in inside]
+    return [call for call, _ in _forwards(facts, b, _made_before(b, None), definite=True).values() if id(call.node) not in inside]
 
 
 _LAYERS = ("Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
@@ -212,8 +262,10 @@ def _is_layer(node) -> bool:
     return type(node) is cst.Call and (dotted(node.func) or "").rsplit(".", 1)[-1] in _LAYERS
 
 
-def _stepped_forward(facts, step, shared):
-    """The shared forward pass (its CallFact) whose model's parameters ``step``'s optimizer holds."""
+def _stepped_forward(facts, step, shared, ordered: bool = True):
+    """The shared forward pass (its CallFact) whose model's parameters ``step``'s optimizer
+    holds. (``ordered``: one made before the step, by the order of the step's function;
+    otherwise every shared one was made before the first backward, so before the step.)"""
     opt = step.args[0] if is_scaler_step(step) and step.args else step.receiver
     if opt is None or not origins(opt):
         return None
@@ -227,7 +279,7 @@ def _stepped_forward(facts, step, shared):
         receiver = dotted(step.node.func.value)
     names = optimized_by_name(facts, step.func, receiver)
     for call in shared:
-        if call.seq >= step.seq:
+        if ordered and call.seq >= step.seq:
             continue
         if call.callee_value is not None and origins(call.callee_value) & models:
             return call

@@ -64,3 +64,48 @@ def test_sl210_loop_form_needs_a_forward_that_saves_weights():
             opt.step()
     """
     assert codes(src) == []
+
+
+# The two-backward form across a call and through a list of losses (issue 18's
+# refactorings: the first backward and the step in a helper, the losses in a list).
+SHARED = """
+    import torch
+    from torch import nn
+
+    G = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 4))
+    D = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+{helper}
+    for step in range(2):
+        fake = G(torch.randn(6, 5))
+{body}
+"""
+HELPER = """
+    def update_d(fake):
+        scores = D(fake)
+        loss_d = scores.mean()
+        opt_d.zero_grad()
+        loss_d.backward(retain_graph=True)
+        opt_d.step()
+        return -scores.mean()
+"""
+
+
+@pytest.mark.parametrize("helper, body, flagged", [
+    # the helper steps D between its backward and the caller's through the same D(fake)
+    (HELPER, "loss_g = update_d(fake)\nopt_g.zero_grad()\nloss_g.backward()\nopt_g.step()", [15]),
+    # the caller makes the generator's loss from a forward pass of its own, after the step
+    (HELPER, "update_d(fake)\nloss_g = -D(fake).mean()\nopt_g.zero_grad()\nloss_g.backward()\nopt_g.step()", []),
+    # the helper's backward without retain_graph: another error, not this one
+    (HELPER.replace("retain_graph=True", ""), "loss_g = update_d(fake)\nloss_g.backward()\nopt_g.step()", []),
+    # the losses in lists, each backpropagated in a loop over the list
+    ("", "scores = D(fake)\nlosses = [scores.mean()]\nfor l in losses:\n    l.backward(retain_graph=True)\n"
+         "opt_d.step()\nfor l in [-scores.mean()]:\n    l.backward()\nopt_g.step()", [16]),
+    # ... with nothing in the first list, no backward runs before the step
+    ("", "scores = D(fake)\nlosses = []\nfor l in losses:\n    l.backward(retain_graph=True)\n"
+         "opt_d.step()\nfor l in [-scores.mean()]:\n    l.backward()\nopt_g.step()", []),
+])
+def test_sl210_across_a_call_and_through_a_list_of_losses(helper, body, flagged):
+    src = SHARED.format(helper=textwrap.indent(textwrap.dedent(helper), "    "), body=textwrap.indent(body, "        "))
+    assert codes(src) == flagged, textwrap.dedent(src)

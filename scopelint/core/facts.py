@@ -216,6 +216,9 @@ class Facts:
     # its calls (``CallFact.via``): ``opt.step()`` in ``update(opt)`` is a step of the
     # caller's optimizer where ``update`` is called, in the caller's loops and order.
     effects: List[CallFact] = field(default_factory=list)
+    # Loops known to run their body at least once (ids): a ``for`` over a list or tuple
+    # written out with items (``for l in [loss_d, loss_g]:``, through a name bound to one).
+    entered_loops: FrozenSet[int] = frozenset()
 
     def __post_init__(self):
         self._call_by_node = {id(c.node): c for c in self.calls}

@@ -276,7 +276,7 @@ class _Walk:
     __slots__ = (
         "calls", "backwards", "scopes", "mutations", "sites", "site_args", "summary",
         "returns", "seq_start", "seq_count", "entry", "entry_eval", "params", "reads", "frameworks",
-        "effects", "grad_effects", "pending",
+        "effects", "grad_effects", "pending", "entered",
     )
 
     def __init__(self, info: Optional[FunctionInfo], seq_start: int, frameworks: int):
@@ -298,6 +298,7 @@ class _Walk:
         self.reads: tuple = ()
         self.frameworks = frameworks
         self.pending = False  # it met a call of a local function not walked yet
+        self.entered: Dict[int, cst.CSTNode] = {}  # its loops known to run their body (``Facts.entered_loops``)
 
     def replay(self, seq_start: int, mapping: Dict[int, Value], params: Dict[str, Value]) -> None:
         """Make this walk the one a walk starting at ``seq_start`` with ``params`` would
@@ -649,9 +650,11 @@ class Analyzer:
         scopes: Dict[int, ScopeFact] = {}
         mutations: Dict[int, MutationFact] = {}
         effects: List[CallFact] = []
+        entered: Set[int] = set()
         for info in units:
             walk = self._walks[id(info)]
             effects.extend(walk.effects.values())
+            entered.update(walk.entered)
             calls.update(walk.calls)
             backwards.update(walk.backwards)
             scopes.update(walk.scopes)
@@ -670,6 +673,7 @@ class Analyzer:
             list(mutations.values()),
             self.context,
             effects,
+            frozenset(entered),
         )
 
     def _loops_of_callers(self, calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact],
@@ -759,7 +763,7 @@ class Analyzer:
             self._calls, self._backwards, self._scopes, self._mutations = (
                 walk.calls, walk.backwards, walk.scopes, walk.mutations,
             )
-            self._effects = walk.effects
+            self._effects, self._entered = walk.effects, walk.entered
             all_sites, all_site_args = self._sites, self._site_args
             self._sites, self._site_args, self._reads = walk.sites, walk.site_args, {}
             try:
@@ -1278,7 +1282,10 @@ class Analyzer:
         breaks = self._loops.pop()
         # (over a literal list or tuple with items, the body runs at least once: ``losses
         # = [a, b]`` then ``for l in losses: l.backward()`` backpropagates)
-        exit_flow = end if type(stmt) is cst.For and _non_empty_literal(iterable) else _Flow.join([before, end])
+        entered = type(stmt) is cst.For and _non_empty_literal(iterable)
+        exit_flow = end if entered else _Flow.join([before, end])
+        if entered and not self._provisional:
+            self._entered[id(stmt)] = stmt
         if stmt.orelse is not None:
             exit_flow = self._branch(stmt.orelse, exit_flow)
         # (``exit_flow`` alone is a new flow already: not copied again)

@@ -496,9 +496,16 @@ def helper_forwards(facts: Facts, call) -> tuple:
     if call.external is not None:
         return tuple(getattr(call.external, "forwards", ()))
     target = call.target
-    if target is not None and target.cls is None and target.parent is None:
+    if target is not None and target.parent is None and (target.cls is None or _stateless_forward(target)):
         return tuple(sorted(forwarded_models(facts, target)))
     return ()
+
+
+def _stateless_forward(func: FunctionInfo) -> bool:
+    """The ``forward`` of a module that holds nothing (``FunctionInfo.stateless``): calling
+    the module is calling a function of its arguments (a loss module that runs the model
+    it is handed)."""
+    return func.cls is not None and func.stateless and func.name in CALL_METHODS
 
 
 def models_handed_to_helper(facts: Facts, call) -> list:
@@ -507,7 +514,9 @@ def models_handed_to_helper(facts: Facts, call) -> list:
     names = helper_forwards(facts, call)
     if not names:
         return []
-    helper = call.external if call.external is not None else Summary(call.target.name, "", tuple(call.target.param_names))
+    target = call.target
+    helper = call.external if call.external is not None else Summary(
+        target.name, "", tuple(target.param_names), method=_stateless_forward(target))
     out = []
     for name in sorted(helper.arguments(call.node, names)):
         value = next((v for a, v in zip(call.node.args, call.args) if dotted(a.value) == name.partition(".")[0]), None)
