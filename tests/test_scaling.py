@@ -88,6 +88,15 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
                 if type(node) is ast.Name:
                     for j in defines.get(node.id, ()):
                         needs[j].add(u.index)
+    # a function handed to a call as an argument: the units that hand it over
+    for j in escaped:
+        if units[j].kind != "def":
+            continue
+        for u in units:
+            if u.index != j and any(type(node) is ast.Call and any(type(a) is ast.Name and a.id == units[j].name
+                                                                   for a in (*node.args, *(k.value for k in node.keywords)))
+                                    for node in _walk(u.nodes)):
+                needs[j].add(u.index)
     for i, js in partners.items():
         needs[i].update(js)
     return needs

@@ -1372,6 +1372,26 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             if js:
                 needs[i].add(hub(("self", m), js))
                 needs[fed(("selfs", m), (j for j in js if j not in escaped))].add(i)
+    # A module-level function handed to a call as an argument escapes by the counts, but
+    # the flow follows it into a local runner that only calls it (``flow.Analyzer.
+    # _note_handed``: ``run(step)`` with ``def run(fn): return fn()``): the units that
+    # hand it over are its call sites, and they need the runner (what they call).
+    handed_defs: Dict[str, List[int]] = defaultdict(list)
+    for j in escaped:
+        if units[j].kind == "def":
+            handed_defs[units[j].name].append(j)
+    if handed_defs:
+        for u in units:
+            hit = u.words & handed_defs.keys()
+            if not hit:
+                continue
+            for node in _walk(u.nodes):
+                if type(node) is ast.Call:
+                    for a in (*node.args, *(k.value for k in node.keywords)):
+                        if type(a) is ast.Name and a.id in hit:
+                            for j in handed_defs[a.id]:
+                                if j != u.index:
+                                    needs[j].add(u.index)
     for u in units:
         if u.kind == "class":  # a class needs the classes derived from it (overrides)
             cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]
