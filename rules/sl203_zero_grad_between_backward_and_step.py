@@ -5,6 +5,7 @@ import libcst as cst
 from scopelint.core.facts import FunctionInfo
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
+from scopelint.core.queries import optimized, origins
 from scopelint.core.roles import is_optimizer_name, is_optimizer_step, optimizer_name
 from scopelint.fixkit import module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
@@ -80,9 +81,15 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             return False
         if target == opt or target.rsplit(".", 1)[-1] == opt:
             return True
-        # zero_grad on a model: only unambiguous when one optimizer steps here.
+        # zero_grad on a model: only unambiguous when one optimizer steps here, and (where
+        # what it holds is known) it holds that model (``clear(D)`` before G's step: no harm).
         stepped = {optimizer_name(c) for c in facts.calls_in(step.func) if is_optimizer_step(c)}
-        return len(stepped) == 1 and not is_optimizer_name(target)
+        if len(stepped) != 1 or is_optimizer_name(target):
+            return False
+        model = zeroes[0].receiver if zeroes else (zero_fact.receiver if zero_fact is not None else None)
+        _, models = optimized(facts, step.receiver) if step.receiver is not None else (None, set())
+        made = origins(model) if model is not None else set()
+        return not (models and made and not made & models)
 
 
 def _only_zeroes(func) -> bool:

@@ -181,8 +181,9 @@ def _runs_the_training_forward(facts, call) -> bool:
 
 def _forwarded(facts, call) -> set:
     """The caller's names for the models the helper runs, but those of a class known to
-    be mode-free."""
-    return {name for name, value in models_handed_to_helper(facts, call) if not value_mode_free(facts, value)}
+    be mode-free, or of one no optimizer holds (a teacher kept in eval mode on purpose)."""
+    return {name for name, value in models_handed_to_helper(facts, call)
+            if not value_mode_free(facts, value) and not held_by_no_optimizer(facts, value)}
 
 
 def _evaluates(call, inference_functions) -> bool:

@@ -8,7 +8,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, optimized_by_name, origins
 from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step, spelled
-from scopelint.core.syntax import runs_once, walk
+from scopelint.core.syntax import is_nested_scope, runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -76,15 +76,14 @@ class StepBetweenBackwardPasses(Rule):
                 shared = _shared_forwards(facts, first, second, _made_before(first, site) if site is not None else None)
                 if not shared:
                     continue
-                # (the second backward in a caller, after the call: the helper's steps after
-                # its backward, and the caller's between the call and the second backward)
-                later = [] if site is None else [c for c in facts.calls_in(site.func, effects=True) if is_optimizer_step(c)
-                                                 and site.seq < c.seq < second.seq and c.node is not site.node
-                                                 and _iteration(facts, c.loops) == _iteration(facts, site.loops)]
-                for step in steps + later:
-                    if id(step.node) in reported or _iteration(facts, step.loops) != _iteration(facts, (first if step.func is first.func else site).loops):
+                for step in steps:
+                    if id(step.node) in reported or _iteration(facts, step.loops) != _iteration(facts, first.loops):
                         continue
                     if site is None and step.seq >= second.seq:
+                        continue
+                    # (the second backward in a caller, after the call: the helper's step
+                    # after its backward, each run on every path through the helper)
+                    if site is not None and not _on_every_path(first.func, first.node, step.node):
                         continue
                     forward = _stepped_forward(facts, step, shared, ordered=site is None)
                     if forward is None:
@@ -147,6 +146,21 @@ def _second_backwards(facts, backwards, i):
     return out
 
 
+def _on_every_path(func, *nodes) -> bool:
+    """Each of ``nodes`` is in a statement of ``func``'s own body (not under an ``if``, a
+    loop, a ``try``...), and no ``return`` comes before the last of them."""
+    body = func.node.body
+    stmts = list(body.body) if type(body) is cst.IndentedBlock else []
+    places = []
+    for node in nodes:
+        at = next((k for k, st in enumerate(stmts) if type(st) is cst.SimpleStatementLine
+                   and any(n is node for n in walk(st))), None)
+        if at is None:
+            return False
+        places.append(at)
+    return not any(type(n) is cst.Return for st in stmts[:max(places)] for n in walk(st, is_nested_scope))
+
+
 def _iteration(facts, loops) -> tuple:
     """``loops`` without the innermost ones known to run their body (``Facts.entered_loops``:
     ``for l in losses: l.backward(...)`` over a list written out): two facts whose loops
@@ -180,9 +194,12 @@ def _shared_forwards(facts, first, second, before=None):
     through different elements may share nothing the step changes: not counted."""
     # (past a call, the callee's values are made again for the caller: the same forward
     # pass is the same node there)
-    key = id if before is None else (lambda v: id(v.node))
+    # (and only through values that are the same on every path: a forward made again in a
+    # loop of the helper is another graph)
+    across = before is not None
+    key = (lambda v: id(v.node)) if across else id
     before = before or _made_before(first, None)
-    a, b = _forwards(facts, first, before, key=key), _forwards(facts, second, before, key=key)
+    a, b = _forwards(facts, first, before, definite=across, key=key), _forwards(facts, second, before, definite=across, key=key)
     shared = []
     for key, (call, parts) in a.items():
         if key not in b:

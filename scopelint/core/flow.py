@@ -22,7 +22,7 @@ from scopelint.core.arguments import CALL_METHODS, requires_grad_off, FWD_ARG, F
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import finds, is_subclass, iter_children, literal_bool, statements, walk
+from scopelint.core.syntax import finds, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
 from scopelint.core.summaries import detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
@@ -1622,9 +1622,19 @@ class Analyzer:
             return container_value(e, parts, state)
         if t is cst.IfExp:
             self._ev(e.test)
-            return _join_values(self._ev(e.body), self._ev(e.orelse))
+            start = self._mark()
+            body = self._ev(e.body)
+            after_body = self._mark()
+            self._restore(start)
+            orelse = self._ev(e.orelse)
+            self._join_marks(after_body)
+            return _join_values(body, orelse)
         if t is cst.BooleanOperation:
-            return _join_values(self._ev(e.left), self._ev(e.right))
+            left = self._ev(e.left)
+            start = self._mark()  # (the right side may not run: ``ok and start_inference()``)
+            right = self._ev(e.right)
+            self._join_marks(start)
+            return _join_values(left, right)
         if t is cst.NamedExpr:
             value = self._ev(e.value)
             self._bind(e.target, value)
@@ -1635,6 +1645,25 @@ class Analyzer:
             return container_value(e, self._comprehension(e), state)
         self._ev_children(e)
         return opaque_value(e)
+
+    # What a call in an expression that may not run leaves (``Returns.exit``, gradient
+    # buffers): joined with the other way.
+    def _mark(self) -> tuple:
+        env = self.flow.env
+        return (self.flow.state, env.grads if env is not None else None)
+
+    def _restore(self, mark: tuple) -> None:
+        self.flow.state = mark[0]
+        if self.flow.env is not None:
+            self.flow.env.grads = mark[1]
+
+    def _join_marks(self, other: tuple) -> None:
+        state, grads = other
+        if self.flow.state is not None and state is not None and self.flow.state != state:
+            self.flow.state = self.flow.state.join(state)
+        env = self.flow.env
+        if env is not None and env.grads != grads:
+            env.grads = None
 
     def _comprehension(self, e) -> List[Value]:
         """The items of a comprehension: the value of its element expression(s). Its loop
@@ -2318,10 +2347,12 @@ def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int
     ``mx_train``) that ``info`` itself sets and leaves so on every exit (a global setter,
     ``stack.enter_context(torch.no_grad())`` on a stack it is handed): its callers go on in
     that state."""
-    if not states:
+    if not states or _exit_not_left(info):
         return ()
     out = []
     for part in ("torch", "mxnet", "mx_train"):
+        if part == "torch" and info.decorator is not None:
+            continue  # (a recording-scope decorator restores the mode on return)
         switches = {getattr(st, part) for st in states}
         if len(switches) != 1:
             continue
@@ -2333,6 +2364,28 @@ def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int
             continue  # (a ``with`` item ends in the function; an ``enter_context`` call lasts; a callee's, applied at its call)
         out.append((part, sw))
     return tuple(out)
+
+
+def _exit_not_left(info: FunctionInfo) -> bool:
+    """Whether what ``info``'s walk ends in may not be the state its callers go on in: a
+    generator or coroutine (calling it runs none of its body), or a ``try`` whose
+    ``finally`` (or ``except``) sets a grad mode (it may restore what the body set)."""
+    node = info.node
+    if node.asynchronous is not None:
+        return True
+    for n in walk(node.body, is_nested_scope):
+        t = type(n)
+        if t is cst.Yield:
+            return True
+        if t is cst.Try and any(type(c) is cst.Call and type(c.func) in (cst.Attribute, cst.Name)
+                                and (dotted(c.func) or "").rsplit(".", 1)[-1] in _MODE_SETTERS
+                                for part in ([n.finalbody] if n.finalbody is not None else []) + list(n.handlers)
+                                for c in walk(part)):
+            return True
+    return False
+
+
+_MODE_SETTERS = frozenset(q.rsplit(".", 1)[-1] for q in F.SETTERS)
 
 
 def _past_scopes(v: Value) -> bool:
