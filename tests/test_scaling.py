@@ -88,13 +88,18 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
                 if type(node) is ast.Name:
                     for j in defines.get(node.id, ()):
                         needs[j].add(u.index)
-    # a function handed to a call as an argument: the units that hand it over
+    # a function handed as an argument to a function or method of the file: the units
+    # that hand it over
+    local = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
     for j in escaped:
         if units[j].kind != "def":
             continue
         for u in units:
-            if u.index != j and any(type(node) is ast.Call and any(type(a) is ast.Name and a.id == units[j].name
-                                                                   for a in (*node.args, *(k.value for k in node.keywords)))
+            if u.index != j and any(type(node) is ast.Call
+                                    and ((type(node.func) is ast.Name and node.func.id in local)
+                                         or (type(node.func) is ast.Attribute and node.func.attr in methods))
+                                    and any(type(a) is ast.Name and a.id == units[j].name
+                                            for a in (*node.args, *(k.value for k in node.keywords)))
                                     for node in _walk(u.nodes)):
                 needs[j].add(u.index)
     for i, js in partners.items():

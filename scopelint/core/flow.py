@@ -2347,7 +2347,7 @@ def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int
     ``mx_train``) that ``info`` itself sets and leaves so on every exit (a global setter,
     ``stack.enter_context(torch.no_grad())`` on a stack it is handed): its callers go on in
     that state."""
-    if not states or _exit_not_left(info):
+    if not states:
         return ()
     out = []
     for part in ("torch", "mxnet", "mx_train"):
@@ -2363,7 +2363,7 @@ def _exit_switches(info: FunctionInfo, states: Sequence[State], applied: Set[int
         if type(origin.node) is not cst.Call or (id(origin.node) not in applied and not finds(info.node.body, lambda n: n is origin.node)):
             continue  # (a ``with`` item ends in the function; an ``enter_context`` call lasts; a callee's, applied at its call)
         out.append((part, sw))
-    return tuple(out)
+    return tuple(out) if out and not _exit_not_left(info) else ()
 
 
 def _exit_not_left(info: FunctionInfo) -> bool:

@@ -1375,18 +1375,22 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     # A module-level function handed to a call as an argument escapes by the counts, but
     # the flow follows it into a local runner that only calls it (``flow.Analyzer.
     # _note_handed``: ``run(step)`` with ``def run(fn): return fn()``): the units that
-    # hand it over are its call sites, and they need the runner (what they call).
+    # hand it over to a function or method of this file are its call sites, and they
+    # need the runner (what they call).
     handed_defs: Dict[str, List[int]] = defaultdict(list)
     for j in escaped:
         if units[j].kind == "def":
             handed_defs[units[j].name].append(j)
+    runners = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
     if handed_defs:
         for u in units:
             hit = u.words & handed_defs.keys()
-            if not hit:
+            if not hit or (u.words.isdisjoint(runners) and u.words.isdisjoint(methods.keys())):
                 continue
             for node in _walk(u.nodes):
-                if type(node) is ast.Call:
+                # (handed to a function or method of this file: one the flow may follow)
+                if type(node) is ast.Call and ((type(node.func) is ast.Name and node.func.id in runners)
+                                               or (type(node.func) is ast.Attribute and node.func.attr in methods)):
                     for a in (*node.args, *(k.value for k in node.keywords)):
                         if type(a) is ast.Name and a.id in hit:
                             for j in handed_defs[a.id]:
