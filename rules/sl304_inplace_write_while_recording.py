@@ -183,7 +183,8 @@ def _rewritten_each_iteration(facts, m) -> bool:
     if not loops or m.value is None or m.kind not in ("subscript", "augassign", "inplace"):
         return False
     loop = loops[-1]
-    if any(loop in b.loops for b in facts.backwards) or made_this_iteration(m.before, loop):
+    # (a backward in a function called in the loop runs in it too)
+    if any(loop in loops_around(facts, b) for b in facts.backwards) or made_this_iteration(m.before, loop):
         return False
     return _in_graph(facts, m.value, {}, 0)
 

@@ -868,3 +868,42 @@ def test_a_functions_mode_effects_on_its_own_locals_are_not_told_to_its_callers(
     """
     info = _function(textwrap.dedent(src), "helper")
     assert info.leaves_eval == frozenset({"model"})
+
+
+def test_sl304_a_backward_in_a_function_called_in_the_loop_runs_in_the_loop():
+    """SL304's "written again each iteration into an array of the graph" needs a loop
+    with no backward in it. A step function called once per iteration backpropagates
+    in that loop: a write in it of a value made in it is the step's own (issue 18's
+    variants of ``good_mxnet_lists_floats_and_paused_arrays_in_record``, found once the
+    gate kept the module-level ``graphs`` the step reads)."""
+    text = textwrap.dedent("""\
+        import random
+
+        from mxnet import autograd, gluon, nd
+
+
+        class Graph:
+            def __init__(self, n):
+                self.edata = {"w": nd.ones((n, 1))}
+
+
+        def step(x):
+            with autograd.record():
+                g = random.choice(graphs)
+                g.edata["feat"] = head(x)
+                loss = (g.edata["feat"] ** 2).mean()
+            BACKWARD
+            trainer.step(3)
+
+
+        head = gluon.nn.Dense(1)
+        head.initialize()
+        trainer = gluon.Trainer(head.collect_params(), "sgd", {"learning_rate": 0.05})
+        graphs = [Graph(3), Graph(3)]
+        for _ in range(3):
+            step(nd.random.normal(shape=(3, 5)))
+        """)
+    assert [f.code for f in lint_source(text.replace("BACKWARD", "loss.backward()"), "t.py").findings] == []
+    # no backward anywhere in the loop: the array written each iteration is the graph's
+    found = lint_source(text.replace("BACKWARD", "pass"), "t.py").findings
+    assert [(f.code, f.start[0]) for f in found] == [("SL304", 14)]

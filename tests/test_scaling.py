@@ -44,6 +44,48 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
     for u in units:
         if u.kind in ("def", "class", "method") and u.name in binders:
             binders[u.name].append(u.index)
+    # a function called (by name; a method: as an attribute, or run as ``net(x)``), or
+    # escaped and handed by name to a function or method of the file, that does not
+    # escape: the binders of the module names it reads; they it, where it changes them
+    local = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
+
+    def hands(u, name):
+        return any(type(node) is ast.Call
+                   and ((type(node.func) is ast.Name and node.func.id in local)
+                        or (type(node.func) is ast.Attribute and node.func.attr in methods))
+                   and any(type(a) is ast.Name and a.id == name for a in (*node.args, *(k.value for k in node.keywords)))
+                   for node in _walk(u.nodes))
+
+    handed_names = {units[j].name for j in escaped if units[j].kind == "def"
+                    and any(u.index != j and hands(u, units[j].name) for u in units)}
+    by_name = {w for ws in called.values() for w in ws}
+    by_attr = {w for ws in self_called.values() for w in ws} | {"forward", "hybrid_forward", "__call__"}
+    for u in units:
+        if u.kind not in ("def", "method") or not (
+                u.name in handed_names or (u.index not in escaped and u.name in (by_name if u.kind == "def" else by_attr))):
+            continue
+        changed = set()
+        for node in _walk(u.nodes):
+            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in (
+                    "append", "extend", "insert", "requires_grad_", "attach_grad", "step", "zero_grad", "zero_",
+                    "fill_", "detach_", "eval", "train", "backward"):
+                target = node.func.value
+            elif type(node) in (ast.Attribute, ast.Subscript) and type(node.ctx) is not ast.Load:
+                target = node
+            elif type(node) is ast.Global:
+                changed.update(node.names)
+                continue
+            else:
+                continue
+            while type(target) in (ast.Attribute, ast.Subscript):
+                target = target.value
+            if type(target) is ast.Name:
+                changed.add(target.id)
+        for word in u.words:
+            for j in binders.get(word, ()):
+                needs[u.index].add(j)
+                if word in changed:
+                    needs[j].add(u.index)
     classes = {u.name for u in units if u.kind == "class"}
     for u in units:
         i = u.index
@@ -90,7 +132,6 @@ def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self
                         needs[j].add(u.index)
     # a function handed as an argument to a function or method of the file: the units
     # that hand it over
-    local = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
     for j in escaped:
         if units[j].kind != "def":
             continue
@@ -135,6 +176,8 @@ _PIECES = [
     "float = {b}",
     "print({a}, {b})",
     "{a} = lambda: {b}.backward()",
+    "def {a}():\n    {b}.step()\n    {c}.data = {b}",  # (a function changing module names)
+    "{a}({b})",  # (a call, or a hand-over to a runner)
 ]
 
 

@@ -1065,3 +1065,81 @@ def test_a_function_handed_to_a_runner_keeps_where_it_is_handed():
     # handed to something that is no local function: unknown, silent either way
     elsewhere = text.replace("run(step)", "import threading\nthreading.Thread(target=step).start()")
     assert _findings(elsewhere, ON) == [] == _findings(elsewhere, OFF)
+
+
+@pytest.mark.parametrize("call", ["run(step)", "step()"])
+def test_a_called_function_keeps_what_binds_the_module_names_it_reads(call):
+    """A function's body runs in the module walk where it is called (or handed to a
+    runner): the module-level names it reads hold the values they have there. The gate
+    keeps their binders, or ``bias_net`` is a name nobody knows and the ``.data`` write
+    of its output is no finding (found on issue 18's closure variants: SL209 was found
+    only with the gate off)."""
+    text = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        bias_net = nn.Linear(3, 5)
+        head = nn.Linear(10, 5)
+        context = torch.randn(3)
+
+
+        def run(fn):
+            return fn()
+
+
+        def step():
+            head.bias.data = bias_net(context)
+
+
+        CALL
+        out = head(torch.randn(4, 10)).relu().sum()
+        out.backward()
+        print(bias_net.weight.grad is None)
+        """).replace("CALL", call)
+    kept = slicing.plan(text, ON.inference_functions).source
+    assert "bias_net = nn.Linear(3, 5)" in kept and "context = torch.randn(3)" in kept
+    found = _findings(text, ON)
+    assert [f[0] for f in found] == ["SL209"] and found == _findings(text, OFF)
+
+
+@pytest.mark.parametrize("call", ["run(step)", "step()"])
+def test_a_called_function_that_changes_a_module_name_is_kept_with_its_binder(call):
+    """What a called function does to a module-level name (``optimizer.step()``) is done
+    where it is called: the binder of the name needs the function, and the function its
+    call sites, though neither holds an anchor (issue 18's closure variant of
+    ``bad_actor_critic_shared_trunk``: SL210 only with the gate off)."""
+    text = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        trunk = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8))
+        policy = nn.Linear(8, 2)
+        value = nn.Linear(8, 1)
+        optimizer = torch.optim.Adam(list(trunk.parameters()) + list(policy.parameters()) + list(value.parameters()))
+        features = trunk(torch.randn(5, 4))
+        critic_loss = value(features).pow(2).mean()
+        actor_loss = policy(features).sum()
+        optimizer.zero_grad()
+        critic_loss.backward(retain_graph=True)
+
+
+        def run(fn):
+            return fn()
+
+
+        def step():
+            optimizer.step()
+
+
+        CALL
+        actor_loss.backward()
+        optimizer.step()
+        """).replace("CALL", call)
+    kept = slicing.plan(text, ON.inference_functions).source
+    assert "    optimizer.step()" in kept and call in kept
+    found = _findings(text, ON)
+    assert [f[0] for f in found] == ["SL210"] and found == _findings(text, OFF)
+    # a function nobody calls (nor hands to a runner) changes nothing where it is defined
+    uncalled = text.replace("\n" + call + "\n", "\n")
+    assert uncalled.count("optimizer.step()") == 2
+    assert "    optimizer.step()" not in slicing.plan(uncalled, ON.inference_functions).source

@@ -32,6 +32,11 @@ the kept units are the closure of the anchors under "needs":
   ``x.requires_grad_()``, ``:=``; decorators included; a def, class or method too when
   it rebinds a name something else binds), and those need what reads it at module
   level (statements, class bodies, decorators; before or after them);
+- a function's body runs in the module walk where it is called (or handed to a runner
+  of the file): a function that is called (or so handed) and does not escape needs what
+  binds the module-level names it reads, and those binders need it where it changes
+  their value (a store into it; ``opt.step()``, ``h.detach_()``, ``m.eval()``, ...;
+  ``global``);
 - module-scope imports, ``raise`` (class bodies included), rebinding an imported name
   and binding a builtin the analysis reads as a conversion (``float``; at module level,
   or as a method) are kept whatever happens (for what they bind; what they call is needed only through the
@@ -1267,6 +1272,7 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     # not binders (what their bodies and decorators bind is) ...
     binders: Dict[str, List[int]] = defaultdict(list, {name: list(js) for name, js in binds.items()})
     reads: Dict[int, Set[str]] = {}  # the words of what runs in the module walk
+    free_reads: Dict[int, Set[str]] = {}
     for u in units:
         if u.kind == "class":
             reads[u.index] = u.words
@@ -1284,6 +1290,22 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     for u in units:  # ... unless they rebind a name something else binds
         if u.kind in ("def", "class", "method") and u.name in binders:
             binders[u.name].append(u.index)
+    # A function's body runs in the module walk where it is called or handed to a runner
+    # (``_handed_defs``): the module-level names it reads (``flow``'s free names) hold the
+    # values they have there, and what it does to them (``opt.step()``, ``h.detach_()``,
+    # ``net.fc.bias.data = ...``) is done there. An escaped one gets none of those values.
+    handed_defs = _handed_defs(units, escaped, defines, methods)
+    called_names = set().union(*called.values()) if called else set()
+    method_calls = {"forward", "hybrid_forward", "__call__"}.union(*self_called.values())  # (``net(x)``)
+    for u in units:
+        if u.kind in ("def", "method") and (u.name in handed_defs or (u.index not in escaped and u.name in (
+                called_names if u.kind == "def" else method_calls))):
+            free = u.words & binders.keys()
+            if free:
+                free_reads[u.index] = free
+                changed = _changed_roots(u.nodes) & free
+                if changed:
+                    reads[u.index] = reads[u.index] | changed
     # Every "needs" below relates all units of one set to all of another (the readers of a
     # name and its binders, say): such a relation goes through a *hub*, an extra node
     # (index >= n) that the first set needs and that needs the second, so that it costs
@@ -1367,6 +1389,8 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
             if js:
                 needs[i].add(hub(("read", word), js))
                 needs[fed(("bound", word), js)].add(i)  # what follows a binding at module level sees its value
+        for word in free_reads.get(i, ()):  # (one way: what reads a name only reads it)
+            needs[i].add(hub(("read", word), binders[word]))
         for m in self_called.get(i, ()):
             js = methods.get(m)
             if js:
@@ -1377,25 +1401,13 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     # _note_handed``: ``run(step)`` with ``def run(fn): return fn()``): the units that
     # hand it over to a function or method of this file are its call sites, and they
     # need the runner (what they call).
-    handed_defs: Dict[str, List[int]] = defaultdict(list)
-    for j in escaped:
-        if units[j].kind == "def":
-            handed_defs[units[j].name].append(j)
-    runners = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
-    if handed_defs:
-        for u in units:
-            hit = u.words & handed_defs.keys()
-            if not hit or (u.words.isdisjoint(runners) and u.words.isdisjoint(methods.keys())):
-                continue
-            for node in _walk(u.nodes):
-                # (handed to a function or method of this file: one the flow may follow)
-                if type(node) is ast.Call and ((type(node.func) is ast.Name and node.func.id in runners)
-                                               or (type(node.func) is ast.Attribute and node.func.attr in methods)):
-                    for a in (*node.args, *(k.value for k in node.keywords)):
-                        if type(a) is ast.Name and a.id in hit:
-                            for j in handed_defs[a.id]:
-                                if j != u.index:
-                                    needs[j].add(u.index)
+    # A module-level function handed to a call as an argument escapes by the counts, but
+    # the flow follows it into a local runner that only calls it (``flow.Analyzer.
+    # _note_handed``: ``run(step)`` with ``def run(fn): return fn()``): the units that
+    # hand it over are its call sites, and they need the runner (what they call).
+    for name, (js, handing) in handed_defs.items():
+        for j in js:
+            needs[j].update(h for h in handing if h != j)
     for u in units:
         if u.kind == "class":  # a class needs the classes derived from it (overrides)
             cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]
@@ -1406,6 +1418,61 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     for i, js in partners.items():
         needs[i].update(js)
     return needs
+
+
+def _handed_defs(units: List[_Unit], escaped: Set[int], defines: Dict[str, List[int]],
+                 methods: Dict[str, List[int]]) -> Dict[str, Tuple[List[int], Set[int]]]:
+    """The module-level functions that escape but are handed, as an argument named as
+    they are, to a call of a function or method of this file (a runner the flow may
+    follow, ``flow.Analyzer._note_handed``): by name, their units and the units that
+    hand them over."""
+    escaped_defs: Dict[str, List[int]] = defaultdict(list)
+    for j in escaped:
+        if units[j].kind == "def":
+            escaped_defs[units[j].name].append(j)
+    out: Dict[str, Tuple[List[int], Set[int]]] = {}
+    if not escaped_defs:
+        return out
+    runners = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
+    for u in units:
+        hit = u.words & escaped_defs.keys()
+        if not hit or (u.words.isdisjoint(runners) and u.words.isdisjoint(methods.keys())):
+            continue
+        for node in _walk(u.nodes):
+            if type(node) is ast.Call and ((type(node.func) is ast.Name and node.func.id in runners)
+                                           or (type(node.func) is ast.Attribute and node.func.attr in methods)):
+                for a in (*node.args, *(k.value for k in node.keywords)):
+                    if type(a) is ast.Name and a.id in hit:
+                        out.setdefault(a.id, (escaped_defs[a.id], set()))[1].add(u.index)
+    return out
+
+
+# Methods whose call changes what the analysis knows of their receiver (its train/eval
+# mode, its gradient buffers, its leaves, its items).
+_CHANGES_RECEIVER = _KEEPS_RECEIVER | {"step", "zero_grad", "zero_", "fill_", "detach_", "eval", "train", "backward"}
+
+
+def _changed_roots(nodes: List[ast.AST]) -> Set[str]:
+    """The names whose value code under ``nodes`` may change for the analysis: roots of
+    attribute and item stores, of calls of ``_CHANGES_RECEIVER`` methods, names declared
+    ``global``."""
+    out: Set[str] = set()
+    for node in _walk(nodes):
+        t = type(node)
+        if t is ast.Call:
+            f = node.func
+            if type(f) is ast.Attribute and f.attr in _CHANGES_RECEIVER:
+                root = _root_name(f.value)
+                if root:
+                    out.add(root)
+        elif t in (ast.Attribute, ast.Subscript):
+            if type(node.ctx) is not ast.Load:
+                root = _root_name(node)
+                if root:
+                    out.add(root)
+        elif t is ast.Global:
+            out.update(node.names)
+    return out
 
 
 def _line_partners(units: List[_Unit]) -> Dict[int, Set[int]]:
