@@ -20,7 +20,7 @@ ON = Settings()
 GATE_CASES = sorted((Path(__file__).parent / "data" / "gate_cases").glob("*.py"))
 
 
-def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self_called, partners) -> List[Set[int]]:
+def _pairwise_needs(units, defines, binds, methods, lines, escaped, called, self_called, partners, changed, handing) -> List[Set[int]]:
     """The gate's "needs" as it was before hubs: every pair, written out (quadratic:
     the reference the hub version must agree with)."""
     n = len(units)

@@ -550,6 +550,7 @@ class Analyzer:
         self._escaped_classes: Set[str] = set()
         if self.context.imported:
             self._escaped_classes.update(self.graph.classes)
+        self._classes_not_escaped: Set[str] = set(self.graph.classes) - self._escaped_classes
         # Callbacks: a function handed to a local function (a runner) whose parameter is
         # only ever called there. By function id: the argument nodes it was handed as.
         # (The values its free names had where it was handed travel with the runner's
@@ -1229,7 +1230,7 @@ class Analyzer:
         elif type(small) is cst.Return:
             if small.value is not None:
                 returned = self._ev(small.value)
-                self._escaped_classes.update(_instance_classes(returned))
+                self._instances_escape(returned)
                 self._returned.append(returned)
                 if self.func is not None:
                     self._passed.add(self._passed_param(small.value))
@@ -1442,7 +1443,7 @@ class Analyzer:
             self._bind(target.value, value)
             return
         if type(target) in (cst.Attribute, cst.Subscript):
-            self._escaped_classes.update(_instance_classes(value))  # (stored in an object)
+            self._instances_escape(value)  # (stored in an object)
         key = dotted(target)
         if key is not None:
             env = self.flow.env
@@ -2294,9 +2295,19 @@ class Analyzer:
         if type(func) is cst.Name and self.names.builtin(func, self.scope) in HARMLESS_CALLS:
             return
         for a in args:
-            self._escaped_classes.update(_instance_classes(a))
+            self._instances_escape(a)
         if receiver is not None and method not in MODULE_METHODS:
-            self._escaped_classes.update(_instance_classes(receiver, items=False))
+            self._instances_escape(receiver, items=False)
+
+    def _instances_escape(self, value: Value, items: bool = True) -> None:
+        """Instances of classes of this file in ``value`` (``items``: or in the container
+        it is) reach code the flow does not follow (``_escaped_classes``). Once every class
+        has, there is nothing to look for."""
+        if self._classes_not_escaped:
+            found = _instance_classes(value, items)
+            if found:
+                self._escaped_classes |= found
+                self._classes_not_escaped -= found
 
     def _target_in(self, call: cst.Call, info: FunctionInfo) -> Optional[FunctionInfo]:
         """The function of this file that ``call``, in the body of ``info``, runs: as its

@@ -809,7 +809,8 @@ def _walk(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
 
 
 # The node types the plan looks at; the tree is walked once for all of them.
-_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.keyword, ast.NamedExpr, ast.Assign, *_FUNCS, *_IMPORTS})
+_INDEXED = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.keyword, ast.NamedExpr, ast.Assign, ast.Global,
+                      *_FUNCS, *_IMPORTS})
 # Fields that never hold a node with one of those under it (names, operators, contexts).
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "kind", "type_comment",
                           "type_ignores", "level", "module", "conversion", "is_async", "simple"})
@@ -1164,7 +1165,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
         _count(full, fnames, counts)
     escaped = _escaped(units, *counts)
     partners = _line_partners(units)
-    needs = _needs(units, defines, binds, methods, lines, escaped, called, self_called, partners)
+    changed, handing = _changes_and_hand_overs(found, owner, units, escaped, defines, methods)
+    needs = _needs(units, defines, binds, methods, lines, escaped, called, self_called, partners, changed, handing)
     # Imports and the like stay for what they bind, not for what they call: whatever
     # depends on them is in the closure already.
     kept = _closure(anchors, needs) | always
@@ -1260,11 +1262,12 @@ def _escaped(units: List[_Unit], name_refs: Counter, name_calls: Counter, attr_r
 def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, List[int]],
            methods: Dict[str, List[int]], lines: List[str], escaped: Set[int],
            called: Dict[int, Set[str]], self_called: Dict[int, Set[str]],
-           partners: Dict[int, Set[int]]) -> List[Set[int]]:
+           partners: Dict[int, Set[int]], changed: Dict[int, Set[str]],
+           handing: Dict[str, Set[int]]) -> List[Set[int]]:
     """For each unit, the units it needs when it is kept (see the module docstring),
     followed by hubs (see below; the closure's hubs are no units). ``called``/
     ``self_called``: the names each unit calls, and calls as ``self.m()``/``cls.m()``;
-    ``partners``: ``_line_partners``."""
+    ``partners``: ``_line_partners``; ``changed``, ``handing``: ``_changes_and_hand_overs``."""
     n = len(units)
     needs: List[Set[int]] = [set() for _ in range(n)]
     # Units that change a name's value in the module walk. Functions, classes and methods
@@ -1291,21 +1294,21 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         if u.kind in ("def", "class", "method") and u.name in binders:
             binders[u.name].append(u.index)
     # A function's body runs in the module walk where it is called or handed to a runner
-    # (``_handed_defs``): the module-level names it reads (``flow``'s free names) hold the
-    # values they have there, and what it does to them (``opt.step()``, ``h.detach_()``,
-    # ``net.fc.bias.data = ...``) is done there. An escaped one gets none of those values.
-    handed_defs = _handed_defs(units, escaped, defines, methods)
+    # (``_changes_and_hand_overs``): the module-level names it reads (``flow``'s free
+    # names) hold the values they have there, and what it does to them (``opt.step()``,
+    # ``h.detach_()``, ``net.fc.bias.data = ...``) is done there. An escaped one gets
+    # none of those values.
     called_names = set().union(*called.values()) if called else set()
     method_calls = {"forward", "hybrid_forward", "__call__"}.union(*self_called.values())  # (``net(x)``)
     for u in units:
-        if u.kind in ("def", "method") and (u.name in handed_defs or (u.index not in escaped and u.name in (
+        if u.kind in ("def", "method") and (u.name in handing or (u.index not in escaped and u.name in (
                 called_names if u.kind == "def" else method_calls))):
             free = u.words & binders.keys()
             if free:
                 free_reads[u.index] = free
-                changed = _changed_roots(u.nodes) & free
-                if changed:
-                    reads[u.index] = reads[u.index] | changed
+                changes = changed.get(u.index)
+                if changes and not changes.isdisjoint(free):
+                    reads[u.index] = reads[u.index] | (changes & free)
     # Every "needs" below relates all units of one set to all of another (the readers of a
     # name and its binders, say): such a relation goes through a *hub*, an extra node
     # (index >= n) that the first set needs and that needs the second, so that it costs
@@ -1405,9 +1408,10 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     # the flow follows it into a local runner that only calls it (``flow.Analyzer.
     # _note_handed``: ``run(step)`` with ``def run(fn): return fn()``): the units that
     # hand it over are its call sites, and they need the runner (what they call).
-    for name, (js, handing) in handed_defs.items():
-        for j in js:
-            needs[j].update(h for h in handing if h != j)
+    for name, hands in handing.items():
+        for j in defines[name]:
+            if j in escaped and units[j].kind == "def":
+                needs[j].update(h for h in hands if h != j)
     for u in units:
         if u.kind == "class":  # a class needs the classes derived from it (overrides)
             cls_bases = [node for node in u.nodes if isinstance(node, (ast.expr, ast.keyword))]
@@ -1420,59 +1424,46 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
     return needs
 
 
-def _handed_defs(units: List[_Unit], escaped: Set[int], defines: Dict[str, List[int]],
-                 methods: Dict[str, List[int]]) -> Dict[str, Tuple[List[int], Set[int]]]:
-    """The module-level functions that escape but are handed, as an argument named as
-    they are, to a call of a function or method of this file (a runner the flow may
-    follow, ``flow.Analyzer._note_handed``): by name, their units and the units that
-    hand them over."""
-    escaped_defs: Dict[str, List[int]] = defaultdict(list)
-    for j in escaped:
-        if units[j].kind == "def":
-            escaped_defs[units[j].name].append(j)
-    out: Dict[str, Tuple[List[int], Set[int]]] = {}
-    if not escaped_defs:
-        return out
-    runners = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
-    for u in units:
-        hit = u.words & escaped_defs.keys()
-        if not hit or (u.words.isdisjoint(runners) and u.words.isdisjoint(methods.keys())):
-            continue
-        for node in _walk(u.nodes):
-            if type(node) is ast.Call and ((type(node.func) is ast.Name and node.func.id in runners)
-                                           or (type(node.func) is ast.Attribute and node.func.attr in methods)):
-                for a in (*node.args, *(k.value for k in node.keywords)):
-                    if type(a) is ast.Name and a.id in hit:
-                        out.setdefault(a.id, (escaped_defs[a.id], set()))[1].add(u.index)
-    return out
-
-
 # Methods whose call changes what the analysis knows of their receiver (its train/eval
 # mode, its gradient buffers, its leaves, its items).
 _CHANGES_RECEIVER = _KEEPS_RECEIVER | {"step", "zero_grad", "zero_", "fill_", "detach_", "eval", "train", "backward"}
 
 
-def _changed_roots(nodes: List[ast.AST]) -> Set[str]:
-    """The names whose value code under ``nodes`` may change for the analysis: roots of
-    attribute and item stores, of calls of ``_CHANGES_RECEIVER`` methods, names declared
-    ``global``."""
-    out: Set[str] = set()
-    for node in _walk(nodes):
-        t = type(node)
-        if t is ast.Call:
-            f = node.func
-            if type(f) is ast.Attribute and f.attr in _CHANGES_RECEIVER:
-                root = _root_name(f.value)
-                if root:
-                    out.add(root)
-        elif t in (ast.Attribute, ast.Subscript):
+def _changes_and_hand_overs(found: Dict[type, List[ast.AST]], owner: List[int], units: List[_Unit],
+                            escaped: Set[int], defines: Dict[str, List[int]], methods: Dict[str, List[int]],
+                            ) -> Tuple[Dict[int, Set[str]], Dict[str, Set[int]]]:
+    """From the plan's index (``owner``: the unit of each line): for each unit, the
+    names whose value its code may change for the analysis (roots of attribute and item
+    stores, of calls of ``_CHANGES_RECEIVER`` methods; names declared ``global``); and
+    for each module-level function that escapes, the units that hand it, as an argument
+    named as it is, to a call of a function or method of this file (a runner the flow
+    may follow, ``flow.Analyzer._note_handed``)."""
+    changed: Dict[int, Set[str]] = defaultdict(set)
+    for node in found[ast.Call]:
+        f = node.func
+        if type(f) is ast.Attribute and f.attr in _CHANGES_RECEIVER:
+            root = _root_name(f.value)
+            if root:
+                changed[owner[node.lineno]].add(root)
+    for t in (ast.Attribute, ast.Subscript):
+        for node in found[t]:
             if type(node.ctx) is not ast.Load:
                 root = _root_name(node)
                 if root:
-                    out.add(root)
-        elif t is ast.Global:
-            out.update(node.names)
-    return out
+                    changed[owner[node.lineno]].add(root)
+    for node in found[ast.Global]:
+        changed[owner[node.lineno]].update(node.names)
+    handing: Dict[str, Set[int]] = defaultdict(set)
+    escaped_defs = {units[j].name for j in escaped if units[j].kind == "def"}
+    if escaped_defs:
+        runners = {name for name, js in defines.items() if any(units[j].kind == "def" for j in js)}
+        for node in found[ast.Call]:
+            f = node.func
+            if (type(f) is ast.Name and f.id in runners) or (type(f) is ast.Attribute and f.attr in methods):
+                for a in (*node.args, *(k.value for k in node.keywords)):
+                    if type(a) is ast.Name and a.id in escaped_defs:
+                        handing[a.id].add(owner[node.lineno])
+    return changed, handing
 
 
 def _line_partners(units: List[_Unit]) -> Dict[int, Set[int]]:
