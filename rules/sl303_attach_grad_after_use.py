@@ -46,7 +46,10 @@ class AttachGradAfterUse(Rule):
         if MXNET not in facts.frameworks:
             return
         attaches = [m for m in facts.mutations if m.kind == "attach" and m.before is not None]
+        reported = set()  # (a helper's attach: at its calls, and in its own walk)
         for m in attaches:
+            if id(m.node) in reported:
+                continue
             for b in facts.backwards:
                 if MXNET not in b.frameworks or b.seq < m.seq:
                     continue
@@ -60,6 +63,7 @@ class AttachGradAfterUse(Rule):
                     # (and what reaches a use from the backward: the call of a helper the
                     # use is in, ``linreg(X, w, b)``, is where the fix can move before)
                     fix = attach_before_use(ctx, m.node, m.key, uses + _leading_to(b.values, m.before))
+                    reported.add(id(m.node))
                     yield Report(m.node, f"`{m.key}.attach_grad()` after `{m.key}` was used in the recorded computation: that use is not connected to the new leaf", fix)
                     break
 

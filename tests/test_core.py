@@ -907,3 +907,34 @@ def test_sl304_a_backward_in_a_function_called_in_the_loop_runs_in_the_loop():
     # no backward anywhere in the loop: the array written each iteration is the graph's
     found = lint_source(text.replace("BACKWARD", "pass"), "t.py").findings
     assert [(f.code, f.start[0]) for f in found] == [("SL304", 14)]
+
+
+@pytest.mark.parametrize("helper, call, found", [
+    # the helper attaches what it is handed: the recorded use came first
+    ("def track(a):\n    a.attach_grad()\n", "track(x)", [("SL303", 5)]),
+    # through a method that hands it on to another (issue 18's trainer refactoring)
+    ("class T:\n    def fit(self, a):\n        self.epoch(a)\n\n    def epoch(self, a):\n        a.attach_grad()\n",
+     "T().fit(x)", [("SL303", 9)]),
+    # a closure's free name
+    ("def track():\n    x.attach_grad()\n", "track()", [("SL303", 5)]),
+    # its own ``a``, rebound before the attach: the caller's array is not touched
+    ("def track(a):\n    a = a * 1\n    a.attach_grad()\n    return a\n", "track(x)", []),
+    # under an ``if``: it may not attach (unknown, silent)
+    ("def track(a, on):\n    if on:\n        a.attach_grad()\n", "track(x, True)", []),
+])
+def test_sl303_an_attach_in_a_called_function_happens_at_the_call(helper, call, found):
+    """``attach_grad()`` in a function of the file, on what the caller holds, makes the
+    caller's array a new leaf at the call: a recorded use before it is not connected
+    (``summaries.attaches_grad``, applied by the flow at the call)."""
+    text = "from mxnet import autograd, nd\n\n\n" + helper + textwrap.dedent(f"""\
+
+
+        x = nd.array([1.0, 2.0])
+        with autograd.record():
+            y = (x * x).sum()
+            {call}
+        y.backward()
+        """)
+    lines = text.splitlines()
+    got = [(f.code, f.start[0]) for f in lint_source(text, "t.py").findings]
+    assert got == found, (got, lines)  # (rows of the whole text: the helper's attach)

@@ -23,7 +23,7 @@ from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, dotted
 from scopelint.core.slicing import Whole, whole_of_source
 from scopelint.core.syntax import finds, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
-from scopelint.core.summaries import detached_free_names, detaches_in_place, freeze_effects, freezing_loop
+from scopelint.core.summaries import attaches_grad, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
     UNKNOWN,
@@ -1519,13 +1519,17 @@ class Analyzer:
                 return
         self._bind_name(owner, leaf_value(target, F.TORCH))
 
-    def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value]) -> None:
+    def _mutation(self, node, kind: str, key: Optional[str], before: Value, value: Optional[Value],
+                  inner: Optional[cst.CSTNode] = None) -> None:
+        """``inner``: the callee's statement that makes the mutation at the call ``node``
+        (the fact's node; one per call and statement)."""
         self._seq += 1
-        previous = self._mutations.get(id(node))
+        fid = id(node) if inner is None else (id(node), id(inner))
+        previous = self._mutations.get(fid)
         if previous is not None and previous.kind == "rebind" and kind != "rebind":
             return  # the first iteration rebinds the leaf; later ones see what it became
-        self._mutations[id(node)] = MutationFact(
-            node, kind, key, before, value, self.flow.state, self.func, tuple(self._loop_nodes), self._seq
+        self._mutations[fid] = MutationFact(
+            inner if inner is not None else node, kind, key, before, value, self.flow.state, self.func, tuple(self._loop_nodes), self._seq
         )
 
     def _bind_name(self, key: str, value: Value) -> None:
@@ -1774,6 +1778,8 @@ class Analyzer:
                     old = env.vals.get(spelled) if env is not None else None
                     if old is not None:
                         self._bind_name(spelled, _detached(inner, old, self.flow.state))
+            if target is not self.func and env is not None and F.MXNET in self.names.frameworks:
+                self._attached_at(call, target, params, args, through_runner)
             if target is not self.func and not through_runner and env is not None:
                 self._effects_at(call, target, target.grad_effects, self._spelling(call, target, params), env.grads)
                 self._callback_effects_at(call, target, args)
@@ -2134,6 +2140,36 @@ class Analyzer:
                 if self.scope.binder(name) is not None and self.scope.binder(name) is info.scope.binder(name):
                     out.append((name, inner))
         return out
+
+    def _attached_at(self, call: cst.Call, target: FunctionInfo, params, args, through_runner: bool) -> None:
+        """A call of ``target`` (a function of this file), or of a runner handed a
+        callback that it only calls, that runs ``x.attach_grad()`` on what the caller
+        holds (``attaches_grad``: a parameter's argument, a free name the caller sees):
+        the attach happens here, on the caller's value, which is a new leaf after it."""
+        env = self.flow.env
+        found = []
+        if not through_runner:
+            for name, inner in attaches_grad(target, self._target_in):
+                if name in target.param_names:
+                    spelled = spelled_at_call(call, params, target.cls is not None, name)
+                elif self.scope.binder(name) is not None and self.scope.binder(name) is target.scope.binder(name):
+                    spelled = name
+                else:
+                    continue
+                if spelled is not None:
+                    found.append((spelled, inner))
+        for arg, value in zip(call.args, args):  # (a callback handed to a runner that only calls it)
+            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if info is not None and info is not target and id(arg.value) in self._handed.get(id(info), ()):
+                for name, inner in attaches_grad(info, self._target_in):
+                    if name not in info.param_names and self.scope.binder(name) is not None \
+                            and self.scope.binder(name) is info.scope.binder(name):
+                        found.append((name, inner))
+        for spelled, inner in found:
+            old = env.vals.get(spelled)
+            if old is not None:
+                self._mutation(call, "attach", spelled, old, None, inner)
+                self._bind_name(spelled, leaf_value(inner, F.MXNET))
 
     def _free_values(self, target: FunctionInfo, through_runner: bool) -> Dict[str, Value]:
         """At a call of ``target``: what its free names hold. Called directly, the

@@ -257,16 +257,71 @@ def detached_free_names(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
     detaches in place wherever it runs to its end (``h.detach_()`` as a statement of its
     body): a closure run where the caller's ``h`` is (``run(step)`` with ``def step():
     h.detach_()``). (name, its ``detach_()`` call)."""
-    body = info.node.body
     params = set(info.param_names)
     bound = info.scope.bound
     out = []
-    for line in (body.body if type(body) is cst.IndentedBlock else ()):
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            call = small.value if type(small) is cst.Expr else None
-            if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
-                    and type(call.func.value) is cst.Name and call.func.value.value not in params and call.func.value.value not in bound:
-                out.append((call.func.value.value, call))
+    for call in _statement_calls(info):
+        if type(call.func) is cst.Attribute and call.func.attr.value == "detach_" and not call.args \
+                and type(call.func.value) is cst.Name and call.func.value.value not in params and call.func.value.value not in bound:
+            out.append((call.func.value.value, call))
     return tuple(out)
+
+
+def _statement_calls(info: FunctionInfo):
+    """The calls that are whole statements of ``info``'s body (not under an ``if``, not
+    in a loop): what runs wherever it runs to its end."""
+    body = info.node.body
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is cst.SimpleStatementLine:
+            for small in line.body:
+                if type(small) is cst.Expr and type(small.value) is cst.Call:
+                    yield small.value
+
+
+def attaches_grad(info: FunctionInfo, resolve=None, depth: int = 2) -> Tuple[Tuple[str, cst.Call], ...]:
+    """The names ``info`` makes MXNet leaves of wherever it runs to its end
+    (``x.attach_grad()`` as a statement of its body, not under an ``if``): its parameters
+    (the caller's argument is a new leaf after the call) and the names of its enclosing
+    scope it does not bind (a closure's or a module-level function's free names). With
+    ``resolve`` (as ``detaches_in_place``), also through a statement calling a function
+    of the file that so attaches (``depth`` levels down). (name, its ``attach_grad()``
+    call)."""
+    bound = info.scope.bound
+    params = set(info.param_names) - _rebound(info.node.body)  # (``w = w - lr * w.grad``: its own ``w``)
+    out = []
+    for call in _statement_calls(info):
+        if type(call.func) is cst.Attribute and call.func.attr.value == "attach_grad" \
+                and type(call.func.value) is cst.Name and (call.func.value.value in params or call.func.value.value not in bound):
+            out.append((call.func.value.value, call))
+        elif resolve is not None and depth > 0:
+            target = resolve(call, info)
+            if target is None or target is info:
+                continue
+            for name, inner in attaches_grad(target, resolve, depth - 1):
+                if name in target.param_names:
+                    name = spelled_at_call(call, target.param_names, target.cls is not None, name)
+                elif name in bound:  # (the callee's free name is not this one)
+                    continue
+                if name is not None and "." not in name and (name in params or name not in bound):
+                    out.append((name, inner))
+    return tuple(out)
+
+
+def _rebound(body: cst.CSTNode) -> set:
+    """The plain names that a statement of ``body`` (nested functions too: a superset)
+    binds again: assignment, loop and ``with`` targets, ``:=``."""
+    out = set()
+    for n in walk(body):
+        t = type(n)
+        target = (n.target if t in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)
+                  else n.name if t is cst.AsName else None)
+        todo = [target] if target is not None else []
+        while todo:
+            x = todo.pop()
+            if type(x) is cst.Name:
+                out.add(x.value)
+            elif type(x) in (cst.Tuple, cst.List):
+                todo.extend(e.value for e in x.elements)
+            elif type(x) is cst.StarredElement:
+                todo.append(x.value)
+    return out
