@@ -102,7 +102,10 @@ class OptimizerParamsUnreachable(Rule):
         """(the call of a copy of ``owner`` that the loop's backpropagated values go
         through, whether it is a deepcopy), when they are known to go through no part of
         ``owner`` itself."""
-        backwards = [b for b in facts.backwards if (loop in b.loops or loop in b.caller_loops) and b.func is step.func]
+        # (the step's own function's, or, where the loop is a caller's, any in that loop:
+        # ``l.backward(); train_step(trainer)``)
+        backwards = [b for b in facts.backwards if (loop in b.loops or loop in b.caller_loops)
+                     and (b.func is step.func or loop not in step.loops)]
         if not backwards or _writes_gradients(loop) or _calls_backward_elsewhere(facts, step, loop):
             return None
         if not step.loops and step.func is not None and _writes_gradients(step.func.node):  # (the loop is a caller's)

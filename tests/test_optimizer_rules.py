@@ -171,3 +171,38 @@ def test_sl211_optimizer_over_several_models(params, extra, flagged):
             opt.step()
     """
     assert bool(codes(src, "SL211")) == flagged
+
+
+@pytest.mark.parametrize("loss, flagged", [
+    ("loss_fn(net(X), y)", True),  # only the rebuilt network: the trainer's weights get nothing
+    ("loss_fn(old(X), y)", False),  # the network the trainer was made over
+    ("loss_fn(net(X), y) + loss_fn(old(X), y)", False),  # both: its weights get gradients
+])
+def test_sl208_a_step_in_a_function_called_in_the_loop_of_the_backward(loss, flagged):
+    """The step is in a helper the training loop calls after its backward (issue 18's
+    helper, method, forward and closure refactorings of
+    ``bad_mxnet_net_rebuilt_after_trainer``): the backwards of that loop are the step's."""
+    src = f"""
+        from mxnet import autograd, gluon, nd
+
+        old = gluon.nn.Dense(1, in_units=2)
+        old.initialize()
+        trainer = gluon.Trainer(old.collect_params(), "sgd", {{"learning_rate": 0.05}})
+        loss_fn = gluon.loss.L2Loss()
+        net = gluon.nn.Dense(1, in_units=2)
+        net.initialize()
+        X = nd.random.normal(shape=(20, 2))
+        y = X.sum(axis=1, keepdims=True)
+
+
+        def update(trainer):
+            trainer.step(20)
+
+
+        for epoch in range(3):
+            with autograd.record():
+                l = {loss}
+            l.backward()
+            update(trainer)
+        """
+    assert codes(src, "SL208") == ([15] if flagged else [])
