@@ -938,3 +938,32 @@ def test_sl303_an_attach_in_a_called_function_happens_at_the_call(helper, call, 
     lines = text.splitlines()
     got = [(f.code, f.start[0]) for f in lint_source(text, "t.py").findings]
     assert got == found, (got, lines)  # (rows of the whole text: the helper's attach)
+
+
+@pytest.mark.parametrize("pred, found", [
+    ("model(x)", [("SL206", 14)]),  # the number is taken out of the model's output
+    ("x.sum(dim=1, keepdim=True)", []),  # out of data: no gradient was there to stop
+])
+def test_sl206_a_number_returned_from_the_free_names_a_helper_reads(pred, found):
+    """A function that returns ``.item()`` of the module's names it reads (no
+    parameters): what it returned is made of those names' values at the call, as of
+    its arguments (issue 18's closure variants of ``bad_torch_tensor_of_item``)."""
+    text = textwrap.dedent(f"""\
+        import torch
+        from torch import nn
+
+        model = nn.Linear(5, 1)
+        x = torch.randn(32, 5)
+        y = x.sum(dim=1, keepdim=True)
+
+
+        def step():
+            return ((pred - y) ** 2).mean().item()
+
+
+        pred = {pred}
+        mse = step()
+        loss = torch.tensor(mse, requires_grad=True).sqrt()
+        loss.backward()
+        """)
+    assert [(f.code, f.start[0]) for f in lint_source(text, "t.py").findings] == found

@@ -1994,7 +1994,11 @@ class Analyzer:
             if passed is not None:
                 return passed
         if returns.left:
-            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, args, False, False, frozenset({"left-graph"}), state)
+            # (made of its arguments and of the free names it read where it is called:
+            # ``return ((pred - y) ** 2).mean().item()`` of the module's ``pred``)
+            free = tuple(v for k, v in (handed or {}).items()
+                         if v is not None and k != UNBOUND and k not in params and not any(v is a for a in args))
+            return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, tuple(args) + free, False, False, frozenset({"left-graph"}), state)
         inference = returns.inference or inference
         if not returns.rec and not inference:
             return None
