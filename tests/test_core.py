@@ -967,3 +967,29 @@ def test_sl206_a_number_returned_from_the_free_names_a_helper_reads(pred, found)
         loss.backward()
         """)
     assert [(f.code, f.start[0]) for f in lint_source(text, "t.py").findings] == found
+
+
+@pytest.mark.parametrize("helper, call", [
+    # it may return before the attach (found in review: ``ensure_grad``)
+    ("def track(a):\n    if a.grad is not None:\n        return\n    a.attach_grad()\n", "track(x)"),
+    # a runner that calls the callback only under a condition (found in review)
+    ("def track():\n    x.attach_grad()\n\n\ndef every(fn, n):\n    if n % 1000 == 0:\n        return fn()\n", "every(track, 3)"),
+])
+def test_sl303_an_attach_that_may_not_run_at_the_call_is_silent(helper, call):
+    """Across a call, SL303 needs the attach to run wherever the call runs: not after an
+    early ``return``, not in a callback a runner may not call (unknown means silence)."""
+    text = "from mxnet import autograd, nd\n\n\n" + helper + textwrap.dedent(f"""\
+
+
+        x = nd.array([1.0, 2.0])
+        x.attach_grad()
+        with autograd.record():
+            y = (x * x).sum()
+            {call}
+        y.backward()
+        """)
+    assert [f.code for f in lint_source(text, "t.py").findings] == []
+    # the same runner calling it wherever it runs: found
+    if "every" in call:
+        surely = text.replace("    if n % 1000 == 0:\n        return fn()\n", "    return fn()\n")
+        assert [f.code for f in lint_source(surely, "t.py").findings] == ["SL303"]

@@ -23,7 +23,7 @@ from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, dotted
 from scopelint.core.slicing import Whole, whole_of_source
 from scopelint.core.syntax import finds, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
-from scopelint.core.summaries import attaches_grad, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
+from scopelint.core.summaries import attaches_grad, calls_surely, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
     UNKNOWN,
@@ -2162,9 +2162,10 @@ class Analyzer:
                     continue
                 if spelled is not None:
                     found.append((spelled, inner))
-        for arg, value in zip(call.args, args):  # (a callback handed to a runner that only calls it)
+        for arg, value in zip(call.args, args):  # (a callback handed to a runner that always calls it)
             info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
-            if info is not None and info is not target and id(arg.value) in self._handed.get(id(info), ()):
+            if info is not None and info is not target and id(arg.value) in self._handed.get(id(info), ()) and any(
+                    calls_surely(target, p) for p in params if argument_for(call, params, p) is arg):
                 for name, inner in attaches_grad(info, self._target_in):
                     if name not in info.param_names and self.scope.binder(name) is not None \
                             and self.scope.binder(name) is info.scope.binder(name):

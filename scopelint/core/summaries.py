@@ -13,7 +13,7 @@ import libcst as cst
 from scopelint.core.arguments import argument_for, bound_params, call_arg, param_default, spelled_at_call
 from scopelint.core.facts import FunctionInfo
 from scopelint.core.names import dotted
-from scopelint.core.syntax import literal_bool, statements, walk
+from scopelint.core.syntax import finds, literal_bool, statements, walk
 
 
 def item_freeze(info: FunctionInfo, anywhere: bool = False) -> Optional[Tuple[str, Optional[cst.BaseExpression]]]:
@@ -267,15 +267,39 @@ def detached_free_names(info: FunctionInfo) -> Tuple[Tuple[str, cst.Call], ...]:
     return tuple(out)
 
 
-def _statement_calls(info: FunctionInfo):
+def _statement_calls(info: FunctionInfo, surely: bool = False):
     """The calls that are whole statements of ``info``'s body (not under an ``if``, not
-    in a loop): what runs wherever it runs to its end."""
+    in a loop): what runs wherever it runs to its end. ``surely``: only those before
+    any statement that may leave the body early (an ``if a.grad is not None: return``),
+    so that they run wherever it runs at all."""
     body = info.node.body
     for line in (body.body if type(body) is cst.IndentedBlock else ()):
         if type(line) is cst.SimpleStatementLine:
             for small in line.body:
                 if type(small) is cst.Expr and type(small.value) is cst.Call:
                     yield small.value
+                elif surely and type(small) in (cst.Return, cst.Raise):
+                    return
+        elif surely and finds(line, lambda n: type(n) in (cst.Return, cst.Raise)):
+            return
+
+
+def calls_surely(info: FunctionInfo, param: str) -> bool:
+    """``info`` calls its parameter ``param`` wherever it runs (``return fn(*args)``, or
+    ``fn()`` as a statement before anything that may leave early): a runner that always
+    runs the callback it is handed."""
+    body = info.node.body
+    for line in (body.body if type(body) is cst.IndentedBlock else ()):
+        if type(line) is cst.SimpleStatementLine:
+            for small in line.body:
+                value = small.value if type(small) in (cst.Expr, cst.Return) else None
+                if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == param:
+                    return True
+                if type(small) in (cst.Return, cst.Raise):
+                    return False
+        elif finds(line, lambda n: type(n) in (cst.Return, cst.Raise)):
+            return False
+    return False
 
 
 def attaches_grad(info: FunctionInfo, resolve=None, depth: int = 2) -> Tuple[Tuple[str, cst.Call], ...]:
@@ -289,7 +313,7 @@ def attaches_grad(info: FunctionInfo, resolve=None, depth: int = 2) -> Tuple[Tup
     bound = info.scope.bound
     params = set(info.param_names) - _rebound(info.node.body)  # (``w = w - lr * w.grad``: its own ``w``)
     out = []
-    for call in _statement_calls(info):
+    for call in _statement_calls(info, surely=True):
         if type(call.func) is cst.Attribute and call.func.attr.value == "attach_grad" \
                 and type(call.func.value) is cst.Name and (call.func.value.value in params or call.func.value.value not in bound):
             out.append((call.func.value.value, call))
