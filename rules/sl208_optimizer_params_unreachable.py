@@ -106,7 +106,8 @@ class OptimizerParamsUnreachable(Rule):
         # ``l.backward(); train_step(trainer)``)
         backwards = [b for b in facts.backwards if (loop in b.loops or loop in b.caller_loops)
                      and (b.func is step.func or loop not in step.loops)]
-        if not backwards or _writes_gradients(loop) or _calls_backward_elsewhere(facts, step, loop):
+        if not backwards or _writes_gradients(loop) or _calls_gradient_writer(facts, loop) \
+                or _calls_backward_elsewhere(facts, step, loop):
             return None
         if not step.loops and step.func is not None and _writes_gradients(step.func.node):  # (the loop is a caller's)
             return None
@@ -157,6 +158,25 @@ def _writes_gradients(loop: cst.CSTNode) -> bool:
             target = target.value if type(target) is cst.Subscript else target.func
         if type(target) is cst.Attribute and target.attr.value in ("grad", "_grad"):
             return True
+    return False
+
+
+def _calls_gradient_writer(facts, loop, depth: int = 3) -> bool:
+    """A function of the file called in the loop (or by one, ``depth`` levels down) sets
+    gradients by hand (``copy_grads(fast, model)`` with ``p.grad = q.grad.clone()``)."""
+    frontier = [c.target for c in facts.calls if c.target is not None and loop in c.loops]
+    seen = set()
+    while frontier and depth > 0:
+        depth -= 1
+        nxt = []
+        for f in frontier:
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            if _writes_gradients(f.node):
+                return True
+            nxt.extend(c.target for c in facts.calls if c.func is f and c.target is not None)
+        frontier = nxt
     return False
 
 

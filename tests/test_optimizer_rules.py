@@ -206,3 +206,39 @@ def test_sl208_a_step_in_a_function_called_in_the_loop_of_the_backward(loss, fla
             update(trainer)
         """
     assert codes(src, "SL208") == ([15] if flagged else [])
+
+
+@pytest.mark.parametrize("step", ["opt.step(); opt.zero_grad()", "meta_step()"])
+def test_sl208_gradients_set_by_a_helper_called_in_the_loop(step):
+    """First-order MAML: a helper moves the adapted copy's gradients onto the model
+    (``p.grad = q.grad.clone()``), so the step does move the model (found in review:
+    only the loop and the step's own function were looked at for such writes)."""
+    src = f"""
+        import copy
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(8, 3)
+
+
+        def copy_grads(src, dst):
+            for p, q in zip(dst.parameters(), src.parameters()):
+                p.grad = q.grad.clone()
+
+
+        def meta_step():
+            opt.step()
+            opt.zero_grad()
+
+
+        for it in range(3):
+            fast = copy.deepcopy(model)
+            loss = fast(x).pow(2).mean()
+            loss.backward()
+            COPY
+            {step}
+        """
+    assert codes(src.replace("COPY", "copy_grads(fast, model)"), "SL208") == []
+    # without the helper's writes, the step finds no gradient
+    assert codes(src.replace("COPY", "pass"), "SL208") != []
