@@ -148,3 +148,16 @@ def run_fixture(path: Path, cwd: Path, timeout: float = 180) -> Tuple[subprocess
     if refused is None:
         return proc, None
     return run(False), refused
+
+
+# A GAN's two models and optimizers (D then G), indented as the test programs that start
+# with it are (they dedent the whole text): the setup of the SL210 two-backward cases.
+GAN_SETUP = """
+    import torch
+    from torch import nn
+
+    G = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 4))
+    D = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
+    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
+"""

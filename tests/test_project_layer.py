@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures_util import GAN_SETUP
 from scopelint.cache import Cache
 from scopelint.project import Program, contexts, imports_module, with_program
 
@@ -703,15 +704,7 @@ REVIEWED_QUIET = {
             """,
     },
 }
-_GAN = """
-    import torch
-    from torch import nn
-
-    G = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 4))
-    D = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
-    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
-    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
-
+_GAN = GAN_SETUP + """
 
     {helper}
 

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from fixtures_util import GAN_SETUP
 from scopelint.engine import lint_source
 
 
@@ -68,15 +69,7 @@ def test_sl210_loop_form_needs_a_forward_that_saves_weights():
 
 # The two-backward form across a call and through a list of losses (issue 18's
 # refactorings: the first backward and the step in a helper, the losses in a list).
-SHARED = """
-    import torch
-    from torch import nn
-
-    G = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 4))
-    D = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
-    opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
-    opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
-{helper}
+SHARED = GAN_SETUP + """{helper}
     for step in range(2):
         fake = G(torch.randn(6, 5))
 {body}

@@ -2135,14 +2135,21 @@ class Analyzer:
             if spelled is not None:
                 out.append((spelled, inner))
         callbacks = [target] if target is not self.func else []
-        for arg, value in zip(call.args, args):  # (the arguments' values at the call)
-            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
-            if info is not None and id(arg.value) in self._handed.get(id(info), ()):
-                callbacks.append(info)
+        callbacks += [info for _, info in self._callbacks_handed(call, args)]
         for info in callbacks:
             for name, inner in detached_free_names(info):
                 if self.scope.binder(name) is not None and self.scope.binder(name) is info.scope.binder(name):
                     out.append((name, inner))
+        return out
+
+    def _callbacks_handed(self, call: cst.Call, args) -> List[Tuple[cst.Arg, FunctionInfo]]:
+        """The functions of this file ``call`` hands to its runner as callbacks the runner
+        only calls (``_note_handed``), with their arguments (``args``: their values)."""
+        out = []
+        for arg, value in zip(call.args, args):
+            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
+            if info is not None and id(arg.value) in self._handed.get(id(info), ()):
+                out.append((arg, info))
         return out
 
     def _attached_at(self, call: cst.Call, target: FunctionInfo, params, args, through_runner: bool) -> None:
@@ -2162,10 +2169,8 @@ class Analyzer:
                     continue
                 if spelled is not None:
                     found.append((spelled, inner))
-        for arg, value in zip(call.args, args):  # (a callback handed to a runner that always calls it)
-            info = self.graph.by_node.get(id(value.node)) if type(arg.value) is cst.Name and not arg.star else None
-            if info is not None and info is not target and id(arg.value) in self._handed.get(id(info), ()) and any(
-                    calls_surely(target, p) for p in params if argument_for(call, params, p) is arg):
+        for arg, info in self._callbacks_handed(call, args):  # (to a runner that always calls it)
+            if info is not target and any(calls_surely(target, p) for p in params if argument_for(call, params, p) is arg):
                 for name, inner in attaches_grad(info, self._target_in):
                     if name not in info.param_names and self.scope.binder(name) is not None \
                             and self.scope.binder(name) is info.scope.binder(name):
