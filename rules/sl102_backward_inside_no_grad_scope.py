@@ -2,6 +2,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from scopelint.core.syntax import walk
 from scopelint.core.queries import explicit_off, off_at_every_call, recorded_in, spell
 from scopelint.fixkit import (
     body_statements, code_of, drop_decorator, enclosing_with, function_of, module_fix, quiet,
@@ -59,7 +60,7 @@ class BackwardInsideNoGradScope(Rule):
                 # belief, one call away. Reported at the backward; the fix takes the call
                 # out of the scope when it is the helper's only call.
                 outer = off_at_every_call(ctx.facts, b.func, b.frameworks) if all(b.state.recording(fw).off for fw in b.frameworks) else None
-                if outer is not None:
+                if outer is not None and not _records_itself(b):
                     off, call = outer
                     calls = list(ctx.facts.sites_of(b.func))
                     yield Report(
@@ -77,6 +78,28 @@ class BackwardInsideNoGradScope(Rule):
                 f"`backward` {where} `{spell(off.origin.api)}` on a recorded value: the scope has no effect on gradients",
                 backward_inside_off_scope(ctx, b.node, off),
             )
+
+
+def _records_itself(b) -> bool:
+    """The helper turns recording on itself for what it backpropagates (``with
+    torch.enable_grad(): loss = net(x_adv)`` in an attack its callers run under
+    ``no_grad``): it relies on the callers' scope being off, which misleads nobody."""
+    if b.func is None:
+        return False
+    inside = None
+    for v in b.values:
+        for a in v.ancestors():
+            st = a.state
+            if st is None:
+                continue
+            for fw in b.frameworks:
+                sw = st.recording(fw)
+                if sw.on and sw.origin is not None and sw.origin.explicit and sw.origin.node is not None:
+                    if inside is None:
+                        inside = {id(n) for n in walk(b.func.node)}
+                    if id(sw.origin.node) in inside:  # (its own ``enable_grad()``, not a caller's ``record()``)
+                        return True
+    return False
 
 
 # --- the fix ----------------------------------------------------------------------------

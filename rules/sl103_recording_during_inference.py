@@ -5,7 +5,9 @@ import libcst as cst
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, run_only_from
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
+from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
+from scopelint.core.syntax import is_nested_scope, parents, walk
 from scopelint.fixkit import (
     code_of, localized, module_fix, quiet, scope_of, sibling, spell_or_import, statement_of, wrap,
 )
@@ -66,6 +68,7 @@ class RecordingDuringInference(Rule):
         backprops = {id(b.func) for b in facts.backwards if b.func is not None}
         backpropagated = None
         fed_backward: set = set()
+        reported: set = set()
 
         def lightning_hook(func) -> bool:
             # A hook of a LightningModule (or of Lightning's own class: its default
@@ -82,31 +85,57 @@ class RecordingDuringInference(Rule):
             # (not through a forward pass: the model's own code is no inference code)
             trains | backprops | {id(c.target) for c in facts.calls if c.target is not None and is_model_call(c)})
         for func in facts.functions:
-            if id(func) in backprops or func.opaque or is_unit_test(func, facts):
+            if func.opaque or is_unit_test(func, facts):
                 continue
-            by_name = id(func) in inference
+            # (a function that backpropagates itself is judged per forward pass: one made
+            # after ``model.eval()`` whose result no backward uses is inference code there
+            # too -- validation inside the epoch function)
+            trains_here = id(func) in backprops
+            by_name = id(func) in inference and not trains_here
             for call in facts.calls_in(func):
                 sw = call.state.torch
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
-                if not (sw.on or default_on) or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
+                if not (sw.on or (default_on and not trains_here)) or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
                 if not by_name and (call.callee not in call.in_eval or lightning_hook(func)):
                     continue
-                if not by_name:
-                    # (a forward pass in eval mode that is backpropagated, here, by a
-                    # helper, or in a function whose result some caller backpropagates:
-                    # an attack, a probe, or training in eval mode -- SL207's question)
-                    if backpropagated is None:
-                        backpropagated = backpropagated_nodes(facts)
-                        fed_backward = {id(c.target) for c in facts.calls if c.target is not None and id(c.node) in backpropagated}
-                    if id(call.node) in backpropagated or id(func) in fed_backward:
-                        continue
+                # (a forward pass that is backpropagated, here, by a helper, or in a
+                # function whose result some caller backpropagates, is no inference, by
+                # name or in eval mode: an attack, a probe, or training in eval mode --
+                # SL207's question)
+                if backpropagated is None:
+                    backpropagated = backpropagated_nodes(facts)
+                    fed_backward = {id(c.target) for c in facts.calls if c.target is not None and id(c.node) in backpropagated}
+                if id(call.node) in backpropagated or id(func) in fed_backward:
+                    continue
                 root = inference.get(id(func))
                 why = (f"`{func.name}` is inference code" if root is func else f"`{func.name}` runs only in inference code (`{root.name}`)"
                        ) if by_name else f"`{call.callee}` is in eval mode"
                 yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
+                reported.add(id(func))
                 break
         yield from self._torch_module_level(ctx)
+        yield from self._torch_volatile(ctx, reported)
+
+    def _torch_volatile(self, ctx, reported):
+        """A forward pass on ``Variable(x, volatile=True)``: written to predict without a
+        graph, but ``volatile`` does nothing since PyTorch 0.4 and recording is on (the
+        first such call per function, where no other finding of this code is)."""
+        facts = ctx.facts
+        backpropagated = None
+        for call in facts.calls:
+            if id(call.func) in reported or not call.state.torch.on or not is_model_call(call):
+                continue
+            if not any(VOLATILE <= v.tags for a in call.args for v in a.ancestors()):
+                continue
+            if backpropagated is None:
+                backpropagated = backpropagated_nodes(facts)
+            if id(call.node) in backpropagated:
+                continue
+            reported.add(id(call.func))
+            yield Report(call.node, "model called with autograd recording on: its input is a `Variable(..., volatile=True)`, "
+                                    "which does nothing since PyTorch 0.4: no `torch.no_grad()` around it",
+                         recording_during_inference_torch(ctx, call))
 
     def _torch_module_level(self, ctx):
         """Scripts and notebook cells: after ``model.eval()`` at module level, a forward
@@ -131,6 +160,73 @@ class RecordingDuringInference(Rule):
         facts = ctx.facts
         trains = backward_functions(facts)
         has_module_backward = module_trains(facts, trains)
+        reported = set()
+        for report in self._mxnet_blocks(ctx, trains, has_module_backward):
+            reported.add(id(report.node))
+            yield report
+        yield from self._mxnet_forwards(ctx, trains, has_module_backward, reported)
+
+    def _mxnet_forwards(self, ctx, trains, has_module_backward, reported):
+        """Per forward pass (RULES.md, SL103): inside a ``record()`` block that trains, a
+        forward pass whose result no backward uses -- an evaluation helper called there,
+        a metric's prediction -- records a graph and runs in training mode."""
+        facts = ctx.facts
+        scopes = {id(s.item): s for s in facts.scopes if s.api == "mxnet.autograd.record" and s.called}
+        backpropagated = fed = None
+        done = set()
+        def blocks(state, func, depth=3):
+            """The ``record()`` blocks a call in this state runs in: its own, or, in a
+            function entered recording, those of every call of that function."""
+            sw = state.mxnet
+            if not sw.on or sw.origin is None:
+                return None
+            if sw.origin.node is not None:
+                found = scopes.get(id(sw.origin.node))
+                return [found] if found is not None else None
+            if sw.origin.kind != "entry" or sw.origin.api != "mxnet.autograd.record" or func is None or not depth:
+                return None
+            sites = facts.sites_of(func)
+            out = []
+            for site in sites:
+                more = blocks(site.state, site.func, depth - 1)
+                if not more:
+                    return None
+                out += more
+            return out or None
+
+        def trains_in(scope) -> bool:
+            return (scope.func is None and has_module_backward) or (scope.func is not None and id(scope.func) in trains)
+
+        for call in facts.calls:
+            if call.state.mx_train.off:
+                continue  # (in ``predict_mode()``: no Dropout; recorded on purpose, or a waste, not wrong)
+            found = blocks(call.state, call.func) if is_model_call(call) else None
+            if not found or any(id(s.item.item) in reported for s in found):
+                continue
+            if not all(trains_in(s) for s in found):
+                continue  # (a block that does not train: the whole block's finding, or none)
+            scope = found[0]
+            if call.func is not None and (call.func.in_model_class or call.func.name in ("forward", "hybrid_forward")):
+                continue  # (a layer run by a model's own forward: part of that forward pass)
+            if backpropagated is None:
+                backpropagated = backpropagated_nodes(facts)
+                fed = {id(c.target) for c in facts.calls if c.target is not None and id(c.node) in backpropagated}
+            if id(call.node) in backpropagated or (call.func is not None and id(call.func) in fed):
+                continue
+            if call.func is not None and call.func is not scope.func and not returned_to_no_backward(facts, call.func.node, call.func):
+                continue  # (a helper whose result a caller may backpropagate)
+            if _handed_on(facts, call):
+                continue  # (stored into an object, handed to code the flow does not follow: a use not seen)
+            key = id(call.func) if call.func is not scope.func else id(call.node)
+            if key in done:
+                continue
+            done.add(key)
+            where = f" (in `{call.func.name}`, called inside it)" if call.func is not None and call.func is not scope.func else ""
+            yield Report(call.node, "forward pass inside `autograd.record()` whose result is never backpropagated" + where
+                         + ": it records a graph and runs in training mode (Dropout/BatchNorm)", pause_around(ctx, call))
+
+    def _mxnet_blocks(self, ctx, trains, has_module_backward):
+        facts = ctx.facts
         for scope in facts.scopes:
             if scope.api != "mxnet.autograd.record" or not scope.called:
                 continue
@@ -148,6 +244,47 @@ class RecordingDuringInference(Rule):
                 "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",
                 recording_during_inference_mxnet(ctx, scope),
             )
+
+
+def _handed_on(facts, call) -> bool:
+    """The forward pass's result (or the name bound to it) is stored into an attribute
+    or an entry (``g.edata["feat"] = head(x)``) or handed to a call that is no tensor
+    operation (``pool.query(out)``, ``loss_fn(g)``): a later use the flow may not see."""
+    unit = call.func.node if call.func is not None else facts.module
+    table = parents(unit)
+    names = set()
+    node = call.node
+    while True:
+        up = table.get(id(node))
+        if up is None:
+            break
+        if type(up) is cst.Arg:
+            outer = table.get(id(up))
+            fact = facts.call_of(outer) if type(outer) is cst.Call else None
+            if fact is None or not (fact.qname and F.framework_of(fact.qname)):
+                return True
+        if type(up) is cst.Assign:
+            for t in up.targets:
+                if type(t.target) in (cst.Attribute, cst.Subscript):
+                    return True
+                names |= {n.value for n in walk(t.target) if type(n) is cst.Name}
+            break
+        if isinstance(up, cst.BaseSmallStatement) or isinstance(up, cst.BaseCompoundStatement):
+            break
+        node = up
+    if not names:
+        return False
+    for n in walk(unit, is_nested_scope):
+        if type(n) is cst.Call and n is not call.node:
+            fact = facts.call_of(n)
+            if fact is not None and fact.qname and F.framework_of(fact.qname):
+                continue
+            if any(type(a.value) is cst.Name and a.value.value in names for a in n.args):
+                return True
+        elif type(n) is cst.Assign and any(type(t.target) in (cst.Attribute, cst.Subscript) for t in n.targets) \
+                and type(n.value) is cst.Name and n.value.value in names:
+            return True
+    return False
 
 
 # --- the fix ----------------------------------------------------------------------------
@@ -169,6 +306,19 @@ def recording_during_inference_torch(ctx, call) -> Optional[NodeFix]:
     fdef = call.func.node
     new = fdef.with_changes(decorators=[cst.Decorator(scope_expr)] + list(fdef.decorators))
     return module_fix(module, {id(fdef): new}, f"Decorate `{call.func.name}` with `@{code_of(scope_expr)}`", imports)
+
+
+@quiet
+def pause_around(ctx, call) -> Optional[NodeFix]:
+    """SL103 (MXNet, one forward pass): ``with autograd.pause():`` around its statement
+    (``pause()`` also leaves training mode: Dropout off, as a prediction needs)."""
+    module = ctx.facts.module
+    api, imports = spell_or_import(ctx, scope_of(ctx, call.func), "mxnet.autograd.pause")
+    stmt = statement_of(module, call.node)
+    if api is None or not isinstance(stmt, cst.SimpleStatementLine):
+        return None
+    scope_expr = cst.Call(func=api)
+    return module_fix(module, {id(stmt): wrap([stmt], scope_expr)}, f"Predict outside the recording: `with {code_of(scope_expr)}:`", imports)
 
 
 @quiet

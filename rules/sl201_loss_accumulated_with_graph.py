@@ -1,7 +1,7 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
-from scopelint.core.flow import carried_tag
+from scopelint.core.flow import CONTAINER, carried_tag
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
     backpropagated, backpropagated_by_callers, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call, kept_across_calls,
@@ -52,6 +52,8 @@ def _added_expression(node):
         target = written_name(node)
         left, right = node.value.left, node.value.right
         return right if dotted(left) == target else left
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Subscript):
+        return node.value  # ``log[step] = loss``
     if isinstance(node, cst.Call) and node.args:
         return node.args[0].value
     return None
@@ -71,6 +73,22 @@ def _may_hold_graph(v) -> bool:
     if "left-graph" in v.tags or DATA_TAGS & v.tags or gradient_norm(v):
         return False  # (a gradient norm: of ``.grad`` buffers, whatever its arguments)
     return bool(v.parents) or type(v.node) not in (cst.Name, cst.Attribute)
+
+
+def _container_of(expr):
+    """``hist["loss"]`` -> ``hist``: the container a subscript reads an entry of."""
+    while type(expr) is cst.Subscript:
+        expr = expr.value
+    return expr
+
+
+def _kept_in(receiver, expr):
+    """What keeps what ``receiver.append(v)`` appends: the receiver, or, for an entry of a
+    container (``hist["loss"].append(loss)`` of a ``defaultdict(list)``), the container,
+    which lives across iterations while the entry's expression is read anew in each."""
+    while type(expr) is cst.Subscript and receiver.parents and receiver.node is expr:
+        receiver, expr = receiver.parents[0], expr.value
+    return receiver
 
 
 class _Fact:
@@ -133,10 +151,15 @@ class LossAccumulatedWithGraph(Rule):
             return
         writes = [(m.node, m.before, m.value, m.loops, m.func, m.key) for m in facts.mutations if m.kind in ("augassign", "accumulate")]
         writes += [
-            (c.node, c.receiver, c.args[0], c.loops, c.func, c.callee.rsplit(".", 1)[0] if c.callee and "." in c.callee else None)
+            (c.node, _kept_in(c.receiver, c.node.func.value), c.args[0], c.loops, c.func,
+             c.callee.rsplit(".", 1)[0] if c.callee and "." in c.callee else dotted(_container_of(c.node.func.value)))
             for c in facts.calls
             if c.method in ("append", "extend") and c.receiver is not None and c.args
         ]
+        # ``log[step] = loss``, ``losses[i] = loss``: an entry of a dict or list kept across
+        # iterations, as ``append`` keeps one (RULES.md, SL201)
+        writes += [(m.node, m.before, m.value, m.loops, m.func, m.key) for m in facts.mutations
+                   if m.kind == "subscript" and m.before is not None and CONTAINER <= m.before.tags]
         found = []
         for node, accumulator, value, loops, func, key in writes:
             if value is None or accumulator is None or not recorded(value, TORCH):

@@ -54,8 +54,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             return
         reported = set()
         for step in [*facts.calls, *facts.effects]:
-            if not is_optimizer_step(step) or not step.grads or step.grads[0] != "zeroed" or step.grads[2] is not True:
+            if not is_optimizer_step(step) or not step.grads or step.grads[0] not in ("zeroed", "zeroed-some") or step.grads[2] is not True:
                 continue
+            some = " on the paths that take it" if step.grads[0] == "zeroed-some" else ""
             zero = step.grads[1]
             if id(zero) in reported or not self._same_optimizer(zero, step, facts):
                 continue
@@ -64,10 +65,10 @@ class ZeroGradBetweenBackwardAndStep(Rule):
             if via is not None:  # (a helper that zeroes: dropping its call is a fix when zeroing is all it does)
                 fix = drop_statement(ctx, zero, f"Do not call `{via.name}()` between backward and step") if _only_zeroes(via) else None
                 yield Report(zero, f"`{via.name}()` zeroes the gradients after backward and before `{step.callee}()`: "
-                                   "the step uses zero gradients", fix)
+                                   f"the step uses zero gradients{some}", fix)
                 continue
             fix = drop_statement(ctx, zero, "Do not zero the gradients between backward and step")
-            yield Report(zero, f"gradients are zeroed after backward and before `{step.callee}()`: the step uses zero gradients", fix)
+            yield Report(zero, f"gradients are zeroed after backward and before `{step.callee}()`: the step uses zero gradients{some}", fix)
 
     @staticmethod
     def _same_optimizer(zero, step, facts) -> bool:

@@ -4,9 +4,10 @@ import libcst as cst
 
 from scopelint.core.flow import LEAVING_METHODS, container_items
 from scopelint.core.frameworks import MXNET, TORCH
+from scopelint.core.state import UNKNOWN_RESULT
 from scopelint.core.frameworks import is_data_factory
 from scopelint.core.roles import is_model_call
-from scopelint.core.queries import grad_read, graph_path, is_object, may_carry_graph, names_bound_to, optimized, recorded
+from scopelint.core.queries import grad_read, gradient_path, graph_path, is_object, may_carry_graph, names_bound_to, optimized, recorded
 from scopelint.fixkit import (
     clip, code_of, function_of, keyword_call, module_fix, parents, quiet, Replace, Replacement,
     scope_of, spell, UNSAFE, walk,
@@ -67,10 +68,10 @@ class GraphBrokenByConversion(Rule):
             fw = fws[0]
             for value in b.values:
                 # (not below a value computed with recording off: no gradient goes there)
-                reachable = list(graph_path(value, lambda v, fw=fw: _left(v) or _computed_off(v, fw)))
+                reachable = list(gradient_path(value, lambda v, fw=fw: _left(v) or _computed_off(v, fw)))
                 other_path = any(
                     may_carry_graph(v, fw) and not _seed_leaf(facts, v)
-                    for v in graph_path(value, _left_or_data) if not _left_or_data(v)
+                    for v in gradient_path(value, _left_or_data) if not _left_or_data(v)
                 )
                 # (Numbers taken out last: whether the model output they read is trained
                 # elsewhere counts the paths the fixes of the others reconnect.)
@@ -88,13 +89,19 @@ class GraphBrokenByConversion(Rule):
                     # there still drops those losses' gradients (when they are known to
                     # hold a graph: a model's output, a leaf).
                     if other_path and not mxnet_partial and (fw == MXNET or _stop_gradient(facts, conv) or not _reads_model_output(facts, conv, fw)):
-                        continue
+                        # (a number taken out of a model's output that no backward trains
+                        # otherwise is no baseline: ``natural + beta * torch.tensor(
+                        # robust.item())`` drops the robust term's gradient -- TRADES)
+                        if not (fw == TORCH and _number_taken_out(facts, conv) and _reads_model_output(facts, conv, fw)
+                                and not _trained_by_some_backward(facts, conv, fw)):
+                            continue
                     reported.add(id(conv.node))
                     # Undo it, and the conversions after it that lead back to the loss.
                     chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
                     reconnected.update(id(n) for n in chain)
                     fix = reconnect_graph(ctx, chain, fw)
-                    yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix)
+                    yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix,
+                                 ((b.node, "the backward whose gradients stop at the conversion"),))
 
 
 def _number_taken_out(facts, conv) -> bool:
@@ -125,6 +132,20 @@ def _trained_elsewhere(facts, conv, value, fw, reconnected=frozenset()) -> bool:
     direct = {id(v.node) for v in graph_path(value, stop) if not _left_or_data(v) and _graph_source(v, fw)}
     read = [v for p in conv.parents for v in graph_path(p, _left) if not _left(v) and _graph_source(v, fw)]
     return bool(read) and all(type(v.node) is cst.Call and "leaf" not in v.tags and id(v.node) in direct for v in read)
+
+
+def _trained_by_some_backward(facts, conv, fw) -> bool:
+    """Every model output the conversion reads also reaches some backward of the file
+    without a conversion (an actor-critic's value, trained by the critic's own loss):
+    the number taken out of it is a constant on purpose."""
+    read = [v for p in conv.parents for v in graph_path(p, _left) if not _left(v) and _graph_source(v, fw)
+            and type(v.node) is cst.Call and "leaf" not in v.tags]
+    if not read:
+        return True
+    direct = facts.memo(f"sl206-direct-{fw}", lambda f: {
+        id(v.node) for b in f.backwards for value in b.values
+        for v in graph_path(value, _left_or_data) if not _left_or_data(v) and _graph_source(v, fw)})
+    return all(id(v.node) in direct for v in read)
 
 
 def _seed_leaf(facts, v) -> bool:
@@ -194,7 +215,8 @@ def _left_or_data(v) -> bool:
 
 def _from_recorded(conv, fw) -> bool:
     """Some value the conversion reads (directly, not through another one) has a graph."""
-    return any(may_carry_graph(v, fw) for p in conv.parents for v in graph_path(p, _left) if not _left(v))
+    stop = lambda v: _left(v) or UNKNOWN_RESULT <= v.tags  # noqa: E731  (not into what unknown code was handed)
+    return any(may_carry_graph(v, fw, unknown=False) for p in conv.parents for v in graph_path(p, stop) if not stop(v))
 
 
 def _object_method(v) -> bool:
@@ -244,7 +266,7 @@ def _deepest(conv, fw):
     starts from the environment's data)."""
     if _from_recorded(conv, fw):
         return conv
-    stop = lambda v: _left(v) or _object_result(v)  # noqa: E731
+    stop = lambda v: _left(v) or _object_result(v) or UNKNOWN_RESULT <= v.tags  # noqa: E731  (what unknown code returns: no path)
     for p in conv.parents:
         for v in graph_path(p, stop):
             if _left(v) and v is not conv:

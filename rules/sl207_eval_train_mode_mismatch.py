@@ -2,7 +2,7 @@ import libcst as cst
 
 from scopelint.core.frameworks import TORCH
 from scopelint.core.queries import (
-    backpropagated_nodes, backwards_in_loop, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
+    backpropagated_nodes, backwards_in_loop, steps_inputs_only, trained_nodes, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
     model_made_known, models_handed_to_helper, off_at_every_call, only_called_where, recording, trained_models_as_called, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
@@ -91,7 +91,8 @@ class EvalTrainModeMismatch(Rule):
         """A forward pass that is backpropagated and stepped while the model is in eval
         mode on every path to it (``model.eval()`` and no ``model.train()`` since)."""
         facts = ctx.facts
-        stepping = {id(c.func) for c in facts.calls if is_optimizer_step(c)}
+        # (a step of an optimizer over an attack's perturbation trains no model)
+        stepping = {id(c.func) for c in facts.calls if is_optimizer_step(c) and not steps_inputs_only(facts, c)}
         backpropagated = None
         reported = set()
         for call in facts.calls:
@@ -103,7 +104,7 @@ class EvalTrainModeMismatch(Rule):
             if call.callee in reported or not recording(call.state, TORCH) or not is_model_call(call):
                 continue
             if backpropagated is None:
-                backpropagated = backpropagated_nodes(facts)
+                backpropagated = trained_nodes(facts)  # (not an input's gradient: an attack, a saliency map)
             if id(call.node) not in backpropagated:
                 continue
             if eval_changes_nothing(facts, call) or held_by_no_optimizer(facts, call.callee_value) or frozen_by_the_file(facts, call.callee):

@@ -126,7 +126,9 @@ class StepBetweenBackwardPasses(Rule):
 
 
 def _retains_graph(node: cst.Call) -> bool:
-    arg = call_arg(node, 1, "retain_graph")
+    """``backward(retain_graph=True)``, or ``retain_variables=True``, its name before
+    PyTorch 0.4 (still in tutorials and old repositories)."""
+    arg = call_arg(node, 1, "retain_graph") or call_arg(node, None, "retain_variables")
     return arg is not None and literal_bool(arg.value) is True
 
 

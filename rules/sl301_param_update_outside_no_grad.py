@@ -3,6 +3,8 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
+from scopelint.core.names import dotted
+from scopelint.core.syntax import walk
 from scopelint.core.queries import from_gradient, wanted_as_leaf_after, written_leaf
 from scopelint.fixkit import keyword_call, module_fix, quiet, scope_of, spell_or_import, statement_of, wrap
 from scopelint.rule import NodeFix, Report, Rule
@@ -58,6 +60,14 @@ class ParamUpdateOutsideNoGrad(Rule):
             elif written_leaf(m) is None:  # (also a write into a view of the leaf: ``w[:] -= ...``)
                 continue
             sw = m.state.torch
+            if m.kind == "rebind" and sw.off and sw.origin is not None and sw.origin.explicit:
+                # ``with torch.no_grad(): w = w - lr * w.grad``: the name now holds a new
+                # tensor that does not require grad (RULES.md, SL301)
+                if from_gradient(facts, m.value) and wanted_as_leaf_after(facts, m.func, m.node, m.loops, {m.key}) \
+                        and not _made_leaf_again(facts, m):
+                    yield Report(m.node, f"`{m.key}` is rebound under `no_grad`: it now holds a new tensor that does not require grad, "
+                                         "so its next `.grad` is None and it stops training", in_place_update(ctx, m.node))
+                continue
             # ON, or a function entry nobody fixed in a function that backpropagates.
             known_on = sw.on or (sw.probably_on and id(m.func) in trains)
             if not known_on:
@@ -98,6 +108,37 @@ def wrap_in_no_grad(ctx, func, node: cst.CSTNode, message: str) -> Optional[Node
         original = statement_of(module, node)
         return module_fix(module, {id(original): wrap([stmt], keyword_call(scope_fn))}, message, imports)
     return module_fix(module, {id(stmt): wrap([stmt], keyword_call(scope_fn))}, message, imports)
+
+
+def _made_leaf_again(facts, m) -> bool:
+    """The name is made a leaf again where it is used next (``z.requires_grad_(True)``
+    at the top of the loop, ``z.requires_grad = True``): the rebinding is deliberate."""
+    unit = m.func.node if m.func is not None else facts.module
+    scope = m.loops[-1] if m.loops else unit
+    for n in walk(scope):
+        if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("requires_grad_", "attach_grad") \
+                and dotted(n.func.value) == m.key:
+            return True
+        if type(n) is cst.Assign and any(type(t.target) is cst.Attribute and t.target.attr.value == "requires_grad"
+                                         and dotted(t.target.value) == m.key for t in n.targets):
+            return True
+    return False
+
+
+@quiet
+def in_place_update(ctx, node: cst.CSTNode) -> Optional[NodeFix]:
+    """``w = w - lr * w.grad`` (already under ``no_grad``) becomes ``w -= lr * w.grad``:
+    the same leaf, updated in place."""
+    module = ctx.facts.module
+    stmt = statement_of(module, node)
+    if not isinstance(node, cst.Assign) or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    value, target = node.value, node.targets[0].target
+    op = _IN_PLACE.get(type(getattr(value, "operator", None)))
+    if op is None or not isinstance(value, cst.BinaryOperation) or not value.left.deep_equals(target) or len(node.targets) != 1:
+        return None
+    new = stmt.with_changes(body=[cst.AugAssign(target=target, operator=op(), value=value.right)])
+    return module_fix(module, {id(stmt): new}, "Update the parameter in place: it stays the leaf that requires grad")
 
 
 RULE = ParamUpdateOutsideNoGrad

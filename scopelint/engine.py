@@ -824,6 +824,7 @@ def lint_module(
         _forget(module, facts)
         return result
     nodes = [r.node for _, r in reports] + [n for _, r in reports if r.fix is not None for n, _ in r.fix.pairs() if n is not module]
+    nodes += [w for _, r in reports for w, _ in r.related if not isinstance(w, str)]  # (places in this file)
     # One statement at a time where ``ast``'s tree of the text tells where it starts (the
     # code before it is not generated); what is left, in one walk of the module
     from scopelint.core.syntax import parents
@@ -944,6 +945,13 @@ class _Statements:
         return Edit(content, (first + 1, 1), end)
 
 
+def _location(where, filename: str, ranges: Dict[int, "positions.Range"]) -> str:
+    """A related location: ``path:line`` as given, or that of a node of this file."""
+    if isinstance(where, str):
+        return where
+    return f"{filename}:{_columns(ranges[id(where)])[0][0]}"
+
+
 def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "positions.Range"], filename: str,
                 severity: Dict[str, str], statements: Optional["_Statements"] = None, make_edits: bool = True) -> Finding:
     """``make_edits``: ``Settings.edits`` (False: a fix of the module is kept without
@@ -982,5 +990,5 @@ def _to_finding(rule, report: "Report", module, text: str, ranges: Dict[int, "po
         end,
         help=rule.help,
         fix=fix,
-        extra={"related": [{"location": w, "message": m} for w, m in report.related]} if report.related else {},
+        extra={"related": [{"location": _location(w, filename, ranges), "message": m} for w, m in report.related]} if report.related else {},
     )

@@ -64,9 +64,10 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: Optional[NodeFix] = None
-    # Places elsewhere in the program the finding rests on: (``path:line``, what is
-    # there), e.g. the helper in another module that turned recording off.
-    related: Tuple[Tuple[str, str], ...] = ()
+    # Places elsewhere in the program the finding rests on: (``path:line``, or a node of
+    # this file, and what is there), e.g. the helper in another module that turned
+    # recording off, the backward a conversion cuts the path of.
+    related: Tuple[Tuple[Union[str, cst.CSTNode], str], ...] = ()
 
 
 @dataclass

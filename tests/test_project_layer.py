@@ -505,8 +505,13 @@ def test_a_loss_helper_that_runs_the_model_trains_it_in_the_callers_mode(name, w
     else:
         runner = textwrap.dedent(RUNNER.format(imp="", layer=layer))
         write(tmp_path, {"run.py": helper.replace("import torch\n", "") + "\n\n" + runner})
-    row = (tmp_path / "run.py").read_text().splitlines().index("        score.eval()") + 1
+    lines = (tmp_path / "run.py").read_text().splitlines()
+    row = lines.index("        score.eval()") + 1
     want = [("run.py", row, "SL207")] if reported else []
+    if name == "helper_runs_it_without_grad" and where == "same_file":
+        # (its loss has no graph at all: the backward raises, SL101 -- true, whatever SL207
+        # says; across files what the helper returns is not yet seen so: issue 40)
+        want = [("run.py", next(i for i, l in enumerate(lines, 1) if l.strip() == "loss.backward()"), "SL101")]
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == want
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, "run.py")] == want  # named alone: the rest is context
 

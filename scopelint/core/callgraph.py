@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -63,6 +63,7 @@ class CallGraph:
         self._names_in: Dict[int, Set[str]] = {}  # names each function's own code reads (``static_callers``)
         self._free_of: Dict[int, Tuple[str, ...]] = {}
         self._attr_tags_of: Dict[int, Dict[str, frozenset]] = {}
+        self._fields_of: Dict[str, Optional[tuple]] = {}
 
     # --- discovery -------------------------------------------------------------
     def _collect(self, body, parent: Optional[FunctionInfo], cls, scope: Scope) -> None:
@@ -191,6 +192,78 @@ class CallGraph:
             tags[name] = tags.get(name, frozenset()) | {"leaf"}
         return tags
 
+    @property
+    def module_constants(self) -> FrozenSet[str]:
+        """Module-level names bound once, to a Python constant (``alpha = 0.5``,
+        ``T = 4``, ``NAME = "x"``), that no function declares ``global``: what a function
+        reads of them is that number, no tensor (RULES.md, "Values and gradient paths")."""
+        found = self.__dict__.get("_module_constants")
+        if found is not None:
+            return found
+        counts: Dict[str, int] = defaultdict(int)
+        constant: Set[str] = set()
+        declared: Set[str] = set()
+        for info in self.functions:
+            declared |= info.scope.globals
+        for n in walk(self.module, is_nested_scope):
+            t = type(n)
+            if t is cst.Assign:
+                for tg in n.targets:
+                    for name in _bound_names(tg.target):
+                        counts[name] += 1
+                    if type(tg.target) is cst.Name and _python_constant(n.value):
+                        constant.add(tg.target.value)
+            elif t in (cst.AugAssign, cst.AnnAssign):
+                for name in _bound_names(n.target):
+                    counts[name] += 2 if t is cst.AugAssign else 1
+            elif t in (cst.For, cst.CompFor):
+                for name in _bound_names(n.target):
+                    counts[name] += 2
+            elif t is cst.AsName:
+                for name in _bound_names(n.name):
+                    counts[name] += 2
+            elif t in (cst.FunctionDef, cst.ClassDef):
+                counts[n.name.value] += 2
+            elif t is cst.NamedExpr:
+                for name in _bound_names(n.target):
+                    counts[name] += 2
+        found = frozenset(n for n in constant if counts[n] == 1 and n not in declared)
+        self.__dict__["_module_constants"] = found
+        return found
+
+    def fields(self, name: str) -> Optional[Tuple[Tuple[str, str], ...]]:
+        """The fields a call of the module's class ``name`` fills from its arguments, as
+        (parameter, field or None) in the order of the parameters: a dataclass's or a
+        ``NamedTuple``'s annotated fields, or what ``__init__`` stores as it is handed
+        (``self.loss = loss``). None: not known (a class with a base of the file that
+        has its own ``__init__``, ``*args``...)."""
+        if name in self._fields_of:
+            return self._fields_of[name]
+        found = self.classes.get(name)
+        out = None
+        if found is not None:
+            cls, bases = found
+            decorated = any(dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) in ("dataclass", "dataclasses.dataclass")
+                            for d in cls.decorators)
+            if decorated or any(b.rsplit(".", 1)[-1] == "NamedTuple" for b in bases):
+                names = [st.body[0].target.value for st in cls.body.body if type(st) is cst.SimpleStatementLine
+                         and type(st.body[0]) is cst.AnnAssign and type(st.body[0].target) is cst.Name]
+                out = tuple((n, n) for n in names)
+            else:
+                init = self.class_methods[id(cls)].get("__init__")
+                if init is not None and not any(b in self.classes for b in bases):
+                    params = set(init.param_names[1:])
+                    stored = []
+                    for n in _simple_statements(init.node.body):
+                        if type(n) is cst.Assign and len(n.targets) == 1 and type(n.value) is cst.Name and n.value.value in params:
+                            target = n.targets[0].target
+                            if type(target) is cst.Attribute and dotted(target.value) == "self":
+                                stored.append((n.value.value, target.attr.value))
+                    field = dict(stored)
+                    out = tuple((p, field.get(p)) for p in init.param_names[1:]) if stored else None
+        self._fields_of[name] = out
+        return out
+
     # --- resolution ------------------------------------------------------------
     def method_of(self, cls_name: str, name: str) -> Optional[FunctionInfo]:
         """Method ``name`` of the local class ``cls_name`` or of its local bases (in order)."""
@@ -282,7 +355,16 @@ class CallGraph:
         if info.parent is None:
             if self.whole is None:
                 return 1 << 30
-            return self.whole.name_refs.get(info.name, 0) - self.whole.name_calls.get(info.name, 0)
+            refs = self.whole.name_refs.get(info.name, 0) - self.whole.name_calls.get(info.name, 0)
+            # (not the uses of a parameter that shares the name, as runners' ``closure``
+            # parameter does: ``if closure is not None: closure()``)
+            for other in self.functions:
+                if info.name in other.param_names:
+                    refs -= sum(1 for n in walk(other.node.body, is_nested_scope)
+                                if type(n) is cst.Name and n.value == info.name) - sum(
+                        1 for n in walk(other.node.body, is_nested_scope)
+                        if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == info.name)
+            return refs
         called = set()
         refs = []
         for n in walk(info.parent.node.body):
@@ -361,6 +443,34 @@ class CallGraph:
                     heapq.heappush(ready, index[d])
         order.extend(u for u in units if id(u) not in placed)  # (a cycle: in the file's order)
         return order
+
+
+def _bound_names(target) -> List[str]:
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [n for el in target.elements for n in _bound_names(el.value)]
+    if type(target) is cst.StarredElement:
+        return _bound_names(target.value)
+    return []
+
+
+_NUMBERS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
+
+
+def _python_constant(expr) -> bool:
+    """A literal number or string, a tuple of them, or arithmetic on them (``1e-3``,
+    ``-1``, ``2 ** 10``, ``(0.5, 0.5)``)."""
+    t = type(expr)
+    if t in _NUMBERS or (t is cst.Name and expr.value in ("True", "False", "None")):
+        return True
+    if t is cst.UnaryOperation:
+        return _python_constant(expr.expression)
+    if t is cst.BinaryOperation:
+        return _python_constant(expr.left) and _python_constant(expr.right)
+    if t is cst.Tuple:
+        return all(type(el) is cst.Element and _python_constant(el.value) for el in expr.elements)
+    return False
 
 
 def outermost(info: Optional[FunctionInfo]) -> Optional[FunctionInfo]:

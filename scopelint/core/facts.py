@@ -157,6 +157,9 @@ class BackwardFact:
     loops: Tuple[cst.CSTNode, ...] = ()
     seq: int = 0
     caller_loops: Tuple[cst.CSTNode, ...] = ()  # (see ``CallFact.caller_loops``)
+    # The tensors gradients are taken with respect to, where the call names them
+    # (``autograd.grad(loss, [x_adv])``, ``backward(inputs=[w])``); None: every leaf.
+    inputs: Optional[Tuple[Value, ...]] = None
 
     @property
     def differentiates(self) -> bool:

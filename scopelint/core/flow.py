@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from scopelint.core import api
 from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
@@ -26,6 +27,8 @@ from scopelint.core.syntax import finds, is_nested_scope, is_subclass, iter_chil
 from scopelint.core.summaries import attaches_grad, calls_surely, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
+    FORWARD,
+    UNKNOWN_RESULT,
     UNKNOWN,
     Mode,
     Origin,
@@ -60,7 +63,7 @@ MODULE_METHODS = RETURNS_SELF | frozenset({
     "load_parameters", "cast", "register_child", "reset_parameters", "init_weights", "get_submodule", "get_parameter",
 })
 # Calls that take an instance without calling it.
-HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "issubclass", "type", "id", "str", "repr", "hasattr", "callable",
+HARMLESS_CALLS = frozenset({"print", "len", "isinstance", "issubclass", "type", "id", "str", "repr", "hasattr", "callable", "super",
                             "format", "vars", "dir", "hash"})
 PART = frozenset({"part"})  # tag: one element of an unpacked value
 # Tag: a Python list, tuple, set or generator (a literal, a comprehension, ``tuple(...)`` /
@@ -72,6 +75,23 @@ CONTAINER = frozenset({"container"})
 # Builtins that make a container of the items of their one argument.
 _REPACKING = {"tuple", "list", "sorted", "reversed", "set"}
 CONST = frozenset({"const"})
+VOLATILE = frozenset({"volatile"})
+TUPLE_RESULT = frozenset({"tuple-result"})  # tag: the elements of a framework call's tuple, in order  # tag: ``Variable(x, volatile=True)``
+EVAL_MODE = frozenset({"eval-mode"})  # tag: a module ``.eval()`` returned (``Net().eval()``)
+# Tag: a ``torch.distributions`` object; its ``sample()`` carries no graph, its
+# ``log_prob()``/``rsample()`` the graph of its parameters (``core.api``).
+DISTRIBUTION = frozenset({"distribution"})
+# Python's builtins that make Python values (no graph whatever they are given), and those
+# that do arithmetic on their arguments' items (``sum(losses)``).
+_PYTHON_VALUE_BUILTINS = frozenset({"len", "range", "str", "repr", "isinstance", "issubclass", "hasattr", "callable", "id",
+                                    "hash", "format", "print", "type", "vars", "dir", "open", "input", "chr", "ord", "bin",
+                                    "hex", "oct", "divmod", "all", "any"})
+_ARITHMETIC_BUILTINS = frozenset({"sum", "min", "max", "abs", "pow", "round"})
+# Containers of the standard library (what they are handed, they hold).
+_CONTAINER_CLASSES = frozenset({"collections.defaultdict", "collections.OrderedDict", "collections.deque", "collections.Counter"})
+# Methods of Python containers that hand back what was put in (``d.get("loss")``).
+_CONTAINER_METHODS = frozenset({"get", "pop", "values", "items", "copy", "popitem", "popleft", "setdefault", "__getitem__",
+                                "append", "extend", "insert", "update", "clear", "keys", "index", "count", "remove"})
 DETACHED = frozenset({"left-graph", "detached"})  # tags: detached in place, on purpose
 FLAG_TRUTH = frozenset({"truthy", "falsy"})  # a flag's truth, known after ``if flag: return``
 SCOPE = frozenset({"scope"})  # a recording scope, or the class or factory that makes one
@@ -140,8 +160,16 @@ def _join_values(a: Value, b: Value) -> Value:
         return a
     if CONTAINER <= a.tags and CONTAINER <= b.tags:  # one container or the other: the items of both
         return container_value(None, (a, b), None)
+    for x, other in ((a, b), (b, a)):
+        if _is_none(other) and not _is_none(x):
+            # ``loss if labels is not None else None``: where it is a tensor, it is ``x``
+            return Value(None, dict(x.rec), (x, other), x.inference, True, x.tags - CONST)
     rec = {fw: a.rec[fw].join(b.rec[fw]) for fw in F.FRAMEWORKS}
     return Value(None, rec, (a, b), a.inference and b.inference, True, joined_tags(a, b))
+
+
+def _is_none(v: Value) -> bool:
+    return type(v.node) is cst.Name and v.node.value == "None" and "const" in v.tags and not v.parents
 
 
 def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
@@ -154,8 +182,21 @@ def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
         vals[k] = _join_values(vals[k], v) if k in vals else v
     maybe = dict(b.maybe_eval)
     maybe.update(a.maybe_eval)
-    return _Env(vals, a.in_eval & b.in_eval, maybe, a.grads if a.grads == b.grads else None, a.in_train & b.in_train,
+    return _Env(vals, a.in_eval & b.in_eval, maybe, _join_grads(a.grads, b.grads), a.in_train & b.in_train,
                 a.frozen | b.frozen)
+
+
+def _join_grads(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
+    """The gradient buffers after one path or the other: the same status, or -- zeroed
+    after a backward on one path, computed on the other (``if step % k == 0:
+    opt.zero_grad()`` between backward and step) -- ``("zeroed-some", <call>, True)``;
+    otherwise unknown."""
+    if a == b:
+        return a
+    for x, y in ((a, b), (b, a)):
+        if x is not None and y == ("computed",) and x[0] in ("zeroed", "zeroed-some") and x[2] is True:
+            return ("zeroed-some", x[1], True)
+    return None
 
 
 class _Flow:
@@ -1293,6 +1334,7 @@ class Analyzer:
         self.flow = _Flow.join([exit_flow] + breaks) if breaks or stmt.orelse is not None else exit_flow
         if type(stmt) is cst.For and not breaks and self.flow.env is not None:
             self._detached_items(stmt)
+            self._attached_items(stmt)
         if type(stmt) is cst.For and self.flow.env is not None:
             for name, flag in freezing_loop(stmt, lambda c: getattr(self._calls.get(id(c)), "target", None)):
                 self._freeze(name, literal_bool(flag) if flag is not None else True)
@@ -1324,6 +1366,37 @@ class Analyzer:
                         self._bind_name(name, _detached(inner if inner is not None else call, old, self.flow.state))
                     return
 
+    def _attached_items(self, stmt: cst.For) -> None:
+        """``for p in [img, w]: p.attach_grad()`` (``requires_grad_()``): each name the
+        literal list holds is a leaf after the loop, as after ``img.attach_grad()`` (the
+        loop variable is an alias of each in turn)."""
+        names = _literal_names(stmt.iter)
+        env = self.flow.env
+        elements = [el.value for el in stmt.iter.elements] if names else []
+        if not names and dotted(stmt.iter) is not None and dotted(stmt.iter) in env.vals:
+            # ``params = [w, b]; for p in params: ...``: the names that hold its items
+            items = {id(v) for v in container_items(env.vals[dotted(stmt.iter)])}
+            names = tuple(k for k, v in env.vals.items() if id(v) in items and "." not in k)
+        if not names or type(stmt.target) is not cst.Name or stmt.orelse is not None:
+            return
+        item = stmt.target.value
+        for line in statements(stmt.body):
+            if type(line) is not cst.SimpleStatementLine:
+                continue
+            for small in line.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in F.MAKE_LEAF_METHODS \
+                        and type(call.func.value) is cst.Name and call.func.value.value == item and not requires_grad_off(call):
+                    fw = F.TORCH if call.func.attr.value == "requires_grad_" else F.MXNET
+                    for i, name in enumerate(names):
+                        old = env.vals.get(name)
+                        if fw == F.MXNET and old is not None and i < len(elements):
+                            # (each array attached, as ``w.attach_grad()`` there: SL303 compares
+                            # what it held with its earlier uses)
+                            self._mutation(elements[i], "attach", name, old, None, inner=call)
+                        self._bind_name(name, leaf_value(call, fw))
+                    return
+
     def _loop_item(self, stmt: cst.For, iterable: Value) -> Value:
         """The loop variable: parameters of a model, or leaves of a list of leaves, stay leaves."""
         it = stmt.iter
@@ -1345,11 +1418,16 @@ class Analyzer:
     def _item_of(self, it: cst.BaseExpression, iterable: Value, target: cst.CSTNode) -> Value:
         """One item of ``iterable`` (spelled ``it``), bound to ``target``: of an
         inference container or tensor, an inference tensor too."""
+        if "const" in iterable.tags and not CONTAINER <= iterable.tags:
+            return opaque_value(target, CONST)  # ``for step in range(n)``: a number
         items = container_items(iterable)
         if items:  # a list of values: each iteration holds one of them
             item = items[0]
             for other in items[1:]:
                 item = _join_values(item, other)
+            if type(iterable.node) is cst.Call:
+                # (of what a call returned, read out of it: the call stays its def-use parent)
+                return read_from(target, item, iterable)
             return item
         # Items of a data loader: data, not graphs.
         tags = frozenset({"loop-item"}) if roles.is_data_iterable(it) else frozenset()
@@ -1420,17 +1498,24 @@ class Analyzer:
         if type(target) in (cst.Tuple, cst.List):
             elements = target.elements
             made = value.node
+            holder = None
             if type(made) is cst.Call and len(value.parents) == 1 and CONTAINER <= value.tags:
                 inner = value.parents[0]  # ``a, b = f(...)`` where ``f`` returns ``x, y`` (``Returns.template``)
                 if type(inner.node) in (cst.Tuple, cst.List):
-                    value, made = inner, inner.node
+                    holder, value, made = value, inner, inner.node
+            if TUPLE_RESULT <= value.tags and len(value.parents) == len(elements) and \
+                    not any(type(el) is cst.StarredElement for el in elements):
+                for el, part in zip(elements, value.parents):  # ``values, indices = x.topk(k)``
+                    self._bind(el.value, read_from(part.node or el.value, part, holder) if holder is not None else part)
+                return
             if (
                 type(made) in (cst.Tuple, cst.List)
                 and len(made.elements) == len(elements) == len(value.parents)
                 and not any(type(el) is cst.StarredElement for el in (*elements, *made.elements))
             ):  # ``a, b = x, y``: each name gets its own element's value
                 for el, part in zip(elements, value.parents):
-                    self._bind(el.value, part)
+                    # (of a call's result, read out of it: the call stays its def-use parent)
+                    self._bind(el.value, read_from(part.node or el.value, part, holder) if holder is not None else part)
                 return
             # One element of something unpacked: derived from the whole, but which part
             # carries what is unknown ("part": rules must not equate two parts).
@@ -1457,9 +1542,14 @@ class Analyzer:
                     env.maybe_eval.pop(key, None)
                     env.frozen = frozenset(f for f in env.frozen if f != key and not f.startswith(key + "."))
                     env.in_train = env.in_train - {key}
+            if EVAL_MODE <= value.tags and env is not None and not (key in env.in_eval or key in env.maybe_eval):
+                env.in_eval = env.in_eval | {key}  # (``m = Net().eval()``: not seen as ``m.eval()``)
+                env.maybe_eval[key] = value.node
+                env.in_train = env.in_train - {key}
             self._bind_name(key, value)
         elif type(target) is cst.Subscript:
             self._ev(target)
+            self._store_item(target, value)
 
     def _note_assignment(self, node: cst.Assign, target: cst.BaseExpression, value: Value) -> None:
         """Writes that rules care about: ``x[...] = v``, ``p.grad = None``, rebinding a leaf."""
@@ -1549,6 +1639,9 @@ class Analyzer:
         key = dotted(node)
         if key is not None and self.flow.env is not None and key in self.flow.env.vals:
             return self.flow.env.vals[key]
+        if type(node) is cst.Name and self.func is not None and key in self.graph.module_constants \
+                and self.scope.binder(key) is self.names.root:
+            return opaque_value(node, CONST)  # a module's ``alpha = 0.5``, read in a function
         return opaque_value(node, self._attribute_tags(node, base))
 
     def _handed_self(self, node: cst.Name) -> Value:
@@ -1596,27 +1689,59 @@ class Analyzer:
                 return self.flow.env.vals[key]
             if e.attr.value in F.SCOPE_LAST_NAMES and self.names.qualify(e, self.scope) in F.SCOPES:
                 return opaque_value(e, SCOPE)  # ``ctx = nullcontext if grad else torch.no_grad``
+            if key is not None and type(e.value) in (cst.Name, cst.Attribute):
+                qualified = self.names.qualify(e, self.scope)  # (an imported module's attribute, however spelled)
+                if api.is_constant(qualified) or (qualified or "").startswith(("numpy.", "math.")):
+                    return opaque_value(e, CONST)  # ``torch.float32``, ``torch.pi``, ``np.float32``, ``math.pi``
             base = self._ev(e.value)
             if e.attr.value == "data":  # leaves the graph, still derived from ``base``
                 return Value(e, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (base,), False, False, frozenset({"left-graph", "attr:data"}), state)
-            if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx"):
-                return opaque_value(e, frozenset({"attr:" + e.attr.value}))
+            if e.attr.value in ("grad", "shape", "dtype", "device", "requires_grad", "context", "ctx") or (
+                    api.attribute(e.attr.value, self.names.frameworks or F.FRAMEWORKS) == api.PYTHON and "model" not in base.tags):
+                return opaque_value(e, frozenset({"attr:" + e.attr.value}))  # (``x.ndim``, ``x.is_cuda``: Python values)
+            if any(t.startswith("instance:") for t in base.tags):
+                field = entry(base, "." + e.attr.value)
+                if field is not None:
+                    return read_from(e, field, base)  # ``out.loss`` of ``out = Output(loss=l, ...)``
             tags = self._attribute_tags(e, base)
             if "leaf" in tags:
                 return leaf_value(e, None, tags)
+            if _layer_parameter(base, e.attr.value):
+                return leaf_value(e, F.TORCH, tags | {"param"})  # ``model.emb.weight``: a parameter of an ``nn`` layer
             if "model" in base.tags or any(t.startswith("instance:") for t in base.tags):
                 return opaque_value(e, tags)  # a field of a module or object (``model.rewards``): not its output
-            return computed_value(e, state, [base], True, tags)
+            made = computed_value(e, state, [base], True, tags)
+            if base.inference and api.attribute(e.attr.value, self.names.frameworks or F.FRAMEWORKS) == api.VIEW:
+                made.inference = True  # ``w.T`` of an inference tensor is one too
+            return made
         if t is cst.Call:
             return self._call(e, statement)
         if t is cst.BinaryOperation:
-            return computed_value(e, state, [self._ev(e.left), self._ev(e.right)], True)
+            left, right = self._ev(e.left), self._ev(e.right)
+            if "const" in left.tags and "const" in right.tags and not (CONTAINER <= left.tags or CONTAINER <= right.tags):
+                return opaque_value(e, CONST)  # ``T ** 2``, ``1 - 0.5``: a Python number
+            if type(e.operator) in (cst.Multiply, cst.Add) and (CONTAINER <= left.tags or CONTAINER <= right.tags) and \
+                    (type(e.left) in (cst.List, cst.Tuple) or type(e.right) in (cst.List, cst.Tuple)):
+                # ``[None] * n``, ``a + [b]``: a list of the items of its list operands
+                return container_value(e, [v for v in (left, right) if CONTAINER <= v.tags], state)
+            return computed_value(e, state, [left, right], True)
         if t is cst.UnaryOperation:
-            return computed_value(e, state, [self._ev(e.expression)], True)
+            operand = self._ev(e.expression)
+            if "const" in operand.tags:
+                return opaque_value(e, CONST)
+            return computed_value(e, state, [operand], True)
         if t is cst.Subscript:
             base = self._ev(e.value)
             for el in e.slice:
                 self._ev_children(el)
+            stored = self._stored_item(e, base)
+            entry_key = _entry_key(e)
+            if entry_key is not None and self.flow.env is not None and entry_key in self.flow.env.vals:
+                stored = self.flow.env.vals[entry_key]  # (what ``x.d["k"] = v`` wrote here)
+            if stored is not None:
+                return read_from(e, stored, base)  # ``out["loss"]`` of ``out = {"loss": l}``, ``pair[0]`` of ``pair = (a, b)``
+            if CONTAINER <= base.tags and "const" in base.tags:
+                return opaque_value(e, CONST)  # an item of a list of numbers
             item = computed_value(e, state, [base], True)
             item.inference = item.inference or base.inference  # an item or view of inference tensors
             return item
@@ -1624,6 +1749,17 @@ class Analyzer:
             parts = [self._ev(el.value) for el in e.elements]
             if any(type(el) is cst.StarredElement for el in e.elements):
                 return Value(e, _joined_rec(parts), tuple(parts), False, True)  # items unknown
+            return container_value(e, parts, state)
+        if t is cst.Dict:
+            parts = []
+            for el in e.elements:
+                if type(el) is cst.DictElement:
+                    key = _constant_key(el.key)
+                    self._ev(el.key)
+                    item = self._ev(el.value)
+                    parts.append(keyed(key, item) if key is not None else item)
+                else:  # ``**other``
+                    parts.append(self._ev(el.value))
             return container_value(e, parts, state)
         if t is cst.IfExp:
             self._ev(e.test)
@@ -1640,6 +1776,11 @@ class Analyzer:
             right = self._ev(e.right)
             self._join_marks(start)
             return _join_values(left, right)
+        if t is cst.Comparison:
+            operands = [self._ev(e.left)] + [self._ev(c.comparator) for c in e.comparisons]
+            # (a comparison makes booleans: no graph, whatever it compares; what it read
+            # stays its def-use parents)
+            return Value(e, {F.TORCH: state.torch, F.MXNET: state.mxnet}, tuple(operands), False, True, DATA, state)
         if t is cst.NamedExpr:
             value = self._ev(e.value)
             self._bind(e.target, value)
@@ -1650,6 +1791,44 @@ class Analyzer:
             return container_value(e, self._comprehension(e), state)
         self._ev_children(e)
         return opaque_value(e)
+
+    def _store_item(self, target: cst.Subscript, value: Value) -> None:
+        """``d[k] = v``, ``losses[i] = loss`` on a container: it holds ``v`` too (under
+        ``k`` where ``k`` is a constant), as ``append`` makes a list hold what it is given."""
+        key = dotted(target.value)
+        env = self.flow.env
+        index = target.slice[0].slice.value if len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index else None
+        name = _constant_key(index) if index is not None else None
+        if key is not None and name is not None and env is not None:
+            # ``g.edata["feat"] = h`` on any object: that entry holds ``h`` from here on
+            # (until ``g.edata`` is rebound), whatever else is known of the object
+            self._bind_name(f"{key}.[{name}]", value)
+        old = env.vals.get(key) if key is not None and env is not None else None
+        if old is None or not CONTAINER <= old.tags:
+            return
+        part = keyed(name, value) if name is not None else value
+        self._bind_name(key, container_value(old.node, (old, part), self.flow.state))
+
+    def _stored_item(self, e: cst.Subscript, base: Value) -> Optional[Value]:
+        """``base[k]`` where ``base`` is known to hold a value under the constant ``k``:
+        a dict's entry (``keyed``), an item of a tuple or list written out."""
+        if len(e.slice) != 1 or type(e.slice[0].slice) is not cst.Index:
+            return None
+        index = e.slice[0].slice.value
+        if not CONTAINER <= base.tags and not any(t.startswith("instance:") for t in base.tags):
+            return None
+        key = _constant_key(index)
+        found = entry(base, key) if key is not None else None
+        if found is not None:
+            return found
+        if type(index) is cst.Integer and TUPLE_RESULT <= base.tags and int(index.value, 0) < len(base.parents):
+            return base.parents[int(index.value, 0)]  # ``x.topk(k)[1]``
+        if type(index) is cst.Integer and type(base.node) in (cst.Tuple, cst.List) and CONTAINER <= base.tags:
+            elements = base.node.elements
+            n = int(index.value, 0)
+            if n < len(elements) == len(base.parents) and not any(type(el) is cst.StarredElement for el in elements):
+                return base.parents[n]
+        return None
 
     # What a call in an expression that may not run leaves (``Returns.exit``, gradient
     # buffers): joined with the other way.
@@ -1813,9 +1992,10 @@ class Analyzer:
             if call.args and roles.is_accelerator(fact):
                 values = (args[0],)
             self._seq += 1
-            self._backwards[id(call)] = BackwardFact(
+            fact_b = self._backwards[id(call)] = BackwardFact(
                 call, "backward", values, state, self.func, frozenset(self.names.frameworks), loops, self._seq
             )
+            fact_b.inputs = self._gradient_inputs(call, args, None)
             env.grads = ("computed",)
         elif qname in F.BACKWARD_FUNCS:
             self._record_backward_function(call, qname, args, state)
@@ -1924,13 +2104,161 @@ class Analyzer:
         if receiver is not None:
             pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
             if method in RETURNS_SELF:  # ``net = net.to(device)``: the same module
-                tags = tags | {t for t in receiver.tags if t.startswith("instance:")}
-            return computed_value(call, state, (receiver,) + args, pure, tags)
+                tags = tags | {t for t in receiver.tags if t.startswith("instance:") or t in ("model", "eval-mode")}
+                if (method == "eval" and not call.args) or (method == "train" and call.args and literal_bool(call.args[0].value) is False):
+                    tags = tags | EVAL_MODE  # ``encoder = EncoderCNN(...).eval()``: the name holds a model in eval mode
+                elif method == "train":
+                    tags = tags - EVAL_MODE
+            if pure and qname is None:
+                made = self._method_value(call, method, receiver, args, state, tags)
+                if made is not None:
+                    return made
+            return computed_value(call, state, (receiver,) + args, pure, tags if pure else tags | FORWARD)
         if qname is not None and F.framework_of(qname):
+            return self._framework_value(call, qname, args, state, tags)
+        builtin = self.names.builtin(func, self.scope) if qname is None else None
+        if (builtin in ("dict", "list", "set", "tuple") or qname in _CONTAINER_CLASSES) and not call.args:
+            return container_value(call, (), state)  # ``defaultdict(list)``, ``dict()``: an empty container
+        if qname in _CONTAINER_CLASSES:
+            return container_value(call, (), state)  # ``defaultdict(list)``, ``deque(maxlen=n)``
+        if builtin == "dict":
+            parts = [keyed(a.keyword.value, v) if a.keyword is not None else v for a, v in zip(call.args, args)]
+            return container_value(call, parts, state)  # ``dict(loss=l)``
+        if builtin in _PYTHON_VALUE_BUILTINS:
+            return opaque_value(call, CONST)  # ``len(losses)``, ``range(n)``: Python values, no graph
+        if builtin in _ARITHMETIC_BUILTINS:
+            return computed_value(call, state, args, True, tags)  # ``sum(losses)``: arithmetic on the items
+        if qname is not None and not F.is_model_constructor(qname) and not roles.made_loss(Value(call, {}, (), tags=tags)):
+            return _unknown_result(call, state, args, tags)  # a library we do not model (``env.step``, ``np.random.choice``)
+        if roles.is_model_call(fact):
+            tags = tags | FORWARD
+        made = computed_value(call, state, args, False, tags)
+        fields = self.graph.fields(func.value) if type(func) is cst.Name and any(t.startswith("instance:") for t in tags) else None
+        if fields:
+            bound = _bound_arguments(call, [p for p, _ in fields], args)
+            if bound:  # ``Output(loss=l, logits=z)``: its fields hold what it is handed
+                made.parents = tuple(keyed("." + f, bound[p]) for p, f in fields if f is not None and p in bound)
+        return made
+
+    def _framework_value(self, call: cst.Call, qname: str, args, state: State, tags: frozenset) -> Value:
+        """What a framework function returns, as the API model says (``core.api``): a
+        constant, fresh data, a tensor that carries no graph (``argmax``, a sample), or
+        one computed from its differentiable arguments only (not from ``gather``'s index,
+        nor from ``dtype=``/``device=`` options)."""
+        if qname == "torch.autograd.Variable":
+            volatile = call_arg(call, None, "volatile")
+            made = computed_value(call, state, self._option_free(call, args)[:1], True, tags)
+            if volatile is not None and literal_bool(volatile.value) is True:
+                # ``Variable(x, volatile=True)``: a no-op since PyTorch 0.4 (recording stays
+                # on), written to predict without a graph (RULES.md, SL103)
+                made.tags = made.tags | VOLATILE
+            return made
+        if api.is_constant(qname):
+            return opaque_value(call, CONST)  # ``torch.device("cuda")``, ``mx.cpu()``
+        if api.distribution(qname) is not None:
+            return computed_value(call, state, self._option_free(call, args), True, tags | DISTRIBUTION)
+        op = api.function(qname)
+        if op is not None and op.flags:
+            op = op.at_call(_true_keywords(call))
+        if op is None or not op.known:
             if F.is_data_factory(qname):  # ``torch.randn(...)``, ``nd.zeros(...)``: data, no graph
                 tags = tags | DATA
-            return computed_value(call, state, args, True, tags)
-        return computed_value(call, state, args, False, tags)
+            return computed_value(call, state, self._option_free(call, args), True, tags)
+        kind = op.kind
+        if kind == api.PYTHON:
+            return opaque_value(call, CONST)
+        if kind in (api.FACTORY, api.NO_GRAPH):
+            return no_graph_value(call, state, tags)
+        if isinstance(op.result, tuple):
+            return self._tuple_result(call, op, self._differentiable(call, op, None, args), state, tags)
+        made = computed_value(call, state, self._differentiable(call, op, None, args), True, tags)
+        if op.view and args and args[0].inference:
+            made.inference = True  # ``torch.t(w)`` of an inference tensor is one too
+        return made
+
+    def _method_value(self, call: cst.Call, method: str, receiver: Value, args, state: State, tags: frozenset) -> Optional[Value]:
+        """What ``receiver.method(...)`` returns where the receiver is no model: a
+        distribution's sample (no graph) or log-probability (its parameters' graph), a
+        ``Tensor``/``NDArray`` method as the API model says, a Python container's item as
+        before (None: the caller computes it so), and otherwise what code we do not model
+        returns: nothing known (``env.step(a)``, ``tokenizer.encode(s)``)."""
+        if DISTRIBUTION <= receiver.tags:
+            kind = api.distribution_method(method)
+            if kind == api.NO_GRAPH:
+                return no_graph_value(call, state, tags)  # ``Categorical(logits).sample()``
+            return computed_value(call, state, (receiver,), True, tags) if kind == api.GRAPH else None
+        if method in _CONTAINER_METHODS or CONTAINER <= receiver.tags:
+            return None
+        op = api.method(method, self.names.frameworks or F.FRAMEWORKS)
+        if op is not None and op.flags:
+            op = op.at_call(_true_keywords(call))
+        if op is None:
+            if roles.made_model(receiver) or any(t.startswith("instance:") or (t.startswith("ctor:") and F.framework_of(t[5:]))
+                                                 for t in receiver.tags):
+                # a method of a model, of an object of this file's classes, or of one the
+                # frameworks made (``scaler.scale(loss)``): what it computes is its own
+                return None
+            if not (UNKNOWN_RESULT <= receiver.tags or _object_of_other_code(receiver)):
+                return None  # (``self.m(x)``, ``opt.m(x)`` of a parameter: nothing known either way)
+            return _unknown_result(call, state, (receiver,) + tuple(args), tags)
+        if not op.known:
+            return None
+        kind = op.kind
+        if kind == api.PYTHON:
+            return opaque_value(call, CONST | {"attr:" + method})  # ``out.size(0)``, ``x.dim()``: a Python value
+        if kind in (api.FACTORY, api.NO_GRAPH):
+            return no_graph_value(call, state, tags)  # ``out.argmax(1)``, ``(pred == y)``, ``x.long()``
+        if kind != api.GRAPH:
+            return None
+        if isinstance(op.result, tuple):
+            return self._tuple_result(call, op, self._differentiable(call, op, receiver, args), state, tags)
+        made = computed_value(call, state, self._differentiable(call, op, receiver, args), True, tags)
+        if op.view and receiver.inference:
+            made.inference = True  # ``w.t()`` of an inference tensor is one too
+        return made
+
+    @staticmethod
+    def _tuple_result(call: cst.Call, op, parents, state: State, tags: frozenset) -> Value:
+        """A call that returns a tuple whose elements the API model tells apart
+        (``values, indices = x.topk(k)``, ``sample, logp = nd.sample_multinomial(p,
+        get_prob=True)``): a tuple of those elements (``TUPLE_RESULT``: unpacked and
+        indexed element by element)."""
+        parts = []
+        for kind in op.result:
+            if kind == api.GRAPH:
+                parts.append(computed_value(call, state, parents, True, tags))
+            elif kind == api.PYTHON:
+                parts.append(opaque_value(call, CONST))
+            else:
+                parts.append(no_graph_value(call, state, tags))
+        made = container_value(call, parts, state)
+        made.tags = made.tags | TUPLE_RESULT
+        return made
+
+    @staticmethod
+    def _option_free(call: cst.Call, args) -> Tuple[Value, ...]:
+        """The arguments of a framework call but its keyword options (``dtype=``)."""
+        return tuple([v for a, v in zip(call.args, args) if a.keyword is None or a.keyword.value not in api.OPTION_KEYWORDS])
+
+    @staticmethod
+    def _differentiable(call: cst.Call, op, receiver: Optional[Value], args) -> Tuple[Value, ...]:
+        """The values a call's result is differentiable in (the API model's ``diff``):
+        the receiver (``self``), positional and keyword arguments; ``*args``/``**kw``
+        count, as nobody knows where they land."""
+        out = [receiver] if receiver is not None and "self" in (op.diff or ()) else []
+        position = 0
+        for a, v in zip(call.args, args):
+            if a.star:
+                out.append(v)
+                continue
+            if a.keyword is not None:
+                if op.differentiable(None, a.keyword.value):
+                    out.append(v)
+                continue
+            if op.differentiable(position, None):
+                out.append(v)
+            position += 1
+        return tuple(out)
 
     def _external_effects_at(self, call: cst.Call, external) -> None:
         """At a call of another module's function (its ``interfile.Summary``), what a local
@@ -2101,10 +2429,23 @@ class Analyzer:
         value = args[index]
         values = value.parents if type(arg.value) in (cst.List, cst.Tuple) else (value,)
         self._seq += 1
-        self._backwards[id(call)] = BackwardFact(
+        fact = self._backwards[id(call)] = BackwardFact(
             call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]}), tuple(self._loop_nodes), self._seq
         )
+        fact.inputs = self._gradient_inputs(call, args, 1 if qname.endswith(".grad") else None)
         self.flow.env.grads = ("computed",)
+
+    @staticmethod
+    def _gradient_inputs(call: cst.Call, args, position: Optional[int]) -> Optional[Tuple[Value, ...]]:
+        """The values of the ``inputs`` (``variables`` in MXNet) a gradient is taken
+        with respect to, where the call names them; None where it does not."""
+        arg = call_arg(call, position, "inputs") or call_arg(call, position, "variables")
+        if arg is None or arg.star:
+            return None
+        value = args[list(call.args).index(arg)]
+        if type(arg.value) in (cst.List, cst.Tuple):
+            return tuple(value.parents)
+        return (value,)
 
     def _instance_method(self, func: cst.BaseExpression, receiver: Optional[Value]) -> Optional[FunctionInfo]:
         """``obj.m`` where ``obj`` is known to be an instance of a class of this file."""
@@ -2326,6 +2667,12 @@ class Analyzer:
             for n in walk(runner.node.body):
                 if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == param:
                     callees.add(id(n.func))
+                elif type(n) is cst.Comparison and type(n.left) is cst.Name and n.left.value == param and all(
+                        type(c.operator) in (cst.Is, cst.IsNot) and type(c.comparator) is cst.Name and c.comparator.value == "None"
+                        for c in n.comparisons):
+                    callees.add(id(n.left))  # ``if closure is not None: closure()``: a guard, no hand-over
+                elif type(n) is cst.If and type(n.test) is cst.Name and n.test.value == param:
+                    callees.add(id(n.test))  # ``if callback: callback()``
             for n in walk(runner.node.body):
                 if type(n) is cst.Name and n.value == param and id(n) not in callees:
                     found = False
@@ -2479,6 +2826,127 @@ def _grown_from(v: Optional[Value], entry: Value) -> bool:
         else:
             return False
     return True
+
+
+def no_graph_value(node: cst.CSTNode, state: State, tags: frozenset = frozenset()) -> Value:
+    """A tensor that carries no graph whatever it was made of (``argmax``, a comparison,
+    ``x.long()``, a sample, fresh data): data, as a factory's."""
+    return Value(node, {F.TORCH: state.torch, F.MXNET: state.mxnet}, (), _in_inference_mode(state), True, tags | DATA, state)
+
+
+def _in_inference_mode(state: State) -> bool:
+    """Made inside ``torch.inference_mode()``: an inference tensor (SL108)."""
+    o = state.torch.origin
+    return state.torch.mode is Mode.OFF and o is not None and o.api == "torch.inference_mode"
+
+
+def _unknown_result(node: cst.CSTNode, state: State, parents: Sequence[Value] = (), tags: frozenset = frozenset()) -> Value:
+    """What code we do not model returns: not known to carry a graph (RULES.md, "Values
+    and gradient paths"), nor a path to one (``queries.gradient_path`` and
+    ``holds_graph`` stop there); made while recording is off, it carries none there
+    (whatever it ran, nothing recorded). What it was handed stays its def-use parents:
+    whether a value is *used* by a backward (SL103, SL207) still reads through it."""
+    rec = {F.TORCH: state.torch if state.torch.off else UNKNOWN, F.MXNET: state.mxnet if state.mxnet.off else UNKNOWN}
+    return Value(node, rec, tuple(parents), _in_inference_mode(state), False, tags | UNKNOWN_RESULT, state)
+
+
+def _layer_parameter(base: Value, attr: str) -> bool:
+    """``attr`` of ``base`` is a parameter: ``base`` was made by a framework layer class
+    whose code makes ``attr`` a ``Parameter`` (the API model's ``params``)."""
+    for t in base.tags:
+        if t.startswith("ctor:torch."):
+            layer = api.layer(t[5:])
+            if layer is not None and attr in layer.get("params", ()):
+                return True
+    return False
+
+
+def _object_of_other_code(v: Value) -> bool:
+    """Made by code we do not model: a constructor of another package (``gym.make(...)``,
+    ``Tokenizer(...)``; ``ctor:`` of no framework and no model class), not a tensor."""
+    return any(t.startswith("ctor:") and F.framework_of(t[5:]) is None for t in v.tags) and "model" not in v.tags
+
+
+def _true_keywords(call: cst.Call) -> Set[str]:
+    """The keyword arguments a call sets to a literal ``True``."""
+    return {a.keyword.value for a in call.args if a.keyword is not None and literal_bool(a.value) is True}
+
+
+def _literal_names(expr) -> Tuple[str, ...]:
+    """The dotted names a literal list or tuple holds, when it holds names alone."""
+    if type(expr) not in (cst.List, cst.Tuple) or not expr.elements:
+        return ()
+    names = tuple(dotted(el.value) for el in expr.elements if type(el) is cst.Element)
+    return names if len(names) == len(expr.elements) and all(names) else ()
+
+
+def _entry_key(e: cst.Subscript) -> Optional[str]:
+    """The name under which ``x.d["k"]`` (a constant key of a dotted base) is bound."""
+    if len(e.slice) != 1 or type(e.slice[0].slice) is not cst.Index:
+        return None
+    base, name = dotted(e.value), _constant_key(e.slice[0].slice.value)
+    return f"{base}.[{name}]" if base is not None and name is not None else None
+
+
+def _constant_key(expr) -> Optional[str]:
+    """The key a constant subscript or dict key names (``"loss"``; an integer's digits)."""
+    t = type(expr)
+    if t is cst.SimpleString:
+        try:
+            return str(expr.evaluated_value)
+        except Exception:
+            return None
+    if t is cst.Integer:
+        return "#" + expr.value
+    return None
+
+
+def read_from(node: cst.CSTNode, item: Value, holder: Value) -> Value:
+    """``item``, read out of ``holder`` at ``node`` (``out["loss"]``, ``out.loss``): the
+    value stored, with ``holder`` as a last parent for def-use alone (``Value.held``: whether a
+    call's result is used by a backward reads through the entry; a gradient path does
+    not go into the other entries). A container item is handed back as it is."""
+    if CONTAINER <= item.tags:
+        return item
+    # (the holder stands for where it was read, not for all it holds: its node alone)
+    mark = Value(holder.node, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, True, DATA, holder.state)  # (no source of anything)
+    made = Value(node, dict(item.rec), (item, mark), item.inference, item.pure, item.tags, item.state)
+    made.held = True
+    return made
+
+
+def keyed(key: str, item: Value) -> Value:
+    """An entry of a container or a field of an object: ``item`` stored under ``key``
+    (``"loss"`` of a dict, ``".loss"`` of an object's field). A one-item container
+    itself, so that what reads a container's items reads it as ``item``."""
+    return Value(item.node, dict(item.rec), (item,), item.inference, True, CONTAINER | {"key:" + key}, item.state)
+
+
+def entry(value: Value, key: str, depth: int = 6) -> Optional[Value]:
+    """What ``value`` (a container, an object) holds under ``key`` (``keyed``): the
+    value stored last on every path there (joined over branches), None when unknown."""
+    tag = "key:" + key
+    found: List[Value] = []
+    todo = [(value, 0)]
+    seen = set()
+    while todo:
+        v, d = todo.pop()
+        if id(v) in seen or d > depth:
+            continue
+        seen.add(id(v))
+        for p in reversed(v.parents):
+            if tag in p.tags:
+                found.append(p.parents[0])
+                break  # (the newest entry of this container; older ones are below it)
+            if (CONTAINER <= p.tags and not any(t.startswith("key:") for t in p.tags)) or (
+                    p.tags & v.tags and any(t.startswith("instance:") for t in p.tags & v.tags)):
+                todo.append((p, d + 1))  # (a container it holds; the object a call returned, as made)
+    if not found:
+        return None
+    out = found[0]
+    for other in found[1:]:
+        out = _join_values(out, other)
+    return out
 
 
 def container_value(node: Optional[cst.CSTNode], parts: Sequence[Value], state: State) -> Value:

@@ -112,8 +112,8 @@ LIGHTNING_NO_GRAD_HOOKS = {"validation_step", "test_step", "predict_step"}
 
 
 # Calls that build a new array from their argument's values: the graph ends there.
-CONVERSION_FUNCS = {
-    "torch.tensor", "torch.from_numpy", "torch.as_tensor", "torch.Tensor",
+CONVERSION_FUNCS = {  # (what the API model does not know; ``core.api``)
+    "torch.tensor", "torch.from_numpy", "torch.Tensor",
     "mxnet.nd.array", "mxnet.ndarray.array", "mxnet.np.array",
 }
 CONVERSION_BUILTINS = {"float", "int", "bool", "list"}
@@ -148,11 +148,20 @@ def is_data_factory(qname: Optional[str]) -> bool:
 
 
 def is_conversion(qname: Optional[str], builtin: Optional[str] = None) -> bool:
+    """A call that builds a new array from its argument's values: the builtins above,
+    NumPy, and what the API model observed to be one (``torch.tensor``, ``nd.array``;
+    not ``torch.as_tensor``, which hands a tensor back as it is)."""
     if builtin in CONVERSION_BUILTINS:
         return True
     if not qname:
         return False
-    return qname in CONVERSION_FUNCS or qname.startswith("numpy.")
+    if qname.startswith("numpy."):
+        return True
+    from scopelint.core import api  # (the model is loaded once, on first use)
+    op = api.function(qname)
+    if op is not None and op.known:
+        return op.kind == api.CONVERSION
+    return qname in CONVERSION_FUNCS
 
 
 # Functions that are inference code by their name (``inference-functions`` adds more).

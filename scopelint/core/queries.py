@@ -6,14 +6,15 @@ from typing import FrozenSet, Iterable, Optional
 
 import libcst as cst
 
+from scopelint.core import api
 from scopelint.core import frameworks as F
 from scopelint.core.arguments import CALL_METHODS, spelled_at_call
 from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call, made_model
-from scopelint.core.syntax import block_path, finds, is_nested_scope, walk
-from scopelint.core.state import DATA_TAGS, Mode, Origin, State, Switch, Value
+from scopelint.core.syntax import block_path, finds, is_nested_scope, literal_bool, walk
+from scopelint.core.state import DATA_TAGS, FORWARD, UNKNOWN_RESULT, Mode, Origin, State, Switch, Value
 
 _SPELLING = {
     "torch.no_grad": "torch.no_grad()",
@@ -333,7 +334,13 @@ def is_restore(call, facts: Facts) -> bool:
             if finds(stmt.finalbody, lambda n: n is call.node):
                 return True
     family = F.SETTERS.get(call.qname)
-    if any(F.SETTERS.get(o.qname) == family and o.seq < call.seq for o in facts.calls_in(func) if o.statement):
+
+    def switch(o) -> bool:
+        # (``set_grad_enabled(True)``: PyTorch's default put back, never a switch; a
+        # setter after it that turns recording off restores nothing -- RULES.md, SL106)
+        return not (family == (F.TORCH, "recording") and o.node.args and literal_bool(o.node.args[0].value) is True)
+
+    if any(F.SETTERS.get(o.qname) == family and o.seq < call.seq and switch(o) for o in facts.calls_in(func) if o.statement):
         return True  # an earlier switch in this function is what gets reported
     if not call.node.args or type(call.node.args[0].value) is not cst.Name:
         return False
@@ -609,6 +616,47 @@ def backpropagated_nodes(facts: Facts) -> set:
     return {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
 
 
+def trains(facts: Facts, b) -> bool:
+    """A backward that may train (RULES.md, SL207): its gradients may reach parameters
+    an optimizer steps. Not a gradient taken only with respect to inputs made to require
+    grad (``autograd.grad(loss, [x_adv])``: an adversarial example, a saliency map) that
+    no optimizer holds."""
+    if b.inputs is None or not b.inputs:
+        return True
+    held = optimized(facts)[0]
+    for v in b.inputs:
+        if "leaf" not in v.tags or "param" in v.tags or any(t.startswith("ctor:") and "Parameter" in t for t in v.tags):
+            return True
+        if type(v.node) is not cst.Call or id(v.node) in held:
+            return True
+    return False
+
+
+def steps_inputs_only(facts: Facts, step) -> bool:
+    """``step`` (an optimizer step's CallFact) steps an optimizer built here over tensors
+    made to require grad that are no model's parameters (``optim.SGD([delta])`` of an
+    attack's perturbation): it trains no model."""
+    ctor = optimizer_constructor(facts, step.receiver) if step.receiver is not None else None
+    if ctor is None or not ctor.args:
+        return False
+    held = ctor.args[0]
+    items = [p for p in held.parents] if type(held.node) in (cst.List, cst.Tuple) else []
+    if not items:
+        return False
+    return all("leaf" in v.tags and "param" not in v.tags and type(v.node) is cst.Call
+               and not any(t.startswith("ctor:") and "Parameter" in t for t in v.tags) for v in items)
+
+
+def trained_nodes(facts: Facts) -> set:
+    """The ids of the expressions a backward that may train (``trains``) sends gradients
+    to: along gradient paths (``gradient_path``), not past a detach or a conversion, not
+    into a model's input (an adversarial example's own forward passes are not trained
+    by the loss on it)."""
+    return facts.memo("trained_nodes", lambda f: {
+        id(v.node) for b in f.backwards if trains(f, b) for bv in b.values
+        for v in gradient_path(bv, lambda v: "left-graph" in v.tags)})
+
+
 def zeroes_grads(call) -> bool:
     """``opt.zero_grad()``, ``model.zero_grad()``, ``p.grad.zero_()``."""
     if call.qname is not None:
@@ -799,7 +847,26 @@ def _string(expr) -> Optional[str]:
 def graph_path(value: Value, stop) -> Iterable[Value]:
     """``value`` and its ancestors, not looking past values where ``stop(v)`` holds
     (those are yielded, their parents are not)."""
-    return value.ancestors(stop)
+    return value.ancestors(stop, holders=False)
+
+
+def gradient_path(value: Value, stop) -> Iterable[Value]:
+    """``graph_path`` along gradient paths only (RULES.md, "Values and gradient paths"):
+    not into the inputs of a forward pass (``net(x_adv)``: the gradient the loss sends
+    goes to the model's parameters; an adversarial input built from ``autograd.grad``
+    is no path), as the flow already leaves out indices, samples, options and what
+    unknown code returns (``core.api``)."""
+    seen = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        yield v
+        if stop(v) or FORWARD <= v.tags or UNKNOWN_RESULT <= v.tags:
+            continue
+        stack.extend(v.parents[:-1] if v.held else v.parents)
 
 
 def written_name(node: cst.CSTNode) -> Optional[str]:
@@ -1049,26 +1116,24 @@ def is_object(v: Value) -> bool:
     return False
 
 
-def may_carry_graph(v: Value, fw: str) -> bool:
-    """``v`` is a source of gradient: a leaf, a recorded model/function call, or a
-    name the flow knows nothing about (a parameter, a global)."""
+def may_carry_graph(v: Value, fw: str, unknown: bool = True) -> bool:
+    """``v`` is a source of gradient: a leaf, a recorded model/function call, or
+    (``unknown``) a name the flow knows nothing about (a parameter, a global). Asked
+    whether a value *is* in a graph (a finding rests on it), pass ``unknown=False``: an
+    unknown value never carries a graph by assumption (RULES.md)."""
     if "const" in v.tags:
         return False
     if "leaf" in v.tags:
         return "left-graph" not in v.tags
+    if FORWARD <= v.tags and "left-graph" not in v.tags:
+        return recorded(v, fw)  # a forward pass's output: the model's parameters (a local model's, too)
     if type(v.node) is cst.Call and not v.pure and "left-graph" not in v.tags:
-        return recorded(v, fw)
-    if not v.parents and type(v.node) in (cst.Name, cst.Attribute) and not v.rec[fw].off:
+        return recorded(v, fw) and (unknown or not is_object(v))  # (an environment, a config: no graph)
+    if unknown and not v.parents and type(v.node) in (cst.Name, cst.Attribute) and not v.rec[fw].off:
         return not any(t.startswith("attr:") for t in v.tags)
     return False
 
 
-# Methods whose arguments are a device, a dtype or a shape, never a graph: what they
-# return carries what their receiver carries.
-_RECEIVER_ONLY_METHODS = frozenset({
-    "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "type", "type_as",
-    "contiguous", "pin_memory", "view", "reshape", "squeeze", "unsqueeze", "flatten", "permute", "transpose",
-})
 
 
 _GRADIENT_NORMS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_by_global_norm"})
@@ -1090,7 +1155,7 @@ def holds_graph(facts: Facts, value: Value, fw: str) -> bool:
     not data (a loader's items, moved with ``.to(device)``), not values taken out of the
     graph, not objects (a parsed config), not names nobody knows, not what Python's
     builtins (``enumerate(it)``) make of such."""
-    for v in value.ancestors(lambda v: _no_graph_here(v, fw)):
+    for v in value.ancestors(lambda v: _no_graph_here(v, fw), holders=False):
         if _no_graph_here(v, fw):
             continue
         if "leaf" in v.tags:
@@ -1103,15 +1168,22 @@ def holds_graph(facts: Facts, value: Value, fw: str) -> bool:
     return False
 
 
+def _receiver_only(method: str, fw: str) -> bool:
+    """A tensor method differentiable in its receiver alone (``to``, ``view``,
+    ``type_as``; the API model): what it returns carries what the receiver carries."""
+    op = api.method(method, (fw,))
+    return op is not None and op.known and op.diff == frozenset({"self"})
+
+
 def _no_graph_here(v: Value, fw: str) -> bool:
     tags = v.tags
-    if "left-graph" in tags or "const" in tags or DATA_TAGS & tags or is_object(v) or gradient_norm(v):
+    if "left-graph" in tags or "const" in tags or DATA_TAGS & tags or is_object(v) or gradient_norm(v) or UNKNOWN_RESULT <= tags:
         return True
     if any(t.startswith("attr:") for t in tags):
         return True
     node = v.node
-    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _RECEIVER_ONLY_METHODS \
-            and v.parents and "leaf" not in tags:
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and v.parents and "leaf" not in tags \
+            and _receiver_only(node.func.attr.value, fw):
         return _no_graph_here(v.parents[0], fw)  # ``labels.to(device)``: the receiver decides
     return False
 
@@ -1558,19 +1630,6 @@ def grafted_from(facts: Facts, obj: Value, owner: Value) -> bool:
 # --- train/eval mode (SL207) -------------------------------------------------------------
 # PyTorch layers whose forward pass is the same in train() and eval() mode (no Dropout, no
 # running statistics, no sampling). Any other layer is taken to depend on the mode.
-_MODE_FREE_LAYERS = frozenset({
-    "Linear", "Bilinear", "LazyLinear", "Identity", "Flatten", "Unflatten", "Embedding", "EmbeddingBag",
-    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-    "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-    "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "Softmax", "LogSoftmax", "LogSigmoid", "GLU",
-    "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
-    "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
-    "ReplicationPad1d", "ReplicationPad2d", "LayerNorm", "GroupNorm", "LocalResponseNorm",
-    "Module", "Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict",
-    "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold",
-})
 _MODE_FUNCTIONS = ("dropout", "batch_norm", "instance_norm", "rrelu")
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 
@@ -1836,7 +1895,10 @@ def _mode_free_call(facts: Facts, func: FunctionInfo, node: cst.Call, seen: Opti
         if F.framework_of(qname) != F.TORCH:
             return False  # (another package's model, a torchvision network: unknown)
         if is_class_name(last) and not qname.startswith("torch.nn.init"):
-            return last in _MODE_FREE_LAYERS or last.endswith("Loss") or not qname.startswith("torch.nn.")
+            layer = api.layer(qname)
+            if layer is not None:  # (the API model: False mode-free; None a container, whose layers this code builds)
+                return layer["mode"] is not True
+            return qname in F.PARAMETER_CLASSES or last.endswith("Loss") or not qname.startswith("torch.nn.")
         return not any(k in last.lower() for k in _MODE_FUNCTIONS)
     if type(node.func) is cst.Name:
         if facts.names.builtin(node.func, func.scope) is not None:
@@ -2010,12 +2072,12 @@ def _made_as_mode_free_layer(facts: Facts, value: Optional[Value], scope) -> boo
 
     def layer(expr) -> Optional[str]:
         qname = facts.names.qualify(expr.func, scope) if type(expr) is cst.Call else None
-        return qname.rsplit(".", 1)[-1] if qname is not None and qname.startswith("torch.nn.") else None
+        return qname if qname is not None and qname.startswith("torch.nn.") else None
 
-    last = layer(node)
-    if last == "Sequential":
-        return bool(node.args) and all(not a.star and a.keyword is None and layer(a.value) in _MODE_FREE_LAYERS for a in node.args)
-    return last in _MODE_FREE_LAYERS
+    made = layer(node)
+    if made is not None and api.canonical(made) == "torch.nn.Sequential":
+        return bool(node.args) and all(not a.star and a.keyword is None and api.mode_free_layer(layer(a.value)) for a in node.args)
+    return api.mode_free_layer(made)
 
 
 def params_frozen_at(call) -> bool:

@@ -157,7 +157,7 @@ _METHODS_ONLY = (frozenset(F.MAKE_LEAF_METHODS) | {"zero_grad", "eval", "train",
 # ... and, exactly as the analysis and the rules read them: ``requires_grad=True`` (a
 # leaf: ``syntax.literal_bool``), ``grad_req="add"`` and ``x.setattr("grad_req", "add")``
 # (``queries.sets_grad_req_add``), ``p.grad.zero_()`` (``queries.zeroes_grads``).
-_KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",)}
+_KEYWORDS = {"requires_grad": (True, 1), "grad_req": ("add",), "volatile": (True, 1)}  # (``volatile=True``: SL103)
 # Identifiers in text. Outside strings and comments a non-ASCII character can only be
 # part of one; ``ast`` reads identifiers NFKC-normalised, so non-ASCII words are too.
 # (Written as the ASCII characters that are not in one: a class up to U+10FFFF takes
@@ -601,6 +601,8 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
         for m in _rx(_LEAF_KEYWORD).finditer(text):
             if _starts_a_word(text, m.start()):
                 return True
+    if "volatile" in text and _rx(r"volatile\s*=\s*(?:True|1)\b").search(text):
+        return True  # ``Variable(x, volatile=True)`` (SL103)
     if not text.isascii() and _rx(_NOT_ASCII_CALL).search(text):
         return True
     lowered = text.lower()

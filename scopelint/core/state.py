@@ -125,10 +125,15 @@ class Value:
     pure: bool = True
     tags: frozenset = field(default_factory=frozenset)
     state: Optional[State] = None  # where it was computed, when it was
+    # Read out of a container or an object (``flow.read_from``): the last parent is where
+    # it was read, for def-use alone (``ancestors(holders=False)`` leaves it out).
+    held: bool = False
 
-    def ancestors(self, stop=None):
+    def ancestors(self, stop=None, holders: bool = True):
         """This value and every value it was computed from, each once; below a value
-        for which ``stop(v)`` holds nothing is visited (that value itself is)."""
+        for which ``stop(v)`` holds nothing is visited (that value itself is).
+        ``holders``: also the containers and objects values were read out of (``held``:
+        def-use, not computation)."""
         seen = set()
         stack = [self]
         while stack:
@@ -138,7 +143,7 @@ class Value:
             seen.add(id(v))
             yield v
             if stop is None or not stop(v):
-                stack.extend(v.parents)
+                stack.extend(v.parents if holders or not v.held else v.parents[:-1])
 
 
 def opaque_value(node: Optional[cst.CSTNode] = None, tags: frozenset = frozenset()) -> Value:
@@ -148,6 +153,12 @@ def opaque_value(node: Optional[cst.CSTNode] = None, tags: frozenset = frozenset
 
 DATA = frozenset({"data"})  # tag: a fresh tensor of data (a factory's), or computed from data alone
 DATA_TAGS = frozenset({"data", "loop-item"})  # what carries no graph: data, a data loader's items
+# tag: the output of a forward pass (``net(x)``): its gradient path ends at the model's
+# parameters, not at its inputs (``queries.gradient_path``)
+FORWARD = frozenset({"forward"})
+# tag: what code we do not model returns (``env.step(a)``): not known to carry a graph,
+# no gradient path; its parents are what it was handed (def-use only)
+UNKNOWN_RESULT = frozenset({"unknown-result"})
 # tag: arithmetic on numbers taken out of the graph (``total + loss.item()``), or a join
 # of those and constants (a running total over a loop): no graph, whatever the scope.
 NUMBER = frozenset({"number"})
