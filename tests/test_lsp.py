@@ -343,6 +343,42 @@ async def test_workspace_pyproject_settings(client: LanguageClient, tmp_path: Pa
     await wait_diagnostics(client, uri, lambda d: "SL107" in codes(d))
 
 
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "scopelint", "lsp"]),
+)
+async def configured(lsp_client: LanguageClient, tmp_path):
+    """A client that sets rule settings, as the VS Code extension does (editors/vscode)."""
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params):
+        pass
+
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+            initialization_options={"scopelint": {"ignore": ["SL107"], "severity": {"SL101": "info"}}},
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_client_rule_settings(configured: LanguageClient, tmp_path: Path):
+    client = configured
+    uri = open_doc(client, tmp_path / "mixed.py", BAD + "\n" + SL101_SRC.split("\n\n", 1)[1])
+    (diag,) = await wait_diagnostics(client, uri, has("SL101"))  # SL107 ignored by the editor's setting
+    assert diag.severity == types.DiagnosticSeverity.Information
+    # The editor's settings change: a key given replaces, one not given stays.
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"scopelint": {"ignore": [], "select": ["SL999"]}})
+    )
+    diags = await wait_diagnostics(client, uri, has("SL101", "SL107"))
+    assert [d.severity for d in diags if d.code == "SL101"] == [types.DiagnosticSeverity.Information]
+    assert any("settings.select: unknown rule code or prefix `SL999`" in m.message for m in client.messages), client.messages
+
+
 async def test_pyproject_edit_seen_without_file_watching(client: LanguageClient, tmp_path: Path):
     """Clients that do not watch files: the next lint notices the changed pyproject.toml."""
     sub = tmp_path / "pkg"
