@@ -496,6 +496,37 @@ async def test_notebook_document_sync(client: LanguageClient, tmp_path: Path):
     await wait_diagnostics(client, cells[2], has())
 
 
+async def test_uris_as_vs_code_encodes_them(client: LanguageClient, tmp_path: Path):
+    """VS Code percent-encodes URIs: a notebook cell's fragment always
+    (``#W0sZmlsZQ%3D%3D``), a file's path where it has a space. pygls keeps documents under
+    the decoded URI; the diagnostics must come all the same, on the URIs the client sent."""
+    folder = tmp_path / "my project"
+    folder.mkdir()
+    uri = open_doc(client, folder / "bad file.py", BAD)
+    assert "%20" in uri
+    (diag,) = await wait_diagnostics(client, uri, has("SL107"))
+    assert any(a.title.startswith("SL107: ") for a in await actions_at(client, uri, diag))
+
+    nb_uri = (folder / "synced.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{nb_uri[len('file:'):]}#W{i}sZmlsZQ%3D%3D" for i in range(len(NB_CELLS))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=nb_uri, notebook_type="jupyter-notebook", version=0,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=c) for c in cells],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=c, language_id="python", version=1, text=src)
+                for c, src in zip(cells, NB_CELLS)
+            ],
+        )
+    )
+    await wait_diagnostics(client, cells[2], has("SL101"))
+    (d2,) = await wait_diagnostics(client, cells[1], has("SL107"))
+    fix = next(a for a in await actions_at(client, cells[1], d2) if a.is_preferred)
+    assert apply_text_edits(NB_CELLS[1], fix.edit.changes[cells[1]]) == "%matplotlib inline\nwith torch.no_grad():\n    pass\n"
+
+
 async def test_untitled_buffer(client: LanguageClient, tmp_path: Path):
     uri = "untitled:Untitled-1"
     client.text_document_did_open(

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
+from urllib.parse import unquote
 
 from scopelint.config import ConfigError, Overrides, Resolver, expand_codes, load_config
 from scopelint.engine import Settings
@@ -20,6 +21,15 @@ from scopelint.finding import Finding
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 TOO_LARGE = "scopelint: document too large to analyse"  # the start of every Limits message
+
+
+def open_document(ls, uri: str):
+    """The open text document ``uri`` names, or None. pygls keeps them under their URIs
+    percent-decoded, and clients send them encoded: VS Code's notebook cells always
+    (``vscode-notebook-cell:/nb.ipynb#W0sZmlsZQ%3D%3D``), files where the path has a space
+    or another character URIs escape."""
+    docs = ls.workspace.text_documents
+    return docs.get(uri) or docs.get(unquote(uri))
 
 
 def is_notebook_path(path: str, language_id: Optional[str] = None) -> bool:
