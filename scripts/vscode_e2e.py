@@ -21,8 +21,9 @@ What is installed, into ``$SCOPELINT_VSCODE_E2E_HOME`` (default
 - the extension's .vsix (``editors/vscode/build.py``), installed into a code-server
   extensions folder.
 
-A step that cannot be done raises ``Unavailable`` with the reason (the test is then
-skipped with it). ``run_e2e`` starts code-server on a workspace with a buggy PyTorch file
+A step that cannot be done raises ``Unavailable`` with the reason, kept in
+``install-failed.txt`` there; the test installs nothing (it would take minutes): it is
+skipped with that reason, or with how to install. ``run_e2e`` starts code-server on a workspace with a buggy PyTorch file
 and a notebook and runs ``editors/vscode/e2e/drive.js`` in Chromium against it.
 """
 
@@ -55,6 +56,8 @@ RIPGREP_TARGET = "x86_64-unknown-linux-musl"
 APT_PACKAGES = ("build-essential", "pkg-config", "libkrb5-dev", "libx11-dev", "libxkbfile-dev",
                 "libsecret-1-dev", "ripgrep", "chromium")
 CHROMIUM = "/usr/bin/chromium"
+INSTALL_HINT = "run `python scripts/vscode_e2e.py install`, about 5 minutes"
+FAILED = "install-failed.txt"  # the reason of the last failed install, for the test's skip
 
 
 class Unavailable(Exception):
@@ -92,8 +95,9 @@ def _run(cmd: List[str], what: str, timeout: float, cwd: Optional[Path] = None, 
     return proc.stdout
 
 
-def debian_packages() -> None:
-    """Debian's packages the run needs, installed with apt-get when missing (as root)."""
+def debian_packages(install: bool = True) -> None:
+    """Debian's packages the run needs, installed with apt-get when missing (as root;
+    ``install=False``: only checked)."""
     if not shutil.which("dpkg-query"):
         missing = [p for p in ("rg", "chromium") if not shutil.which(p)]
         if missing:
@@ -105,6 +109,8 @@ def debian_packages() -> None:
     missing = [p for p in APT_PACKAGES if p not in installed]
     if not missing:
         return
+    if not install:
+        raise Unavailable(f"Debian packages missing: {' '.join(missing)} ({INSTALL_HINT})")
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         raise Unavailable(f"Debian packages missing and not root to install them: {' '.join(missing)}")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -120,14 +126,19 @@ def node_major() -> int:
         raise Unavailable(f"cannot read node's version: {out!r}") from None
 
 
-def install_code_server(home: Path) -> Path:
-    """code-server and playwright-core under ``home`` (kept: a second call returns at once)."""
+def install_code_server(home: Path, install: bool = True) -> Path:
+    """code-server and playwright-core under ``home`` (kept: a second call returns at once;
+    ``install=False``: only checked)."""
     code_server = home / "node_modules" / "code-server"
     binary = code_server / "out" / "node" / "entry.js"
     stamp = home / "installed.json"
     want = {"code-server": CODE_SERVER_VERSION, "playwright-core": PLAYWRIGHT_VERSION}
     if binary.is_file() and stamp.is_file() and json.loads(stamp.read_text()) == want:
         return code_server
+    if not install:
+        failed = home / FAILED
+        why = f"the last install failed: {failed.read_text().strip()}" if failed.is_file() else INSTALL_HINT
+        raise Unavailable(f"code-server {CODE_SERVER_VERSION} is not installed in {home} ({why})")
     if node_major() != 20:
         raise Unavailable(f"code-server {CODE_SERVER_VERSION} needs Node 20; this node is {node_major()}")
     if not shutil.which("npm"):
@@ -167,18 +178,27 @@ def code_server_command(code_server: Path) -> List[str]:
     return ["node", str(code_server / "out" / "node" / "entry.js")]
 
 
-def prepare(home: Optional[Path] = None, bundle_python: Optional[str] = None) -> Tools:
-    """Everything the run needs, installed when missing; timings of each step (s)."""
+def prepare(home: Optional[Path] = None, bundle_python: Optional[str] = None, install: bool = True) -> Tools:
+    """Everything the run needs, installed when missing (``install=False``: Debian's
+    packages and code-server only checked, as the test does); the .vsix built and
+    installed in code-server. Timings of each step (s)."""
     home = home or default_home()
     timings: Dict[str, float] = {}
     start = time.monotonic()
-    debian_packages()
-    timings["debian_packages_s"] = time.monotonic() - start
-    if not os.access(CHROMIUM, os.X_OK):
-        raise Unavailable(f"no Chromium at {CHROMIUM}")
-    start = time.monotonic()
-    code_server = install_code_server(home)
-    timings["code_server_s"] = time.monotonic() - start
+    try:
+        debian_packages(install)
+        timings["debian_packages_s"] = time.monotonic() - start
+        if not os.access(CHROMIUM, os.X_OK):
+            raise Unavailable(f"no Chromium at {CHROMIUM}")
+        start = time.monotonic()
+        code_server = install_code_server(home, install)
+        timings["code_server_s"] = time.monotonic() - start
+    except Unavailable as exc:
+        if install:  # what the test says when it is skipped
+            home.mkdir(parents=True, exist_ok=True)
+            (home / FAILED).write_text(str(exc)[:2000] + "\n")
+        raise
+    (home / FAILED).unlink(missing_ok=True)
 
     start = time.monotonic()
     sys.path.insert(0, str(EXTENSION))
@@ -321,6 +341,7 @@ def run_e2e(tools: Tools, workdir: Path, interpreter: str, artifacts: Path,
             "fixedCode": "SL107", "notebook": "explore.ipynb", "notebookCodes": ["SL101", "SL107"],
             "screenshots": str(artifacts), "out": str(workdir / "drive.json"),
             "bareInterpreter": bare_interpreter, "untrustedWorkspace": str(untrusted),
+            "notebookFixAll": {"gone": "SL107"},
         }
         (workdir / "drive-config.json").write_text(json.dumps(config, indent=2))
         driver = subprocess.run(["node", str(DRIVER), str(workdir / "drive-config.json")], cwd=workdir,
@@ -343,6 +364,10 @@ def run_e2e(tools: Tools, workdir: Path, interpreter: str, artifacts: Path,
     result["output_log"] = "".join(p.read_text(errors="replace") for p in logs)
     result["workspace"] = str(ws)
     result["train_after"] = (ws / "train.py").read_text()
+    try:
+        result["notebook_after"] = ["".join(c["source"]) for c in json.loads((ws / "explore.ipynb").read_text())["cells"]]
+    except (OSError, ValueError, KeyError) as exc:
+        result["notebook_after"] = f"unreadable: {exc}"
     result["code_server_log"] = (workdir / "code-server.log").read_text(errors="replace")[-4000:]
     (artifacts / "vscode-e2e.json").write_text(json.dumps(result, indent=2))
     return result
@@ -354,12 +379,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--home", type=Path, default=None, help="where to install (default: %(default)s)")
     parser.add_argument("--artifacts", type=Path, default=REPO / "test-artifacts" / "vscode")
     args = parser.parse_args(argv)
+    start = time.monotonic()
     try:
         tools = prepare(args.home)
     except Unavailable as exc:
         print(f"vscode_e2e: unavailable: {exc}", file=sys.stderr)
         return 3
-    print(json.dumps({k: round(v, 1) for k, v in tools.timings.items()}))
+    timings = {k: round(v, 1) for k, v in tools.timings.items()}
+    timings["total_s"] = round(time.monotonic() - start, 1)
+    print(json.dumps(timings))
     if args.what == "install":
         return 0
     import tempfile

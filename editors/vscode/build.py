@@ -63,7 +63,8 @@ def sync_version(version: str) -> None:
 
 
 def run(cmd: Sequence[str], cwd: Path = HERE, env: Optional[dict] = None, quiet: bool = False) -> None:
-    print("+", " ".join(cmd), file=sys.stderr)
+    if not quiet:
+        print("+", " ".join(cmd), file=sys.stderr)
     try:
         proc = subprocess.run(list(cmd), cwd=cwd, env=env, text=True,
                               stdout=subprocess.PIPE if quiet else None, stderr=subprocess.STDOUT if quiet else None)

@@ -70,6 +70,21 @@ async function problems(page) {
   );
 }
 
+/** The Problems panel's marker rows under each file's row ("train.py 2"). */
+function grouped(rows) {
+  const out = {};
+  let current = null;
+  for (const row of rows) {
+    if (!row.includes("scopelint(")) {
+      current = row.replace(/\s+\d+$/, "");
+      out[current] = [];
+    } else if (current !== null) {
+      out[current].push(row);
+    }
+  }
+  return out;
+}
+
 /** The scopelint codes shown in the Problems panel ("scopelint(SL107)"). */
 function codes(rows) {
   const out = [];
@@ -205,6 +220,26 @@ async function notifications(page) {
       result.problems.bundled = await problems(page);
       step("bundled fallback linted");
     }
+    // "Fix all" in a notebook cell: the server's source.fixAll fixes the notebook.
+    if (config.notebookFixAll) {
+      const nbPath = path.join(config.workspace, config.notebook);
+      const before = fs.readFileSync(nbPath, "utf8");
+      await openFile(page, config.notebook);
+      const cells = page.locator(".notebook-editor .cell-editor-container .monaco-editor .view-lines");
+      await cells.last().click();
+      const fixAllStart = Date.now();
+      await command(page, "scopelint: Fix all auto-fixable problems");
+      await waitFor(`${config.notebookFixAll.gone} gone from the notebook's problems`, async () => {
+        const mine = codes(grouped(await problems(page))[config.notebook] ?? []);
+        return mine.length > 0 && !mine.includes(config.notebookFixAll.gone);
+      }, 60000);
+      result.timings.fix_all_ms = Date.now() - fixAllStart;
+      await page.keyboard.press("Control+S");
+      await waitFor("the notebook saved", async () => fs.readFileSync(nbPath, "utf8") !== before, 30000);
+      result.problems.notebook_after_fix_all = await problems(page);
+      step("fix all applied to the notebook and saved");
+    }
+
     // An untrusted workspace: no server, a notice.
     if (config.untrustedWorkspace) {
       await page.goto(`${config.url}/?folder=${encodeURIComponent(config.untrustedWorkspace)}`);
