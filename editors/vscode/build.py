@@ -26,6 +26,8 @@ from typing import List, Optional, Sequence
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+# What the wheel's build reads (pyproject's packages, readme and license-files).
+WHEEL_SOURCES = ["pyproject.toml", "README.md", "LICENSE", "scopelint", "rules", "runtime_check", "docs"]
 
 
 class BuildError(Exception):
@@ -91,7 +93,16 @@ def bundle(pythons: List[str], quiet: bool) -> None:
     libs = HERE / "bundled" / "libs"
     shutil.rmtree(HERE / "bundled", ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp, str(REPO)], quiet=quiet)
+        # Built from a copy of what the build reads: a stale build/ of the checkout (a
+        # module since removed) cannot get in, and a build running beside is not touched.
+        src = Path(tmp) / "src"
+        src.mkdir()
+        for name in WHEEL_SOURCES:
+            if (REPO / name).is_dir():
+                shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                shutil.copy2(REPO / name, src / name)
+        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", tmp, str(src)], quiet=quiet)
         (wheel,) = Path(tmp).glob("scopelint-*.whl")
         for version in pythons:
             if not re.fullmatch(r"3\.\d+", version):
