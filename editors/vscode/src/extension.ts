@@ -171,7 +171,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     context.subscriptions.push(interpreterChanges);
   }
   log(`scopelint extension ${context.extension.packageJSON.version} activated`);
-  await restart(context);
+  // Not awaited: activation (and the other extensions) need not wait for the interpreter
+  // probe and the server's start.
+  void restart(context);
 }
 
 export async function deactivate(): Promise<void> {
