@@ -319,6 +319,8 @@ def run_e2e(tools: Tools, workdir: Path, interpreter: str, artifacts: Path,
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2))
     artifacts.mkdir(parents=True, exist_ok=True)
+    for old in artifacts.glob("vscode-*"):  # a screenshot of an earlier run's failure is no evidence of this one
+        old.unlink()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = open(workdir / "code-server.log", "w")
