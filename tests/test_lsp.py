@@ -343,6 +343,42 @@ async def test_workspace_pyproject_settings(client: LanguageClient, tmp_path: Pa
     await wait_diagnostics(client, uri, lambda d: "SL107" in codes(d))
 
 
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "scopelint", "lsp"]),
+)
+async def configured(lsp_client: LanguageClient, tmp_path):
+    """A client that sets rule settings, as the VS Code extension does (editors/vscode)."""
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params):
+        pass
+
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+            initialization_options={"scopelint": {"ignore": ["SL107"], "severity": {"SL101": "info"}}},
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_client_rule_settings(configured: LanguageClient, tmp_path: Path):
+    client = configured
+    uri = open_doc(client, tmp_path / "mixed.py", BAD + "\n" + SL101_SRC.split("\n\n", 1)[1])
+    (diag,) = await wait_diagnostics(client, uri, has("SL101"))  # SL107 ignored by the editor's setting
+    assert diag.severity == types.DiagnosticSeverity.Information
+    # The editor's settings change: a key given replaces, one not given stays.
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"scopelint": {"ignore": [], "select": ["SL999"]}})
+    )
+    diags = await wait_diagnostics(client, uri, has("SL101", "SL107"))
+    assert [d.severity for d in diags if d.code == "SL101"] == [types.DiagnosticSeverity.Information]
+    assert any("settings.select: unknown rule code or prefix `SL999`" in m.message for m in client.messages), client.messages
+
+
 async def test_pyproject_edit_seen_without_file_watching(client: LanguageClient, tmp_path: Path):
     """Clients that do not watch files: the next lint notices the changed pyproject.toml."""
     sub = tmp_path / "pkg"
@@ -458,6 +494,37 @@ async def test_notebook_document_sync(client: LanguageClient, tmp_path: Path):
         )
     )
     await wait_diagnostics(client, cells[2], has())
+
+
+async def test_uris_as_vs_code_encodes_them(client: LanguageClient, tmp_path: Path):
+    """VS Code percent-encodes URIs: a notebook cell's fragment always
+    (``#W0sZmlsZQ%3D%3D``), a file's path where it has a space. pygls keeps documents under
+    the decoded URI; the diagnostics must come all the same, on the URIs the client sent."""
+    folder = tmp_path / "my project"
+    folder.mkdir()
+    uri = open_doc(client, folder / "bad file.py", BAD)
+    assert "%20" in uri
+    (diag,) = await wait_diagnostics(client, uri, has("SL107"))
+    assert any(a.title.startswith("SL107: ") for a in await actions_at(client, uri, diag))
+
+    nb_uri = (folder / "synced.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{nb_uri[len('file:'):]}#W{i}sZmlsZQ%3D%3D" for i in range(len(NB_CELLS))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=nb_uri, notebook_type="jupyter-notebook", version=0,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=c) for c in cells],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=c, language_id="python", version=1, text=src)
+                for c, src in zip(cells, NB_CELLS)
+            ],
+        )
+    )
+    await wait_diagnostics(client, cells[2], has("SL101"))
+    (d2,) = await wait_diagnostics(client, cells[1], has("SL107"))
+    fix = next(a for a in await actions_at(client, cells[1], d2) if a.is_preferred)
+    assert apply_text_edits(NB_CELLS[1], fix.edit.changes[cells[1]]) == "%matplotlib inline\nwith torch.no_grad():\n    pass\n"
 
 
 async def test_untitled_buffer(client: LanguageClient, tmp_path: Path):

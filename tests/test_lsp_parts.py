@@ -10,7 +10,7 @@ import pytest
 
 from scopelint.engine import Settings
 from scopelint.finding import syntax_finding
-from scopelint.lsp.documents import Limits, SettingsCache, overlaps
+from scopelint.lsp.documents import ClientSettings, Limits, SettingsCache, overlaps
 from scopelint.lsp.text import DocText, add_noqa, minimal_change, noqa_in
 
 SL107 = "import torch\n\nmodel = torch.nn.Linear(3, 1)\nwith torch.no_grad:\n    out = model(torch.ones(2, 3))\n"
@@ -48,6 +48,49 @@ def test_settings_are_read_again_when_a_pyproject_changes(tmp_path):
     assert cache.settings_for(doc).select == ("SL101",)
     (tmp_path / "pyproject.toml").write_text('[tool.scopelint]\nselect = ["SL107", "SL101"]\n')
     assert set(cache.settings_for(doc).select) == {"SL101", "SL107"}
+
+
+def test_client_settings_lay_over_the_pyproject_settings(tmp_path):
+    """The editor's select/ignore/severity/configuration, as the command line's options."""
+    (tmp_path / "pyproject.toml").write_text('[tool.scopelint]\nignore = ["SL101"]\nseverity = { SL103 = "info" }\n')
+    (tmp_path / "other.toml").write_text('[tool.scopelint]\nselect = ["SL2"]\n')
+    doc = tmp_path / "a.py"
+    client = ClientSettings()
+    assert client.update({"scopelint": {"ignore": ["SL107"], "severity": {"SL102": "warning"}}}) == []
+    cache = SettingsCache(client.overrides())
+    settings = cache.settings_for(doc)
+    assert "SL101" not in settings.select and "SL107" not in settings.select and "SL102" in settings.select
+    assert dict(settings.severity) == {"SL102": "warning"}  # replaces the file's table, as --config does
+    # A key given replaces its value, one not given keeps it, null unsets it.
+    assert client.update({"select": ["SL10"], "severity": None}, "settings") == []
+    cache.invalidate(client.overrides())
+    settings = cache.settings_for(doc)
+    assert set(settings.select) == {f"SL10{i}" for i in range(1, 9)} - {"SL101", "SL107"}  # as --select: both ignores stay
+    assert dict(settings.severity) == {"SL103": "info"}
+    # configuration: this file instead of the nearest pyproject.toml (relative to the root).
+    assert client.update({"select": None, "ignore": None, "configuration": "other.toml"}, root=str(tmp_path)) == []
+    assert client.values["configuration"] == str(tmp_path / "other.toml")
+    cache.invalidate(client.overrides())
+    assert all(c.startswith("SL2") for c in cache.settings_for(doc).select)
+    assert cache.settings_for(doc).select
+
+
+def test_client_settings_complain_and_keep_what_they_had(tmp_path):
+    client = ClientSettings()
+    assert client.update({"select": ["SL1"]}) == []
+    bad = client.update({"select": ["SL999"], "ignore": "SL101", "severity": {"SL107": "loud"},
+                         "configuration": "missing.toml"}, "settings", str(tmp_path))
+    assert bad[0].startswith("settings.select: unknown rule code or prefix `SL999`")
+    assert bad[1:] == [
+        "settings.ignore must be a list of codes, not 'SL101'",
+        "settings.severity: severity of `SL107` must be one of error, warning, info, not `loud`",
+        f"settings.configuration: no such file: {tmp_path / 'missing.toml'}",
+    ]
+    assert client.values == {"select": ["SL1"]}
+    (tmp_path / "broken.toml").write_text('[tool.scopelint]\nselekt = ["SL1"]\n')
+    [complaint] = client.update({"configuration": str(tmp_path / "broken.toml")})
+    assert "unknown key `selekt`" in complaint and "configuration" not in client.values
+    assert client.update("not options") == [] and client.update(None) == []
 
 
 # -- diagnostics and actions against a stand-in server ----------------------------------------

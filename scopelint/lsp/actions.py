@@ -15,7 +15,7 @@ from scopelint.engine import lint_source
 from scopelint.finding import SYNTAX_ERROR
 from scopelint.fix import apply_edits
 from scopelint.lsp.diagnostics import SOURCE, lint_document, lintable, lsp_range
-from scopelint.lsp.documents import TOO_LARGE, Item, overlaps
+from scopelint.lsp.documents import TOO_LARGE, Item, overlaps, open_document
 from scopelint.lsp.notebooks import lint_cell_sources, lint_notebook, notebook_cells, notebook_of_cell
 from scopelint.lsp import verified
 from scopelint.lsp.text import DocText, minimal_change, noqa_in
@@ -35,7 +35,7 @@ def fresh_items(ls, uri: str) -> Tuple[List[Item], bool]:
     if key is not None:
         doc, fn = ls.workspace.get_notebook_document(notebook_uri=key), lint_notebook
     else:
-        key, doc, fn = uri, ls.workspace.text_documents.get(uri), lint_document
+        key, doc, fn = uri, open_document(ls, uri), lint_document
         if doc is None:
             return [], False
 
@@ -175,7 +175,7 @@ def fix_all_plan(ls, uri: str):
                 new = new_sources.get(n)
                 if new is None or new == old:
                     continue
-                doc = ls.workspace.text_documents.get(cell_uri)
+                doc = open_document(ls, cell_uri)
                 if doc is None or doc.source != old:  # edited meanwhile: these edits would not fit
                     return None
                 edit = whole_change(ls, cell_uri, old, new)
@@ -190,7 +190,7 @@ def fix_all_plan(ls, uri: str):
     text, path = ls.workspace.get_text_document(uri).source, ls.path_of(uri)
 
     def finish(new: str) -> Optional[types.WorkspaceEdit]:
-        doc = ls.workspace.text_documents.get(uri)
+        doc = open_document(ls, uri)
         if doc is None or doc.source != text:
             return None
         edit = whole_change(ls, uri, text, new)

@@ -12,7 +12,7 @@ from lsprotocol import types
 from scopelint import notebook
 from scopelint.engine import Settings, lint_source
 from scopelint.finding import Finding, syntax_finding
-from scopelint.lsp.documents import Item, Linted, is_notebook_path, is_python_document
+from scopelint.lsp.documents import Item, Linted, is_notebook_path, is_python_document, open_document
 from scopelint.lsp.text import DocText
 from scopelint.rules import ALL_RULES
 
@@ -54,7 +54,7 @@ def finding_range(doc: DocText, f: Finding, start_offset: int, end_offset: int) 
 
 def lintable(ls, uri: str) -> Optional[str]:
     """'python' | 'ipynb' | None for a text document."""
-    doc = ls.workspace.text_documents.get(uri)
+    doc = open_document(ls, uri)
     if doc is None or ls.workspace.get_notebook_document(cell_uri=uri) is not None:
         return None
     path = ls.path_of(uri)
@@ -134,7 +134,7 @@ def lint_document(ls, uri: str) -> None:
     settings, encoding = ls.settings_for(path), ls.encoding()
 
     def still_current() -> bool:  # not closed, not changed since
-        current = ls.workspace.text_documents.get(uri)
+        current = open_document(ls, uri)
         return current is not None and current.version == version
 
     def done(result) -> None:

@@ -2,8 +2,9 @@
 
 ``Item``: one finding shown on a document (or a synced notebook's cell) with its LSP
 range; ``Linted``: the items of one lint and the version it saw; ``SettingsCache``: the
-``pyproject.toml`` settings per document, re-read when one changes; ``Limits``: the
-largest document the server analyses.
+``pyproject.toml`` settings per document, re-read when one changes, with the editor's
+settings over them (``ClientSettings``); ``Limits``: the largest document the server
+analyses.
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
+from urllib.parse import unquote
 
-from scopelint.config import Overrides, Resolver
+from scopelint.config import ConfigError, Overrides, Resolver, expand_codes, load_config
 from scopelint.engine import Settings
 from scopelint.finding import Finding
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 TOO_LARGE = "scopelint: document too large to analyse"  # the start of every Limits message
+
+
+def open_document(ls, uri: str):
+    """The open text document ``uri`` names, or None. pygls keeps them under their URIs
+    percent-decoded, and clients send them encoded: VS Code's notebook cells always
+    (``vscode-notebook-cell:/nb.ipynb#W0sZmlsZQ%3D%3D``), files where the path has a space
+    or another character URIs escape."""
+    docs = ls.workspace.text_documents
+    return docs.get(uri) or docs.get(unquote(uri))
 
 
 def is_notebook_path(path: str, language_id: Optional[str] = None) -> bool:
@@ -29,16 +40,93 @@ def is_python_document(path: str, language_id: Optional[str]) -> bool:
     return path.lower().endswith(PYTHON_SUFFIXES) or language_id == "python"
 
 
-class SettingsCache:
-    """The nearest pyproject.toml's settings per document, re-read when any pyproject.toml
-    on the way up changes (checked with a few ``stat`` calls on each lint)."""
+def _options(options) -> Optional[dict]:
+    """The client's options: a dict, or the dict under its ``"scopelint"`` key."""
+    if isinstance(options, dict) and isinstance(options.get("scopelint"), dict):
+        options = options["scopelint"]
+    return options if isinstance(options, dict) else None
+
+
+class ClientSettings:
+    """The editor's settings of the rules, as the command line's options: ``select``,
+    ``ignore`` and ``extendSelect`` (lists of codes or prefixes, as ``--select``,
+    ``--ignore``, ``--extend-select``), ``severity`` (``{CODE: "error" | "warning" |
+    "info"}``, as ``--config 'severity = {...}'``: it replaces the file's table) and
+    ``configuration`` (a ``pyproject.toml`` or TOML file used instead of the nearest one,
+    as ``--config FILE``; relative to the workspace root). Given in
+    ``initializationOptions`` and again in ``workspace/didChangeConfiguration``'s
+    ``settings`` (also under a ``"scopelint"`` key): a key given replaces its value, a key
+    not given keeps it, ``null`` unsets it. A bad value is a complaint and is not taken."""
+
+    KEYS = ("select", "ignore", "extendSelect", "severity", "configuration")
 
     def __init__(self):
-        self.resolver = Resolver(Overrides())
+        self.values: Dict[str, object] = {}
+
+    def update(self, options, source: str = "initializationOptions", root: Optional[str] = None) -> List[str]:
+        """Take the keys given in ``options``; returns complaints."""
+        options = _options(options)
+        if options is None:
+            return []
+        bad = []
+        for key in self.KEYS:
+            if key not in options:
+                continue
+            value = options[key]
+            if value is None:
+                self.values.pop(key, None)
+                continue
+            where = f"{source}.{key}"
+            try:
+                self.values[key] = self._checked(key, value, where, root)
+            except ConfigError as exc:
+                bad.append(str(exc))
+        return bad
+
+    @staticmethod
+    def _checked(key: str, value, where: str, root: Optional[str]):
+        if key in ("select", "ignore", "extendSelect"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where} must be a list of codes, not {value!r}")
+            expand_codes(value, where)  # an unknown code: ConfigError
+            return list(value)
+        if key == "severity":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where} must be a table of CODE: \"error\" | \"warning\" | \"info\", not {value!r}")
+            load_config(Path(where), {}, {"severity": value})  # its errors name ``where``
+            return dict(value)
+        if not isinstance(value, str) or not value.strip():  # configuration
+            raise ConfigError(f"{where} must be the path of a TOML file, not {value!r}")
+        path = Path(os.path.expanduser(value))
+        if not path.is_absolute() and root:
+            path = Path(root) / path
+        if not path.is_file():
+            raise ConfigError(f"{where}: no such file: {path}")
+        Resolver(Overrides(config_file=path))  # an unreadable or invalid file: ConfigError
+        return str(path)
+
+    def overrides(self) -> Overrides:
+        v = self.values
+        settings = {"severity": v["severity"]} if "severity" in v else {}
+        config = Path(v["configuration"]) if "configuration" in v else None
+        return Overrides(v.get("select"), list(v.get("ignore", [])), list(v.get("extendSelect", [])), config, settings)
+
+
+class SettingsCache:
+    """The nearest pyproject.toml's settings per document, re-read when any pyproject.toml
+    on the way up changes (checked with a few ``stat`` calls on each lint), with the
+    editor's settings (``overrides``, ``ClientSettings``) over them."""
+
+    def __init__(self, overrides: Optional[Overrides] = None):
+        self.overrides = overrides or Overrides()
+        self.resolver = Resolver(self.overrides)
         self._seen: Dict[Path, tuple] = {}
 
-    def invalidate(self) -> None:
-        self.resolver = Resolver(Overrides())
+    def invalidate(self, overrides: Optional[Overrides] = None) -> None:
+        """Read every configuration again (with new ``overrides``, if given)."""
+        if overrides is not None:
+            self.overrides = overrides
+        self.resolver = Resolver(self.overrides)
         self._seen.clear()
 
     @staticmethod
@@ -89,9 +177,8 @@ class Limits:
         """Take the limits from ``options`` (``initializationOptions``, or the settings
         of ``workspace/didChangeConfiguration``: ``source`` names it in the complaints);
         a key not given keeps its value. Returns complaints."""
-        if isinstance(options, dict) and isinstance(options.get("scopelint"), dict):
-            options = options["scopelint"]
-        if not isinstance(options, dict):
+        options = _options(options)
+        if options is None:
             return []
         bad = []
         for key, attr in (("maxLines", "max_lines"), ("maxChars", "max_chars"), ("maxSeconds", "max_seconds")):

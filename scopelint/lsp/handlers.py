@@ -34,6 +34,31 @@ def clear(ls, uri: str) -> None:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
+def take_client_settings(server, options, source: str, root=None) -> bool:
+    """The editor's rule settings (``ClientSettings``) from ``options``: complaints shown
+    once; returns whether the settings changed."""
+    before = dict(server.client_settings.values)
+    for complaint in server.client_settings.update(options, source, root):
+        log.warning("%s", complaint)
+        server.show_once(f"scopelint: {complaint}; setting not applied")
+    if server.client_settings.values == before:
+        return False
+    server.settings_cache.invalidate(server.client_settings.overrides())
+    return True
+
+
+def _root_of(params) -> str:
+    """The workspace root an ``initialize`` names (for relative paths in its options)."""
+    from pygls.uris import to_fs_path
+
+    folders = params.workspace_folders or []
+    uri = folders[0].uri if folders else params.root_uri
+    try:
+        return (to_fs_path(uri) if uri else None) or params.root_path or ""
+    except Exception:
+        return params.root_path or ""
+
+
 def register(server) -> None:
     """Register every handler on ``server`` (a ``scopelint.lsp.server.Server``)."""
 
@@ -42,6 +67,7 @@ def register(server) -> None:
         for complaint in server.limits.update(params.initialization_options):
             log.warning("%s", complaint)
             server.show_once(f"scopelint: {complaint}; using the default")
+        take_client_settings(server, params.initialization_options, "initializationOptions", _root_of(params))
 
     @server.feature(types.INITIALIZED)
     def initialized(params):
@@ -100,12 +126,14 @@ def register(server) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(params):
-        # The client's settings changed: take its limits (same keys as
+        # The client's settings changed: take its limits and rule settings (same keys as
         # ``initializationOptions``), read every pyproject.toml again, lint again.
         for complaint in server.limits.update(params.settings, "settings"):
             log.warning("%s", complaint)
             server.show_once(f"scopelint: {complaint}; the limit is unchanged")
-        reload_settings(server)
+        server.settings_changed()  # (forgets the messages shown: a complaint shows again)
+        take_client_settings(server, params.settings, "settings", server.workspace.root_path)
+        relint_all(server)
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def nb_did_open(params):

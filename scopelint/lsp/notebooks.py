@@ -10,7 +10,7 @@ from lsprotocol import types
 from scopelint import notebook
 from scopelint.engine import Settings, lint_source
 from scopelint.lsp.diagnostics import finding_range, make_diagnostic, too_large_item
-from scopelint.lsp.documents import Item, Linted
+from scopelint.lsp.documents import Item, Linted, open_document
 from scopelint.lsp.text import DocText
 
 
@@ -20,7 +20,7 @@ def notebook_cells(ls, nb) -> List[Tuple[int, str, str]]:
     for number, cell in enumerate(nb.cells, start=1):
         if cell.kind != types.NotebookCellKind.Code:
             continue
-        doc = ls.workspace.text_documents.get(cell.document)
+        doc = open_document(ls, cell.document)
         if doc is None or (doc.language_id and doc.language_id != "python"):
             continue
         out.append((number, cell.document, doc.source))

@@ -23,7 +23,7 @@ from pygls.uris import to_fs_path
 from scopelint import __version__
 from scopelint.config import ConfigError
 from scopelint.engine import Settings
-from scopelint.lsp.documents import TOO_LARGE, Item, Limits, Linted, SettingsCache
+from scopelint.lsp.documents import TOO_LARGE, ClientSettings, Item, Limits, Linted, SettingsCache
 from scopelint.lsp.worker import ProcessRunner, TooSlow, Worker, inline
 
 log = logging.getLogger("scopelint.lsp")
@@ -81,6 +81,7 @@ class Server(LanguageServer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.settings_cache = SettingsCache()
+        self.client_settings = ClientSettings()  # the editor's select/ignore/severity/configuration
         self.linted: Dict[str, Linted] = {}  # text document or notebook URI -> last lint
         self.by_uri: Dict[str, List[Item]] = {}  # diagnostic URI (document or cell) -> items
         self.pending: Dict[str, asyncio.TimerHandle] = {}

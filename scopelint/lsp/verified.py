@@ -18,6 +18,8 @@ from typing import Optional
 
 from lsprotocol import types
 
+from scopelint.lsp.documents import open_document
+
 log = logging.getLogger("scopelint.lsp")
 KEY = "verifyFix"  # in a "Fix and verify" action's data
 
@@ -49,7 +51,7 @@ async def resolve(ls, action: types.CodeAction, want: dict, fix_edit) -> types.C
     edit (``fix_edit(ls, item)``) only when confirmed and the text is unchanged since."""
     action.edit = types.WorkspaceEdit(changes={})
     uri = want["uri"]
-    doc = ls.workspace.text_documents.get(uri)
+    doc = open_document(ls, uri)
     linted = ls.linted.get(uri)
     item = None
     if doc is not None and linted is not None and linted.version == doc.version == want.get("version"):
@@ -68,7 +70,7 @@ async def resolve(ls, action: types.CodeAction, want: dict, fix_edit) -> types.C
         _say(ls, f"scopelint: fix not applied: the verifier failed ({exc})", types.MessageType.Error)
         return action
     verdict = f"{runtime.get('verdict')}: {runtime.get('detail')}"
-    current = ls.workspace.text_documents.get(uri)
+    current = open_document(ls, uri)
     if not runtime.get("apply"):
         _say(ls, f"scopelint: {item.finding.code} fix not applied: the verifier did not confirm the finding ({verdict})", types.MessageType.Warning)
     elif current is None or current.source != text:
