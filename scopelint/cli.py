@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 import threading
 from dataclasses import replace
@@ -114,9 +115,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ConfigError as exc:
         print(f"scopelint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         from scopelint import runner
 
+        if getattr(exc, "signum", None) == signal.SIGTERM:  # (``verify``: its variants are ended; see harness.interruptible)
+            return 128 + signal.SIGTERM
         if runner.POOL_INTERRUPTED:  # (its workers are killed: leave now, see runner)
             for stream in (sys.stdout, sys.stderr):
                 try:
