@@ -403,7 +403,7 @@ def _check(args, resolver: Resolver, paths: List[str], report) -> int:
     for e in errors:
         print(f"scopelint: error: {e}", file=sys.stderr)
     if errors:  # whatever the format: how many files failed, and exit 2
-        print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
+        print(f"scopelint: error: {failure_line(failed_files(results), results)}", file=sys.stderr)
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_OK
@@ -454,7 +454,7 @@ def _add_noqa(results: List[FileResult], args) -> int:
     for e in errors:
         print(f"scopelint: error: {e}", file=sys.stderr)
     if errors:
-        print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
+        print(f"scopelint: error: {failure_line(failed_files(results), results)}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK
 
@@ -492,7 +492,9 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=N
         if res.path is not None:  # stdin's fixed text is written by the caller
             try:
                 write_atomic(res.path, text, res.encoding)
-            except OSError as exc:
-                current.errors.append(f"{res.filename}: cannot write the fixed file: {exc.strerror or exc}")
+            except OSError as exc:  # (a read-only file is refused: nothing written, its findings as they were)
+                res.errors.append(f"{res.filename}: cannot write the fixed file: {exc.strerror or exc}")
+                total -= applied
+                continue
         results[i] = current
     return total
