@@ -158,6 +158,25 @@ def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
                 a.frozen | b.frozen)
 
 
+class _CallsOf:
+    """The call facts of several walks, looked up by call id (``dict.get``) without
+    merging them: a call belongs to one unit, so the last walk holding it answers, as
+    the merged dict's would."""
+
+    __slots__ = ("walks",)
+
+    def __init__(self, walks: List[Dict[int, CallFact]]):
+        self.walks = walks
+
+    def get(self, cid: int, default=None):
+        found = default
+        for calls in self.walks:
+            fact = calls.get(cid)
+            if fact is not None:
+                found = fact
+        return found
+
+
 class _Flow:
     """Where the walk stands: values and recording state, or None when unreachable."""
 
@@ -738,7 +757,10 @@ class Analyzer:
         """Before walking ``info`` in a round where every unit that may call it has been
         walked: its entry state, names in eval mode and parameter values from those walks
         (what the end of the round would give it)."""
-        calls_by_id = {cid: fact for u in callers for cid, fact in self._walks[u].calls.items()} if callers else {}
+        # (Looked up per call site of ``info`` in its callers' walks, not copied whole:
+        # the module's walk holds every call of a script, and a copy per function made
+        # a script of n functions cost n**2. Issue 44.)
+        calls_by_id = _CallsOf([self._walks[u].calls for u in callers]) if callers else {}
         info.entry = self._entry(info, self._sites.get(id(info)))
         info.entry_eval = self._entry_eval(info, calls_by_id)
         info.params = self._param_values(info)

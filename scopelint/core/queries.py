@@ -600,13 +600,17 @@ def backwards_run_in_loop(facts: Facts, loop: cst.CSTNode):
 
 def backpropagated(facts: Facts, value: Value) -> bool:
     """Some backward call's value was computed from ``value``."""
-    return any(value in set(v for bv in b.values for v in bv.ancestors()) for b in facts.backwards)
+    # (One walk of the backward values' ancestors per file, kept: a set rebuilt per
+    # question was quadratic, e.g. 1,000 training loops each asking of its total.)
+    return id(value) in facts.memo("backpropagated_values", lambda f: frozenset(
+        id(v) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
-def backpropagated_nodes(facts: Facts) -> set:
+def backpropagated_nodes(facts: Facts) -> frozenset:
     """The ids of the expressions whose values some backward call's value was computed
     from (``id(call.node) in ...``: the result of that call is backpropagated)."""
-    return {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+    return facts.memo("backpropagated_nodes", lambda f: frozenset(
+        id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
 def zeroes_grads(call) -> bool:
