@@ -158,6 +158,14 @@ def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
                 a.frozen | b.frozen)
 
 
+SUPER_FANOUT = 16  # more methods than this of one name: a ``super()`` call is narrowed (``CallGraph.super_target``)
+
+
+def _is_super(expr: cst.BaseExpression) -> bool:
+    """``super()`` (or ``super(C, self)``)."""
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "super"
+
+
 class _CallsOf:
     """The call facts of several walks, looked up by call id (``dict.get``) without
     merging them: a call belongs to one unit, so the last walk holding it answers, as
@@ -1820,7 +1828,15 @@ class Analyzer:
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
             site = UNKNOWN_SITE_TORCH_OFF if state.torch.off else UNKNOWN_SITE
-            for candidate in self.graph.methods_by_name.get(func.attr.value, ()):
+            candidates = self.graph.methods_by_name.get(func.attr.value, ())
+            if len(candidates) > SUPER_FANOUT and _is_super(func.value):
+                # ``super().m()``: only the next ``m`` up a chain of this file's classes
+                # can run, not every ``m`` of the file (a chain of n classes each calling
+                # ``super().forward`` gave n**2 sites; issue 44). Still an unknown site.
+                narrowed = self.graph.super_target(self.func, func.attr.value)
+                if narrowed is not None:
+                    candidates = narrowed
+            for candidate in candidates:
                 self._sites[id(candidate)][id(call)] = site
                 self._site_args[id(candidate)][id(call)] = None
         for override in self.graph.overrides(func, self.func):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterable, Optional
+from typing import Dict, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
@@ -153,24 +153,35 @@ def off_at_every_call(facts: Facts, func: Optional[FunctionInfo], frameworks: It
     return found
 
 
-def backward_functions(facts: Facts) -> set:
+def backward_functions(facts: Facts) -> frozenset:
     """ids of the functions that backpropagate: call backward/grad themselves, or call a
     function that does (of this module, or another module's training step), or define
     one (a closure handed to ``optimizer.step``)."""
+    return facts.memo("backward_functions", _backward_functions)
+
+
+def _backward_functions(facts: Facts) -> frozenset:
+    # (Once per file, and up the callers from each function that trains, each edge
+    # once: a pass over every edge until nothing changed cost a chain of n functions
+    # n passes, n**2, and every rule asking again paid it again. Issue 44.)
     trains = {id(b.func) for b in facts.backwards if b.func is not None}
     for c in facts.calls:
         if c.func is not None and c.external is not None and getattr(c.external, "trains", ()):
             trains.add(id(c.func))
-    edges = [(id(c.func), id(c.target)) for c in facts.calls if c.func is not None and c.target is not None]
-    edges += [(id(f.parent), id(f)) for f in facts.functions if f.parent is not None]
-    changed = True
-    while changed:
-        changed = False
-        for caller, callee in edges:
-            if callee in trains and caller not in trains:
+    callers_of: Dict[int, List[int]] = {}
+    for c in facts.calls:
+        if c.func is not None and c.target is not None:
+            callers_of.setdefault(id(c.target), []).append(id(c.func))
+    for f in facts.functions:
+        if f.parent is not None:
+            callers_of.setdefault(id(f), []).append(id(f.parent))
+    todo = list(trains)
+    while todo:
+        for caller in callers_of.get(todo.pop(), ()):
+            if caller not in trains:
                 trains.add(caller)
-                changed = True
-    return trains
+                todo.append(caller)
+    return frozenset(trains)
 
 
 def _callers_all_here(facts: Facts, func: FunctionInfo) -> bool:
