@@ -73,10 +73,136 @@ def loops(n: int, depth: int = 25) -> str:
     return "".join(out)
 
 
+# --- issue 44's shapes: whole-program analysis across many functions, classes, cells ---
+TRAIN_CELL = """\
+model_{k} = torch.nn.Linear(4, 1)
+opt_{k} = torch.optim.SGD(model_{k}.parameters(), lr=0.1)
+total_{k} = 0
+
+
+def batch_{k}(n):
+    return torch.randn(n, 4), torch.randn(n, 1)
+
+
+def step_{k}(x, y):
+    opt_{k}.zero_grad()
+    loss = torch.nn.functional.mse_loss(model_{k}(x), y)
+    loss.backward()
+    opt_{k}.step()
+    return loss
+
+
+for epoch in range(2):
+    x, y = batch_{k}(8)
+    loss = step_{k}(x, y)
+    total_{k} += loss
+with torch.no_grad():
+    pred_{k} = model_{k}(x)
+pred_{k}.sum().backward()
+"""
+
+
+def notebook(n: int) -> str:
+    """A notebook of code cells of ~25 lines each (a model, a training step, a loop with
+    ``total += loss`` and an SL101 finding per cell), state flowing across cells."""
+    import json
+
+    per = TRAIN_CELL.count("\n")
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": "import torch\n"}]
+    for k in range(max(1, n // per)):
+        cells.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": TRAIN_CELL.format(k=k)})
+    return json.dumps({"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def as_script(n: int) -> str:
+    """The notebook's code as one ``.py`` file (the same cells, joined)."""
+    per = TRAIN_CELL.count("\n")
+    return "import torch\n" + "".join(TRAIN_CELL.format(k=k) for k in range(max(1, n // per)))
+
+
+def call_chain(n: int) -> str:
+    """Functions each calling the next (5 lines each): ``f0 -> f1 -> ... -> fN``, the last
+    one computing under ``no_grad``; the entry point calls ``backward`` on the result."""
+    k = max(2, (n - 8) // 5)
+    out = ["import torch\n\nmodel = torch.nn.Linear(3, 1)\n"]
+    for i in range(k - 1):
+        out.append(f"\n\ndef f{i}(x):\n    y = f{i + 1}(x)\n    return y\n")
+    out.append(f"\n\ndef f{k - 1}(x):\n    with torch.no_grad():\n        return model(x)\n")
+    out.append("\n\nf0(torch.ones(2, 3)).sum().backward()\n")
+    return "".join(out)
+
+
+def mutual_recursion(n: int, ring: int = 50) -> str:
+    """Rings of ``ring`` functions each calling the next and the first calling the last
+    (mutual recursion), every function passing a tensor through a model."""
+    out = ["import torch\n\nmodel = torch.nn.Linear(3, 3)\n"]
+    per = 7
+    rings = max(1, (n - 3) // (per * ring))
+    for r in range(rings):
+        for i in range(ring):
+            nxt = f"r{r}_{(i + 1) % ring}"
+            out.append(f"\n\ndef r{r}_{i}(x, depth):\n    if depth <= 0:\n        return model(x)\n"
+                       f"    return {nxt}(model(x), depth - 1)\n")
+        out.append(f"\n\nwith torch.no_grad():\n    out{r} = r{r}_0(torch.ones(2, 3), 3)\nout{r}.sum().backward()\n")
+    return "".join(out)
+
+
+def class_chain(n: int) -> str:
+    """Classes each inheriting from the last (6 lines each), every ``forward`` calling
+    ``super().forward``; the last class trained under ``no_grad`` (SL101)."""
+    k = max(2, (n - 12) // 6)
+    out = ["import torch\n\n\nclass C0(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.lin = torch.nn.Linear(3, 1)\n\n    def forward(self, x):\n        return self.lin(x)\n"]
+    for i in range(1, k):
+        out.append(f"\n\nclass C{i}(C{i - 1}):\n    def forward(self, x):\n        return super().forward(x) + {i}\n")
+    out.append(f"\n\nnet = C{k - 1}()\nwith torch.no_grad():\n    out = net(torch.ones(2, 3))\nout.sum().backward()\n")
+    return "".join(out)
+
+
+def training_loops(n: int) -> str:
+    """Training loops, one per function (20 lines each), each with a model, an optimizer,
+    ``total_loss += loss``, an RNN state carried across steps and a missing ``zero_grad``."""
+    one = """
+
+def train_{k}(data):
+    model = torch.nn.LSTM(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    hidden = None
+    total_loss = 0
+    for epoch in range(3):
+        for x, y in data:
+            out, hidden = model(x, hidden)
+            loss = (out - y).pow(2).mean()
+            loss.backward()
+            opt.step()
+            total_loss += loss
+        model.eval()
+        preds = [model(x)[0] for x, _ in data]
+        model.train()
+    print(total_loss.item(), len(preds))
+    return model
+"""
+    per = one.count("\n")
+    return "import torch\n" + "".join(one.format(k=k) for k in range(max(1, (n - 1) // per)))
+
+
 MAX_BYTES = 10 * 1024 * 1024  # ``scopelint.files.MAX_BYTES`` (not imported: the script runs scopelint in a child)
 
 SHAPES: Dict[str, Callable[[int], str]] = {"rebinds": rebinds, "functions": functions, "huge_function": huge_function, "nesting": nesting,
-                                           "loops": loops}
+                                           "loops": loops, "notebook": notebook, "as_script": as_script, "call_chain": call_chain,
+                                           "mutual_recursion": mutual_recursion, "class_chain": class_chain,
+                                           "training_loops": training_loops}
+SUFFIX = {"notebook": ".ipynb"}  # (every other shape is a .py file)
+
+
+def lines_of(name: str, text: str) -> int:
+    """Lines of code: a notebook's are those of its cells."""
+    if name == "notebook":
+        import json
+
+        return sum(cell_source.count("\n") for cell_source in (c["source"] for c in json.loads(text)["cells"]))
+    return text.count("\n")
 
 
 def measure(path: Path, timeout: float) -> Tuple[float, float, float, int]:
@@ -130,13 +256,13 @@ def main(argv=None) -> int:
             peaks: List[Tuple[int, float]] = []
             print(f"\n{name}\n{'lines':>8} {'wall s':>9} {'CPU s':>9} {'peak MiB':>9}")
             for n in sizes:
-                path = Path(tmp) / f"{name}_{n}.py"
+                path = Path(tmp) / f"{name}_{n}{SUFFIX.get(name, '.py')}"
                 text = make(n)
                 if len(text.encode()) > MAX_BYTES:  # scopelint refuses it unread (one SL000): nothing to time
                     print(f"{text.count(chr(10)):>8}   over the {MAX_BYTES // 1048576} MiB file limit: not checked")
                     break
                 path.write_text(text)
-                lines = text.count("\n")
+                lines = lines_of(name, text)
                 seconds, cpu, peak, rc = measure(path, args.timeout)
                 print(f"{lines:>8} {seconds:>9.2f} {cpu:>9.2f} {peak:>9.0f}" + ("" if rc == 0 else f"   (exit {rc})"), flush=True)
                 if rc != 0:

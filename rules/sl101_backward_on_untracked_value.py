@@ -1,4 +1,4 @@
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import libcst as cst
 
@@ -6,7 +6,7 @@ from scopelint.core.arguments import call_arg
 from scopelint.core.frameworks import MXNET, TORCH
 from scopelint.core.queries import decorated_caller, describe_origin, untracked_by
 from scopelint.fixkit import (
-    block_of, code_of, drop_decorator, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
+    block_of, code_of, dedented, drop_decorator, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
     Replacement, scope_of, sibling, spell, spell_or_import, statement_of, torch_scope_call, wrap,
 )
 from scopelint.rule import NodeFix, Report, Rule
@@ -59,9 +59,23 @@ class BackwardOnUntrackedValue(Rule):
                 if TORCH in b.frameworks and decorated_caller(ctx.facts, origin, b.func, b.frameworks) is not None:
                     continue  # SL105 reports this call
                 related = (origin.where.related(f"turns recording off (`{origin.api}`)"),) if origin.where is not None else ()
-                yield Report(b.node, f"`backward` on a value computed {describe_origin(origin)}: it has no graph",
+                where = describe_origin(origin)
+                if noop_pause(ctx, origin, b.frameworks):  # (SL104's pause: not the cause; recording never was on)
+                    where = "outside every `autograd.record()` (the `autograd.pause()` around it changes nothing)"
+                yield Report(b.node, f"`backward` on a value computed {where}: it has no graph",
                              backward_on_untracked(ctx, b, value, origin), related)
                 break
+
+
+def noop_pause(ctx, origin, frameworks) -> bool:
+    """``origin`` is an MXNet ``autograd.pause()`` of this file where nothing records
+    (what SL104 reports): the value would have no graph without it, so the message
+    does not blame it (SL104 says to remove it; the two agree), and the fix records
+    the computation in place of the pause (issue 44)."""
+    if MXNET not in frameworks or origin.kind != "with" or origin.api != "mxnet.autograd.pause" or origin.where is not None:
+        return False
+    scope = next((s for s in ctx.facts.scopes if s.item is origin.node), None)
+    return scope is not None and scope.before.mxnet.off and scope.before.mx_train.off
 
 
 # --- the fix ----------------------------------------------------------------------------
@@ -96,6 +110,8 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
         scope = scope_of(ctx, func)
         if origin.api.startswith("torch."):
             return torch_scope_call(ctx, scope, "torch.enable_grad", module, call, f"Record the computation: `{code_of(call)}` -> `{{new}}`")
+        if noop_pause(ctx, origin, backward.frameworks) and with_node is not None and len(with_node.items) == 1 and item.asname is None:
+            return _wrap_untracked(ctx, backward, value, fw, dissolve=with_node)  # (record what it computes, and the rest)
         record = sibling(ctx, scope, call.func, "mxnet.autograd.record")
         if record is None:
             return None
@@ -121,20 +137,21 @@ def _encloses(outer, inner) -> bool:
     return f is outer
 
 
-def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:
+def _wrap_untracked(ctx, backward, value, fw: str, dissolve: Optional[cst.With] = None) -> Optional[NodeFix]:
     """Wrap the statements that compute ``value`` (and its untracked ancestors in the same
-    block) in a recording scope."""
+    block) in a recording scope; ``dissolve``: the no-op ``pause()`` block that computes
+    it (MXNet, nothing recording around it), replaced by its body inside the new scope."""
     module = ctx.facts.module
     if value.node is None:
         return None
-    anchor = statement_of(module, value.node)
+    anchor = dissolve if dissolve is not None else statement_of(module, value.node)
     if anchor is None:
         return None
     located = block_of(module, anchor)
     if located is None:
         return None
     block, last = located
-    first = last
+    wanted = {last}
     for v in value.ancestors():
         if v.node is None or not v.rec[fw].off or v.rec[fw].origin is None:
             continue
@@ -143,8 +160,15 @@ def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:
         stmt = statement_of(module, v.node)
         here = block_of(module, stmt) if stmt is not None else None
         if here is not None and here[0] is block and here[1] <= last:
-            first = min(first, here[1])
-    stmts = list(block.body[first:last + 1])
+            wanted.add(here[1])
+    # One ``with`` per run of consecutive statements that compute the value: the
+    # statements between them (a print, an unrelated assignment) stay where they are.
+    runs: List[List[int]] = []
+    for i in sorted(wanted):
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
     func = function_of(ctx, anchor)
     scope = scope_of(ctx, func)
     if fw == TORCH:
@@ -158,9 +182,15 @@ def _wrap_untracked(ctx, backward, value, fw: str) -> Optional[NodeFix]:
         if api is None:
             return None
         scope_expr = keyword_call(api, train_mode=cst.Name("False"))
-    mapping: Dict[int, Replacement] = {id(stmts[0]): wrap(stmts, scope_expr)}
-    for s in stmts[1:]:
-        mapping[id(s)] = cst.RemovalSentinel.REMOVE
+    mapping: Dict[int, Replacement] = {}
+    for run in runs:
+        stmts = list(block.body[run[0]:run[-1] + 1])
+        inner = [t for s in stmts for t in (dedented(s) if s is dissolve else [s])]
+        mapping[id(stmts[0])] = wrap(inner, scope_expr)
+        for s in stmts[1:]:
+            mapping[id(s)] = cst.RemovalSentinel.REMOVE
+    if dissolve is not None:
+        return module_fix(module, mapping, f"Compute the value inside `with {code_of(scope_expr)}:` (instead of the no-op `pause()`)", imports)
     return module_fix(module, mapping, f"Compute the value inside `with {code_of(scope_expr)}:`", imports)
 
 

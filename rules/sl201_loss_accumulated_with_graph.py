@@ -190,7 +190,7 @@ class LossAccumulatedWithGraph(Rule):
             backward_in_loop = any(
                 (b.func is func if per_call else loops[-1] in b.loops or (handed and b.func is func))
                 and any(same(v) and holds_graph(facts, v, TORCH) for bv in b.values for v in graph_path(bv, _not_arithmetic))
-                for b in facts.backwards if not b.differentiates  # (a derivative kept in the graph: no step)
+                for b in _candidates(facts, func, loops, per_call, handed) if not b.differentiates  # (a derivative kept in the graph: no step)
             )
             from_loss = any(
                 c is not None and (is_loss_call(c) or returns_backpropagated(facts, c.target))
@@ -217,3 +217,30 @@ class LossAccumulatedWithGraph(Rule):
 
 
 RULE = LossAccumulatedWithGraph
+
+
+def _candidates(facts, func, loops, per_call: bool, handed: bool) -> list:
+    """The backward calls that may meet ``backward_in_loop``'s condition (in the file's
+    order): those of ``func``, or those in the loop ``loops[-1]`` (and of ``func`` when
+    ``handed``). Indexed once per file: a scan of every backward call per accumulator
+    was quadratic in a file of many training loops (issue 44)."""
+    def by_func(f):
+        out: dict = {}
+        for i, b in enumerate(f.backwards):
+            out.setdefault(id(b.func), []).append((i, b))
+        return out
+
+    def by_loop(f):
+        out: dict = {}
+        for i, b in enumerate(f.backwards):
+            for l in {id(l) for l in b.loops}:
+                out.setdefault(l, []).append((i, b))
+        return out
+
+    if per_call:
+        found = facts.memo("sl201_backwards_by_func", by_func).get(id(func), [])
+    else:
+        found = list(facts.memo("sl201_backwards_by_loop", by_loop).get(id(loops[-1]), [])) if loops else []
+        if handed:
+            found = found + facts.memo("sl201_backwards_by_func", by_func).get(id(func), [])
+    return [b for _, b in sorted({i: (i, b) for i, b in found}.values(), key=lambda t: t[0])]

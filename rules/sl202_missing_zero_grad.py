@@ -66,6 +66,12 @@ class MissingZeroGrad(Rule):
         steps = [s for s in facts.calls if is_optimizer_step(s)]
         step_loops = {id(s): loops_around(facts, s) for s in steps}
         steps = [s for s in steps if step_loops[id(s)]]
+        # (by loop, once: asked per backward call and per loop, a scan of every step was
+        # quadratic in a file of many training loops; issue 44)
+        steps_in: dict = {}
+        for s in steps:
+            for l in {id(l) for l in step_loops[id(s)]}:
+                steps_in.setdefault(l, []).append(s)
         reported = set()
         for b in facts.backwards:
             fws = b.frameworks & facts.frameworks
@@ -74,7 +80,7 @@ class MissingZeroGrad(Rule):
                 continue
             # The innermost loop that repeats this backward and a step must zero: once
             # per epoch around a loop of steps is not enough.
-            loop = next((l for l in reversed(b_loops) if any(l in step_loops[id(s)] for s in steps)), None)
+            loop = next((l for l in reversed(b_loops) if id(l) in steps_in), None)
             if loop is None:
                 continue
             if id(loop) in zero_loops or any(id(inner) in zero_loops for inner in b_loops[b_loops.index(loop) + 1:]):
@@ -82,7 +88,7 @@ class MissingZeroGrad(Rule):
                 continue
             if id(loop) not in reported:
                 reported.add(id(loop))
-                in_loop = [s for s in steps if loop in step_loops[id(s)]]
+                in_loop = steps_in[id(loop)]
                 step = next((s for s in in_loop if s.func is b.func and s.seq > b.seq), in_loop[0])
                 fix = zero_grad_before_backward(ctx, b.node, step, next(iter(fws)))
                 yield Report(b.node, "backward and optimizer step in a loop that never zeroes the gradients: they accumulate across steps", fix)

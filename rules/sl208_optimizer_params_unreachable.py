@@ -5,6 +5,7 @@ import libcst as cst
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
     backward_functions,
+    backwards_run_in_loop,
     grafted_from,
     graph_sources,
     is_deepcopy_of,
@@ -104,8 +105,7 @@ class OptimizerParamsUnreachable(Rule):
         ``owner`` itself."""
         # (the step's own function's, or, where the loop is a caller's, any in that loop:
         # ``l.backward(); train_step(trainer)``)
-        backwards = [b for b in facts.backwards if (loop in b.loops or loop in b.caller_loops)
-                     and (b.func is step.func or loop not in step.loops)]
+        backwards = [b for b in backwards_run_in_loop(facts, loop) if b.func is step.func or loop not in step.loops]
         if not backwards or _writes_gradients(loop) or _calls_gradient_writer(facts, loop) \
                 or _calls_backward_elsewhere(facts, step, loop):
             return None
@@ -134,7 +134,31 @@ class OptimizerParamsUnreachable(Rule):
 
 def _grows(facts, ctor) -> bool:
     """``opt.add_param_group(...)``: the optimizer owns more than the model it was made over."""
-    return any(c.method == "add_param_group" and getattr(c.receiver, "node", None) is ctor.node for c in facts.calls)
+    grown = facts.memo("sl208_grown", lambda f: frozenset(
+        id(c.receiver.node) for c in f.calls if c.method == "add_param_group" and getattr(c.receiver, "node", None) is not None))
+    return id(ctor.node) in grown
+
+
+def _calls_in_loop(facts, loop) -> list:
+    """The calls that stand in ``loop`` (indexed once per file: asked per step)."""
+    def index(f):
+        out: dict = {}
+        for c in f.calls:
+            for n in {id(n): n for n in c.loops}:
+                out.setdefault(n, []).append(c)
+        return out
+
+    return facts.memo("sl208_calls_by_loop", index).get(id(loop), [])
+
+
+def _calls_by(facts, func) -> list:
+    def index(f):
+        out: dict = {}
+        for c in f.calls:
+            out.setdefault(id(c.func), []).append(c)
+        return out
+
+    return facts.memo("sl208_calls_by_func", index).get(id(func), [])
 
 
 def _object_spelling(fact) -> Optional[str]:
@@ -164,7 +188,7 @@ def _writes_gradients(loop: cst.CSTNode) -> bool:
 def _calls_gradient_writer(facts, loop, depth: int = 3) -> bool:
     """A function of the file called in the loop (or by one, ``depth`` levels down) sets
     gradients by hand (``copy_grads(fast, model)`` with ``p.grad = q.grad.clone()``)."""
-    frontier = [c.target for c in facts.calls if c.target is not None and loop in c.loops]
+    frontier = [c.target for c in _calls_in_loop(facts, loop) if c.target is not None]
     seen = set()
     while frontier and depth > 0:
         depth -= 1
@@ -175,7 +199,7 @@ def _calls_gradient_writer(facts, loop, depth: int = 3) -> bool:
             seen.add(id(f))
             if _writes_gradients(f.node):
                 return True
-            nxt.extend(c.target for c in facts.calls if c.func is f and c.target is not None)
+            nxt.extend(c.target for c in _calls_by(facts, f) if c.target is not None)
         frontier = nxt
     return False
 
@@ -184,7 +208,7 @@ def _calls_backward_elsewhere(facts, step, loop) -> bool:
     """A local function called in the loop runs a backward of its own (or through what it
     calls: a runner handed a closure that backpropagates, ``backward_functions``)."""
     with_backward = backward_functions(facts)
-    return any(c.target is not None and id(c.target) in with_backward for c in facts.calls if loop in c.loops and c.func is step.func)
+    return any(c.target is not None and id(c.target) in with_backward for c in _calls_in_loop(facts, loop) if c.func is step.func)
 
 
 # --- the fix ----------------------------------------------------------------------------

@@ -942,6 +942,27 @@ def lock_down(cfg):
     return failed
 
 
+def install_seccomp(hexprog):
+    """The harness's seccomp filter (``runtime_check.sandbox.filter_program``: the
+    fallback without bubblewrap, which loads it itself), with no_new_privs. Returns
+    what failed, if anything."""
+    import ctypes
+
+    prog = bytes.fromhex(hexprog)
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fprog = Fprog(len(prog) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return [f"no_new_privs: errno {ctypes.get_errno()}"]
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return [f"seccomp: errno {ctypes.get_errno()}"]
+    return []
+
+
 def drop_privileges(cfg):
     """As root with a user to run as (the harness's ``nobody``): become it for good."""
     uid, gid = cfg.get("uid"), cfg.get("gid")
@@ -1019,6 +1040,11 @@ def main():
         except Exception as exc:
             locked = [f"{type(exc).__name__}: {exc}"]
     drop_privileges(cfg)
+    if cfg.get("seccomp"):
+        try:
+            locked = (locked or []) + install_seccomp(cfg.pop("seccomp"))
+        except Exception as exc:
+            locked = (locked or []) + [f"seccomp: {type(exc).__name__}: {exc}"]
     T = Trace(cfg)
     T._fd, T._token = fd, token
     del fd, token

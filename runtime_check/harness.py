@@ -15,9 +15,11 @@ the token is rejected (``RunResult.tampered``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import platform
 import re
 import secrets
 import stat
@@ -31,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence
+
+from scopelint.runtime_check import sandbox
 
 CHILD = str(Path(__file__).resolve().with_name("_child.py"))
 DEFAULT_MEMORY_MB = 4096  # RLIMIT_AS: torch+mxnet map ~1.5 GB of address space at rest
@@ -86,20 +90,103 @@ class RunResult:
 
 @dataclass(frozen=True)
 class Isolation:
-    """What this machine lets the harness do; ``warning`` is None when all of it works."""
+    """What this machine lets the harness do; ``warning`` is None when all of it works.
 
-    namespaces: List[str]  # the ``unshare`` command line prefix, or [] where not available
-    uid: Optional[int]  # run as this user (root only), else as the verifier's
+    ``mode``: ``"bwrap"`` (bubblewrap: ``runtime_check.sandbox``), ``"unshare"`` (the
+    fallback: network, PID and mount namespaces from util-linux's ``unshare``, and the
+    seccomp filter the child installs) or ``"none"``."""
+
+    namespaces: List[str]  # the ``unshare`` command line prefix (the fallback), or []
+    uid: Optional[int]  # the child drops to this user (as root), else stays the verifier's
     gid: Optional[int]
     warning: Optional[str]
+    mode: str = "none"
+    userns: bool = False  # bwrap: a new user namespace (False: run by root, without one)
+    description: str = ""  # what the sandbox is, in words (``scopelint verify --explain-sandbox``)
+
+
+BWRAP_WHY = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
 
 
 @functools.lru_cache(maxsize=None)
 def isolation() -> Isolation:
-    """Probe once: network/PID namespaces (``unshare``) and, as root, user ``nobody``."""
-    weak = []
-    prefix: List[str] = []
+    """Probe once: bubblewrap first (as root: without a user namespace, the child then
+    dropping to ``nobody``; else with one), else ``unshare``'s namespaces and, as root,
+    user ``nobody``."""
     root = hasattr(os, "geteuid") and os.geteuid() == 0
+    why_not = BWRAP_WHY
+    if sys.platform.startswith("linux") and os.environ.get("SCOPELINT_VERIFY_NO_NAMESPACES") != "1":
+        if sandbox.bwrap_path():
+            found, why_not = _probe_bwrap(root)
+            if found is not None:
+                return found
+        else:
+            why_not = BWRAP_WHY if os.environ.get("SCOPELINT_VERIFY_NO_BWRAP") != "1" else "bubblewrap turned off (SCOPELINT_VERIFY_NO_BWRAP=1)"
+    return _fallback(root, why_not)
+
+
+def _probe_bwrap(root: bool):
+    """(Isolation, "") where bubblewrap runs Python here, else (None, why not)."""
+    tmp = tempfile.mkdtemp(prefix="scopelint-probe-")
+    try:
+        os.chmod(tmp, 0o711)
+        box = os.path.join(tmp, "box")
+        os.makedirs(box)
+        found = [m for m in ("torch", "mxnet") if _find_spec(m)]
+        check = ("import importlib.util as u, sys;open(%r).close();"
+                 "sys.exit(3) if not all(u.find_spec(m) for m in %r) else print('sandboxed')" % (CHILD, found))
+        drop = "import os;os.setgroups([]);os.setgid(%d);os.setuid(%d);" % (NOBODY, NOBODY)
+        tries = []
+        if root and os.environ.get("SCOPELINT_VERIFY_AS_ROOT") != "1":
+            tries.append(("root, no user namespace, the child becomes nobody", False, True))
+        tries.append(("a user namespace", True, False))
+        if root:
+            tries.append(("root, no user namespace", False, False))
+        errors = []
+        for label, userns, as_nobody in tries:
+            os.chown(box, NOBODY if as_nobody else os.getuid(), NOBODY if as_nobody else os.getgid())
+            fd = sandbox.seccomp_pipe(True)
+            try:
+                cmd = sandbox.command(box, box, os.path.join(tmp, "etc"), extra_ro=[CHILD], userns=userns,
+                                      seccomp_fd=fd, keep_setuid=as_nobody)
+                ok, why = sandbox.probe(cmd + [sys.executable, "-c", (drop if as_nobody else "") + check], pass_fds=() if fd is None else (fd,))
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            if ok:
+                uid = NOBODY if as_nobody else None
+                desc = _describe_bwrap(userns, as_nobody, root, fd is not None)
+                warning = None
+                if root and not as_nobody:
+                    warning = ("weaker isolation: bubblewrap runs the program as root " + ("in a user namespace" if userns else "without a user namespace") +
+                               ", without capabilities (user nobody cannot run Python here): the files bound into the sandbox are "
+                               "read-only, but a fork bomb is bounded only by the PID namespace, not RLIMIT_NPROC")
+                if fd is None:
+                    warning = ((warning + "; ") if warning else "weaker isolation: ") + f"no seccomp filter on {platform.machine()}"
+                return Isolation([], uid, NOBODY if as_nobody else None, warning, "bwrap", userns, desc), ""
+            errors.append(f"{label}: {why}")
+        return None, "bubblewrap does not run here (" + "; ".join(errors) + ")"
+    finally:
+        _remove(tmp)
+
+
+NOBODY = 65534
+
+
+def _describe_bwrap(userns: bool, as_nobody: bool, root: bool, seccomp: bool) -> str:
+    who = ("user nobody (65534: the child drops root before the program or any framework is imported)" if as_nobody
+           else "root in a user namespace, without capabilities" if root and userns
+           else "root without capabilities" if root else "your user, in a user namespace")
+    return (f"bubblewrap: the program runs as {who}; new mount, PID, network, IPC, UTS and cgroup namespaces"
+            f"{' and a user namespace' if userns else ''}; a new root holding only read-only binds of /usr, the /bin and /lib links, a few /etc files "
+            "(its own passwd and group), Python's folders and the frameworks', plus its private box; a fresh /proc, a minimal "
+            "/dev and an empty /tmp; --new-session, --die-with-parent" + (", seccomp" if seccomp else ""))
+
+
+def _fallback(root: bool, bwrap_why: str) -> Isolation:
+    """``unshare``'s network, PID and mount namespaces (and, as root, user ``nobody``)."""
+    weak = [bwrap_why]
+    prefix: List[str] = []
     if sys.platform.startswith("linux") and shutil.which("unshare") and os.environ.get("SCOPELINT_VERIFY_NO_NAMESPACES") != "1":
         cmd = ["unshare"] + ([] if root else ["--user", "--map-root-user"]) + ["--net", "--pid", "--fork", "--kill-child", "--mount", "--propagation", "private"]
         try:
@@ -107,7 +194,10 @@ def isolation() -> Isolation:
         except (OSError, subprocess.SubprocessError):
             ok = False
         prefix = cmd if ok else []
-    if not prefix:
+    if prefix:
+        weak.append("unshare fallback: network, PID and mount namespaces and a seccomp filter (no UNIX sockets at all: "
+                    "DataLoader workers cannot pass tensors), but the host's /proc and /dev, and every file its user may read")
+    else:
         weak.append("no network or PID namespace here (unshare unavailable): the program can reach the network and a process it detaches may outlive the run")
     uid = gid = None
     if root:
@@ -115,12 +205,14 @@ def isolation() -> Isolation:
         if uid is None:
             if not prefix:
                 weak.append("runs as root (user nobody cannot run Python here): it can write files outside its private copy")
-            # else: root in a mount namespace where every other mount is read-only, without capabilities
+            else:
+                weak.append("runs as root (user nobody cannot run Python here), without capabilities, every mount but its box read-only: it can read root's files")
     elif sys.platform.startswith("linux") or sys.platform == "darwin":
         weak.append("runs as your user: it can write your files by absolute path")
     else:
         weak.append(f"no sandbox on {sys.platform}: only a private folder, a scrubbed environment and a timeout")
-    return Isolation(prefix, uid, gid, ("weaker isolation: " + "; ".join(weak)) if weak else None)
+    mode = "unshare" if prefix else "none"
+    return Isolation(prefix, uid, gid, "weaker isolation: " + "; ".join(weak), mode, False, "; ".join(weak))
 
 
 def _unprivileged_user():
@@ -299,6 +391,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
     memory = memory_limit_bytes()
     token = secrets.token_hex(16)
     trace_r, trace_w = os.pipe()
+    bwrap = iso.mode == "bwrap"
     cfg = {
         "program": program,
         "trace_fd": trace_w,
@@ -311,7 +404,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "nproc": DEFAULT_NPROC if iso.uid is not None else None,
         "uid": iso.uid,
         "sandbox": box,
-        "lockdown": bool(iso.namespaces) and iso.uid is None and (os.geteuid() == 0 or "--user" in iso.namespaces),
+        "lockdown": not bwrap and bool(iso.namespaces) and iso.uid is None and (os.geteuid() == 0 or "--user" in iso.namespaces),
         "gid": iso.gid,
         "cpu_seconds": int(timeout * 2) + 10,
         "mentions_cuda": bool(re.search(r"cuda|gpu", source)),
@@ -324,7 +417,17 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "paths": [d for d in (inside(p) for p in paths) if d],
         "cwd": inside(cwd) if cwd else None,
     }
+    if not bwrap and sys.platform.startswith("linux"):  # (bubblewrap loads it itself)
+        prog = sandbox.filter_program(unix_sockets=False)
+        if prog is not None:
+            cfg["seccomp"] = prog.hex()
     cfg_r, cfg_w = os.pipe()
+    seccomp_fd = None
+    prefix = iso.namespaces
+    if bwrap:
+        seccomp_fd = sandbox.seccomp_pipe(unix_sockets=True)
+        prefix = sandbox.command(box, workdir, os.path.join(tmp, "etc"), extra_ro=[CHILD], userns=iso.userns,
+                                 cuda=device == "cuda", seccomp_fd=seccomp_fd, keep_setuid=iso.uid is not None)
     out_path, err_path = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
     result = RunResult("ran", timeout=timeout, memory_bytes=memory, onednn=onednn)
     chunks: List[bytes] = []
@@ -335,16 +438,20 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
             os.chmod(out_path, 0o600)
             os.chmod(err_path, 0o600)
             try:
-                proc = subprocess.Popen(
-                    iso.namespaces + [sys.executable, CHILD],
-                    cwd=workdir,
-                    stdin=cfg_r,
-                    stdout=out,
-                    stderr=err,
-                    pass_fds=(trace_w,),
-                    env=child_env(device, onednn, home),
-                    start_new_session=True,
-                )
+                with _LIVE_LOCK:
+                    if STOPPING.is_set():
+                        raise OSError("the verification was interrupted")
+                    proc = subprocess.Popen(
+                        (prefix if bwrap or not prefix else _pdeathsig() + prefix) + [sys.executable, CHILD],
+                        cwd=workdir,
+                        stdin=cfg_r,
+                        stdout=out,
+                        stderr=err,
+                        pass_fds=(trace_w,) if seccomp_fd is None else (trace_w, seccomp_fd),
+                        env=child_env(device, onednn, home),
+                        start_new_session=True,
+                    )
+                    _LIVE.add(proc)
             except OSError as exc:
                 result.status = "failed-to-start"
                 result.notes.append(str(exc))
@@ -353,6 +460,8 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
                 os.close(cfg_r)
                 os.close(trace_w)
                 trace_w = -1
+                if seccomp_fd is not None:
+                    os.close(seccomp_fd)
             reader = threading.Thread(target=_drain, args=(trace_r, chunks), daemon=True)
             reader.start()
             try:
@@ -374,6 +483,9 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
                         pass
             reader.join(timeout=5)  # EOF once every holder of the write end is gone
     finally:
+        if proc is not None:
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
         for fd in (cfg_w, trace_w):
             if fd >= 0:
                 try:
@@ -390,9 +502,73 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
             result.notes.append(result.tampered)
     if result.status == "ran" and result.trace is None:
         result.status = "crashed"
-    if iso.namespaces and result.returncode is not None and result.returncode > 128 and result.trace is None:
-        result.returncode = -(result.returncode - 128)  # unshare reports its child's signal as 128+N
+    if (iso.namespaces or bwrap) and result.returncode is not None and result.returncode > 128 and result.trace is None:
+        result.returncode = -(result.returncode - 128)  # unshare and bwrap report their child's signal as 128+N
     return result
+
+
+# Every variant running now, so that an interrupted verification (Ctrl-C, SIGTERM) can
+# end them at once (``stop_all``), and start no more.
+_LIVE: set = set()
+_LIVE_LOCK = threading.Lock()
+STOPPING = threading.Event()
+
+
+def stop_all() -> None:
+    """Kill every running variant and everything it started; start none after this."""
+    with _LIVE_LOCK:
+        STOPPING.set()
+        live = list(_LIVE)
+    for proc in live:
+        _kill_tree(proc)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a verification (``interruptible``)."""
+
+    signum = signal.SIGTERM
+
+
+@contextlib.contextmanager
+def interruptible():
+    """While verifying: SIGTERM raises ``Terminated`` (in the main thread, where Python
+    runs signal handlers) so that the variants are ended (``stop_all``) and their
+    folders removed, as Ctrl-C's ``KeyboardInterrupt`` does; elsewhere nothing changes."""
+    STOPPING.clear()
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop_all()
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+@functools.lru_cache(maxsize=None)
+def _pdeathsig() -> List[str]:
+    """The fallback's launcher dies with the verifier (``setpriv --pdeathsig``, from
+    util-linux as ``unshare`` is), and ``unshare --kill-child`` takes the program with it."""
+    setpriv = shutil.which("setpriv")
+    if setpriv:
+        try:
+            if subprocess.run([setpriv, "--pdeathsig", "KILL", "true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=20).returncode == 0:
+                return [setpriv, "--pdeathsig", "KILL"]
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return []
 
 
 def _drain(fd: int, chunks: List[bytes]) -> None:
@@ -425,9 +601,85 @@ def parse_trace(data: bytes, token: str):
     if len(rest) != n:
         return None, "the trace channel held more or less than one trace (written by the program?)"
     try:
-        return json.loads(rest.decode("utf-8")), None
+        trace = json.loads(rest.decode("utf-8"))
     except ValueError as exc:
         return None, f"unreadable trace: {exc}"
+    problem = trace_problem(trace)
+    if problem:
+        return None, f"a malformed trace ({problem}): the program changed the instrumentation's data?"
+    return trace, None
+
+
+def _int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _num(x) -> bool:
+    return (isinstance(x, (int, float)) and not isinstance(x, bool)) or x in ("nan", "inf", "-inf")
+
+
+def _opt(check):
+    return lambda x: x is None or check(x)
+
+
+def _list_of(check):
+    return lambda x: isinstance(x, list) and all(check(v) for v in x)
+
+
+def _str(x) -> bool:
+    return isinstance(x, str)
+
+
+def _bool(x) -> bool:
+    return isinstance(x, bool)
+
+
+def _summary(x) -> bool:
+    if x is None:
+        return True
+    if not isinstance(x, dict) or not _list_of(_int)(x.get("shape", [])):
+        return False
+    return all(_num(x[k]) for k in ("sum", "abs") if k in x) and _list_of(_num)(x.get("head", []))
+
+
+def _fields(spec):
+    def check(x) -> bool:
+        return isinstance(x, dict) and all(k not in x or ok(x[k]) for k, ok in spec.items())
+
+    return check
+
+
+_EVENT = {"line": _opt(_int), "seq": _int, "api": _str, "what": _str, "names": _list_of(_str), "recorded": _bool,
+          "training": _bool, "grads": _list_of(_summary), "params": _list_of(_summary), "values": _list_of(_summary)}
+_TRACE = {
+    "status": lambda x: x in ("ok", "exit", "exception", "memory"),
+    "exception": _opt(_fields({"type": _str, "module": _str, "message": _str, "line": _opt(_int), "onednn": _bool})),
+    "exit": _opt(_fields({"how": _str, "code": lambda c: c is None or _int(c) or _str(c), "line": _opt(_int)})),
+    "frameworks": _list_of(_str), "missing": _list_of(_str), "device_map": _list_of(_str), "no_cuda": _bool,
+    "backward": _list_of(_fields(_EVENT)), "grad": _list_of(_fields(_EVENT)), "steps": _list_of(_fields(_EVENT)),
+    "outputs": _list_of(_fields(_EVENT)),
+    "counts": lambda x: isinstance(x, dict) and all(_int(v) for v in x.values()),
+    "graph": _opt(lambda x: isinstance(x, dict) and all(_int(v) for v in x.values())),
+    "rss_start_kb": _int, "rss_peak_kb": _int, "seconds": _num, "cpu_seconds": _num, "setup_seconds": _num,
+    "instrumentation_errors": _list_of(_str), "isolation_errors": _list_of(_str), "reached": _list_of(_int),
+    "realigned": _int, "in_harness": _bool, "harness_failed": _bool,
+}
+_REQUIRED = ("status", "exception", "exit", "backward", "grad", "steps", "outputs", "counts")
+
+
+def trace_problem(trace) -> Optional[str]:
+    """What is wrong with a trace's shape (a field of the wrong type, a missing one),
+    or None: what the verdict reads is what the child writes, whatever the program
+    did to the instrumentation's objects (``gc`` reaches them)."""
+    if not isinstance(trace, dict):
+        return f"a {type(trace).__name__}, not an object"
+    missing = [k for k in _REQUIRED if k not in trace]
+    if missing:
+        return "no " + ", ".join(missing)
+    bad = [k for k, ok in _TRACE.items() if k in trace and not ok(trace[k])]
+    if bad:
+        return "bad " + ", ".join(bad)
+    return None
 
 
 def _kill_tree(proc: subprocess.Popen) -> None:

@@ -303,7 +303,16 @@ def verify(
     progress: Optional[TextIO] = None,
     runner: Callable = harness.run_variant,
 ) -> None:
-    """Attach ``Finding.runtime`` to every finding of ``results`` (FileResult-like)."""
+    """Attach ``Finding.runtime`` to every finding of ``results`` (FileResult-like).
+
+    Ctrl-C or SIGTERM (in the main thread) ends every running variant and everything it
+    started at once (``harness.stop_all``), starts no more, and raises
+    ``KeyboardInterrupt`` (``harness.Terminated`` for SIGTERM)."""
+    with harness.interruptible():
+        _verify(results, device, timeout, jobs, progress, runner)
+
+
+def _verify(results, device, timeout, jobs, progress, runner) -> None:
     devices = ["cpu", "cuda"] if device == "all" else [device]
     cuda = harness.cuda_present() if "cuda" in devices else False
     run = _Run(results)
@@ -363,7 +372,10 @@ def verify(
             verdict, detail, seconds = INCONCLUSIVE, why, 0.0
         else:
             a, b = runs[orig_key], runs[fixed_key]
-            verdict, detail = evidence(a, b, *watched[id(f)], f.fix.message if f.fix else "", jobs_by_key[fixed_key].line_map)
+            try:
+                verdict, detail = evidence(a, b, *watched[id(f)], f.fix.message if f.fix else "", jobs_by_key[fixed_key].line_map)
+            except Exception as exc:  # (a trace of the right shape whose values still upset the comparison)
+                verdict, detail = INCONCLUSIVE, f"no trustworthy trace: comparing the runs failed ({type(exc).__name__}: {exc})"
             seconds = a.seconds + b.seconds
             if weaker:
                 detail += f" [{weaker}]"
@@ -509,8 +521,9 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
         bar.step()
         return harness.RunResult("skipped", timeout=timeout, notes=["the program as written decides the verdict"])
 
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        if True:  # (not ``with pool``: its exit would wait for the running variants before ``except`` ends them)
             pending: set = set()
             for j in originals:
                 submit(pending, j, True)
@@ -539,6 +552,11 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
                             runs[fixed.key] = skipped(fixed, result)
                         else:
                             submit(pending, fixed, onednn)
+        pool.shutdown(wait=True)
+    except BaseException:  # Ctrl-C, SIGTERM: end the running variants now, run no more
+        harness.stop_all()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     finally:
         bar.close()
     return runs, fallback

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
 import threading
 from dataclasses import replace
@@ -114,9 +115,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ConfigError as exc:
         print(f"scopelint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         from scopelint import runner
 
+        if getattr(exc, "signum", None) == signal.SIGTERM:  # (``verify``: its variants are ended; see harness.interruptible)
+            return 128 + signal.SIGTERM
         if runner.POOL_INTERRUPTED:  # (its workers are killed: leave now, see runner)
             for stream in (sys.stdout, sys.stderr):
                 try:
@@ -400,7 +403,7 @@ def _check(args, resolver: Resolver, paths: List[str], report) -> int:
     for e in errors:
         print(f"scopelint: error: {e}", file=sys.stderr)
     if errors:  # whatever the format: how many files failed, and exit 2
-        print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
+        print(f"scopelint: error: {failure_line(failed_files(results), results)}", file=sys.stderr)
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_OK
@@ -451,7 +454,7 @@ def _add_noqa(results: List[FileResult], args) -> int:
     for e in errors:
         print(f"scopelint: error: {e}", file=sys.stderr)
     if errors:
-        print(f"scopelint: error: {failure_line(failed_files(results))}", file=sys.stderr)
+        print(f"scopelint: error: {failure_line(failed_files(results), results)}", file=sys.stderr)
         return EXIT_ERROR
     return EXIT_OK
 
@@ -489,7 +492,9 @@ def _apply_fixes(results: List[FileResult], args, resolver: Resolver, diff_out=N
         if res.path is not None:  # stdin's fixed text is written by the caller
             try:
                 write_atomic(res.path, text, res.encoding)
-            except OSError as exc:
-                current.errors.append(f"{res.filename}: cannot write the fixed file: {exc.strerror or exc}")
+            except OSError as exc:  # (a read-only file is refused: nothing written, its findings as they were)
+                res.errors.append(f"{res.filename}: cannot write the fixed file: {exc.strerror or exc}")
+                total -= applied
+                continue
         results[i] = current
     return total

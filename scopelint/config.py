@@ -82,6 +82,28 @@ class Config:
         return self.path.parent if self.path else Path.cwd()
 
 
+def _open_regular(path: Path):
+    """``path`` opened for reading, or ConfigError when it is not a regular file: a FIFO
+    (opened without O_NONBLOCK, it waits forever for a writer), a device, a socket, a
+    folder. Checked on the descriptor, so a file swapped after a check is still caught."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+            raise ConfigError(f"{path}: cannot read: {kind}, not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_table(path: Path) -> Optional[dict]:
     """The ``[tool.scopelint]`` table of a TOML file; None when it has none."""
     if sys.version_info >= (3, 11):  # (imported here: a run outside any project reads no TOML)
@@ -90,7 +112,7 @@ def read_table(path: Path) -> Optional[dict]:
         import tomli as tomllib
 
     try:
-        with open(path, "rb") as fh:
+        with _open_regular(path) as fh:
             data = tomllib.load(fh)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None

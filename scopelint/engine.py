@@ -12,6 +12,7 @@ import contextlib
 import copy
 import re
 import symtable
+import sys
 import threading
 import unicodedata
 import warnings
@@ -282,6 +283,11 @@ _TOO_DEEP = ("too many nested parentheses", "too many levels of indentation", "t
 # Errors no Python version's grammar undoes (LibCST's tokenizer lets these characters
 # through: a U+FEFF or U+200D inside the code was no finding at all; issue 24's battery).
 _FINAL = ("invalid non-printable character",)
+# Python 2's ``except X, e:``, which LibCST's grammar accepts (as ``except (X, e):``):
+# a syntax error in every Python 3 before 3.14, whose PEP 758 reads it as a tuple of
+# exception types (ruff, at its default target, reports it too). Issue 44.
+if sys.version_info < (3, 14):
+    _FINAL += ("multiple exception types must be parenthesized",)
 
 
 def _cpython_check(text: str, filename: str, tree: bool = True) -> Tuple[Optional[Finding], Optional[SyntaxError], Optional[ast.Module]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import errno
 import os
 import re
 import stat
@@ -136,7 +137,14 @@ def unified_diff(old: str, new: str, filename: str) -> str:
 def write_atomic(path: str, text: str, encoding: str = "utf-8") -> None:
     """Write via a temporary file in the same folder and rename, keeping the mode.
 
-    A symbolic link is followed: its target is rewritten, the link stays a link."""
+    A symbolic link is followed: its target is rewritten, the link stays a link.
+
+    A read-only file is refused (``PermissionError``, the file untouched), as ruff's
+    in-place write is: the rename would replace it whatever its mode says (it needs
+    only the folder's write permission), and root may write any file. Read-only means
+    no write bit at all, or none that lets this user write (``os.access``)."""
     path = os.path.realpath(path)
     mode = stat.S_IMODE(os.stat(path).st_mode)
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "Permission denied (the file is read-only)", path)
     write_bytes_atomic(path, text.encode(encoding), mode)

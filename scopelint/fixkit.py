@@ -303,11 +303,22 @@ def indented(stmts: Sequence[cst.BaseStatement], header: Optional[cst.TrailingWh
 
 
 def wrap(stmts: Sequence[cst.BaseStatement], scope: cst.BaseExpression) -> cst.With:
-    """``with <scope>:`` around ``stmts``, keeping the first statement's leading comments."""
+    """``with <scope>:`` around ``stmts``, keeping the first statement's leading comments.
+    Blank lines between them stay blank (no indentation added: no trailing spaces)."""
     first = stmts[0]
     lead = getattr(first, "leading_lines", ())
-    inner = [first.with_changes(leading_lines=())] + list(stmts[1:]) if hasattr(first, "leading_lines") else list(stmts)
+    inner = [first.with_changes(leading_lines=())] + [_blank_lines_bare(s) for s in stmts[1:]] if hasattr(first, "leading_lines") else list(stmts)
     return cst.With(items=[cst.WithItem(scope)], body=indented(inner), leading_lines=lead)
+
+
+def _blank_lines_bare(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """``stmt`` whose blank leading lines are not indented: a blank line at module level
+    is parsed as indented (by the empty indentation) and would get the new block's."""
+    lines = getattr(stmt, "leading_lines", None)
+    if not lines:
+        return stmt
+    bare = [l.with_changes(indent=False) if l.comment is None and not l.whitespace.value else l for l in lines]
+    return stmt.with_changes(leading_lines=bare)
 
 
 def body_statements(with_node: cst.With) -> List[cst.BaseStatement]:

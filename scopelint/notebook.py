@@ -499,8 +499,6 @@ def apply_edits(text: str, findings: Iterable[Finding], unsafe: bool) -> Tuple[s
     """The notebook counterpart of :func:`scopelint.fix.apply_edits`: ``findings`` carry
     cell numbers and cell-relative positions (fix edits included). Returns (new notebook
     text, fixes applied); only the changed cells' ``source`` values are rewritten."""
-    from scopelint.fix import apply_edits as apply_text_edits
-
     try:
         nb = load(text)
     except ValueError:
@@ -513,20 +511,30 @@ def apply_edits(text: str, findings: Iterable[Finding], unsafe: bool) -> Tuple[s
     new_sources: Dict[int, str] = {}
     total = 0
     for cell, cell_findings in by_cell.items():
-        src = nb.cell_text(cell)
-        lines = split_lines(src)
-        usable = [f for f in cell_findings if all(_edit_fits(e, lines) for e in f.fix.edits)]
-        if not usable:
-            continue
-        new_src, n = apply_text_edits(_with_final_newline(src), usable, unsafe)
-        if not src.endswith(("\n", "\r")):
-            new_src = new_src[:-1] if new_src.endswith("\n") else new_src
-        if n and new_src != src:
+        new_src, n = _fixed_cell(nb.cell_text(cell), cell_findings, unsafe)
+        if new_src is not None:
             new_sources[cell] = new_src
             total += n
     if not new_sources:
         return text, 0
     return replace_sources(text, new_sources), total
+
+
+def _fixed_cell(src: str, findings: List[Finding], unsafe: bool) -> Tuple[Optional[str], int]:
+    """A cell's source with the fixes of ``findings`` applied (None when nothing
+    changes), and how many were applied."""
+    from scopelint.fix import apply_edits as apply_text_edits
+
+    lines = split_lines(src)
+    usable = [f for f in findings if all(_edit_fits(e, lines) for e in f.fix.edits)]
+    if not usable:
+        return None, 0
+    new_src, n = apply_text_edits(_with_final_newline(src), usable, unsafe)
+    if not src.endswith(("\n", "\r")):
+        new_src = new_src[:-1] if new_src.endswith("\n") else new_src
+    if n and new_src != src:
+        return new_src, n
+    return None, 0
 
 
 def _with_final_newline(src: str) -> str:
@@ -563,6 +571,12 @@ def locate_in_file(text: str, findings: Iterable[Finding]) -> None:
     except ValueError:
         return
     starts = line_starts(text)
+    nb = None
+    if any(f.fix is not None for f in findings):
+        try:  # (once: loading per finding made a notebook of n cells cost n**2; issue 44)
+            nb = load(text)
+        except ValueError:
+            nb = None
 
     def where(offset: int) -> Tuple[int, int]:
         line, char = offset_to_row_col(starts, offset)
@@ -575,9 +589,9 @@ def locate_in_file(text: str, findings: Iterable[Finding]) -> None:
             continue
         located = {"start": where(start), "end": where(max(start, end))}
         span = index.spans.get(f.cell)
-        if f.fix is not None and span is not None:
-            new, applied = apply_edits(text, [f], unsafe=True)
-            if applied and new != text:
-                tail = len(text) - span.end
-                located["fix"] = {"start": where(span.start), "end": where(span.end), "content": new[span.start : len(new) - tail]}
+        if f.fix is not None and span is not None and nb is not None:
+            # (what ``apply_edits(text, [f])`` puts in place of the cell's source value)
+            new_src, applied = _fixed_cell(nb.cell_text(f.cell), [f], True)
+            if applied and new_src is not None:
+                located["fix"] = {"start": where(span.start), "end": where(span.end), "content": _render(new_src, span, text)}
         f.extra[FILE_LOCATION] = located

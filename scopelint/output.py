@@ -62,8 +62,20 @@ def failed_files(results: List[FileResult]) -> int:
     return sum(1 for r in results if r.errors)
 
 
-def failure_line(failed: int) -> str:
-    """What a run with internal errors says last, in every output format (on stderr)."""
+UNWRITTEN = "cannot write the fixed file"  # (an error that is no internal one: a read-only file, a full disk)
+
+
+def _unwritten(results: List[FileResult]) -> int:
+    return sum(1 for r in results if r.errors and all(UNWRITTEN in e for e in r.errors))
+
+
+def failure_line(failed: int, results: Optional[List[FileResult]] = None) -> str:
+    """What a run with internal errors says last, in every output format (on stderr);
+    files whose fixes could not be written (``results`` tells) are said to be so."""
+    unwritten = _unwritten(results or [])
+    if unwritten and unwritten == failed:
+        return (f"{failed} file{'s' if failed != 1 else ''} could not be written: left unchanged, "
+                f"{'their' if failed != 1 else 'its'} findings reported as they are.")
     return f"{failed} file{'s' if failed != 1 else ''} failed with an internal error; their findings may be missing."
 
 
@@ -78,7 +90,8 @@ def summary(results: List[FileResult], fixed: int = 0, unsafe_hidden: int = 0) -
     if failed:  # never a passing summary: some files were not (fully) checked
         text = f"Found {n} finding{'s' if n != 1 else ''}"
         text += f" ({fixable} fixable with --fix)" if fixable else ""
-        parts.append(f"{text}; {failed} file{'s' if failed != 1 else ''} failed with an internal error.")
+        why = "could not be written" if _unwritten(results) == failed else "failed with an internal error"
+        parts.append(f"{text}; {failed} file{'s' if failed != 1 else ''} {why}.")
     elif n == 0:
         parts.append("All checks passed!" if not fixed else "No findings remain.")
     else:
@@ -95,7 +108,7 @@ def fix_only_summary(results: List[FileResult], fixed: int, unsafe_hidden: int =
     no fix waits for ``--unsafe-fixes``."""
     more = f"{unsafe_hidden} more fix{'es' if unsafe_hidden != 1 else ''} available with --unsafe-fixes."
     if failed_files(results):
-        return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}; {failure_line(failed_files(results))}"
+        return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}; {failure_line(failed_files(results), results)}"
     if fixed:
         return f"Fixed {fixed} finding{'s' if fixed != 1 else ''}." + (f" {more}" if unsafe_hidden else "")
     return f"No findings fixed ({more[:-1]})." if unsafe_hidden else ""

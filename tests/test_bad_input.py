@@ -718,3 +718,17 @@ def test_tab_indentation_cpython_rejects_is_still_sl000(proj, monkeypatch, capsy
     assert_clean_run(out, err, rc)
     assert set(sl000(out)) == {"bad.py"} and "inconsistent use of tabs" in sl000(out)["bad.py"][2]
     assert ("tabs.py", 9, 13, "SL103") in found(out)
+
+
+@pytest.mark.parametrize("src, row, col", [
+    ("try:\n    pass\nexcept ValueError, e:\n    pass\n", 3, 8),
+    ("import torch\ntry:\n    x = 1\nexcept (IOError, OSError), err:\n    pass\n", 4, 8),
+])
+def test_python2_except_comma_is_a_syntax_error(src, row, col):
+    # Issue 44: LibCST's grammar reads `except X, e:` as a tuple of types; no Python 3
+    # before 3.14 compiles it (and 3.14 reads it as `except (X, e):`).
+    from scopelint.engine import lint_source
+
+    res = lint_source(src, "py2.py")
+    assert [(f.code, f.row, f.col) for f in res.findings] == [("SL000", row, col)], res.findings
+    assert "multiple exception types must be parenthesized" in res.findings[0].message

@@ -454,3 +454,16 @@ def test_the_console_entry_exits_with_main_s_code_and_reports_a_failed_write(tmp
     reader.stdout.close()  # before anything is written
     _, err = reader.communicate(timeout=120)
     assert reader.returncode == 0 and b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("shadow", ["json.py", "libcst.py", "argparse.py"])
+def test_python_m_does_not_import_the_working_folder(tmp_path, shadow):
+    # Issue 44: `python -m` puts the working folder first on sys.path; a module there
+    # named like one scopelint imports must not run (outside the verifier's sandbox).
+    marker = tmp_path / "IMPORTED"
+    (tmp_path / shadow).write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit('shadowed')\n")
+    (tmp_path / "a.py").write_text("import torch\nwith torch.no_grad:\n    pass\n")
+    out = run_process(["check", "--no-cache", "--output-format", "concise", "a.py"], tmp_path)
+    stdout, stderr = out.stdout.decode(), out.stderr.decode()
+    assert not marker.exists(), stderr
+    assert out.returncode == 1 and "a.py:2:6: SL107" in stdout, (stdout, stderr)

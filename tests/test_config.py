@@ -344,3 +344,18 @@ def test_the_configuration_of_a_path_with_dotdot_follows_the_link_before_it(tmp_
     monkeypatch.chdir(tmp_path)
     assert "SL107" in Resolver().settings_for(Path("link/../d")).select
     assert "SL107" not in Resolver().settings_for(Path("d/a.py")).select
+
+
+def test_fifo_as_config_is_a_clear_error_not_a_hang(tmp_path):
+    # Issue 44: opening a FIFO waits for a writer forever; it is refused (exit 2).
+    import subprocess
+    import sys
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(tmp_path / "cfg.toml")
+    (tmp_path / "a.py").write_text("import torch\n")
+    proc = subprocess.run([sys.executable, "-m", "scopelint", "check", "--no-cache", "--config", "cfg.toml", "a.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "cfg.toml: cannot read: a FIFO, not a regular file" in proc.stderr and "Traceback" not in proc.stderr

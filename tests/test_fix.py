@@ -219,3 +219,87 @@ def test_apply_edits_drops_fixes_outside_the_text():
     bad = Finding("SL107", "m", "error", "x", (9, 1), (9, 2), fix=Fix("safe", "m", (Edit("Q", (9, 1), (9, 2)),)))
     good = Finding("SL107", "m", "error", "x", (1, 1), (1, 2), fix=Fix("safe", "m", (Edit("Q", (1, 1), (1, 2)),)))
     assert scopelint.fix.apply_edits("ab\n", [bad, good], unsafe=False) == ("Qb\n", 1)
+
+
+# --- issue 44 -----------------------------------------------------------------------------
+def test_read_only_file_is_not_fixed(tmp_path, monkeypatch, capsys):
+    # ruff refuses a file it may not write; a rename would replace it whatever its mode
+    # (and root may write anything): a read-only file is left as it is, exit 2.
+    write(tmp_path, {"a.py": TORCH_BAD, "ro.py": TORCH_BAD})
+    os.chmod(tmp_path / "ro.py", 0o444)
+    before = os.stat(tmp_path / "ro.py")
+    rc, out, err = fix(tmp_path, monkeypatch, capsys, "--fix")
+    after = os.stat(tmp_path / "ro.py")
+    assert (tmp_path / "ro.py").read_text() == TORCH_BAD and before.st_ino == after.st_ino
+    assert stat.S_IMODE(after.st_mode) == 0o444
+    assert (tmp_path / "a.py").read_text() == CLEAN
+    assert "ro.py: cannot write the fixed file: Permission denied (the file is read-only)" in err, err
+    assert "1 file could not be written" in err and "internal error" not in out + err
+    assert found(out) == {("ro.py", 2, 6, "SL107")}, out  # its finding, as it is
+    assert "Fixed 1 finding" in out, out  # (a.py's only)
+    assert rc == 2
+
+
+MX_NOOP_PAUSE = """\
+import mxnet as mx
+from mxnet import autograd, gluon
+
+net = gluon.nn.Dense(1)
+net.initialize()
+x = mx.nd.ones((2, 3))
+x.attach_grad()
+h = net(x)
+
+print("setup done")
+scale = 2.0
+
+with autograd.pause():
+    y = h * scale
+y.backward()
+"""
+MX_NOOP_PAUSE_FIXED = """\
+import mxnet as mx
+from mxnet import autograd, gluon
+
+net = gluon.nn.Dense(1)
+net.initialize()
+x = mx.nd.ones((2, 3))
+x.attach_grad()
+with autograd.record(train_mode=False):
+    h = net(x)
+
+print("setup done")
+scale = 2.0
+
+with autograd.record(train_mode=False):
+    y = h * scale
+y.backward()
+"""
+
+
+def test_mxnet_noop_pause_one_advice_and_fixes_that_wrap_only_the_computation(tmp_path, monkeypatch, capsys):
+    # Issue 44: SL104 (the pause is a no-op) and SL101 (the pause broke the graph)
+    # contradicted each other on the same pause and, applied together, wrapped the print
+    # and `scale` as well.
+    write(tmp_path, {"a.py": MX_NOOP_PAUSE})
+    rc, out, _ = fix(tmp_path, monkeypatch, capsys)
+    assert found(out) == {("a.py", 13, 6, "SL104"), ("a.py", 15, 1, "SL101")}, out
+    assert "computed inside `autograd.pause()`" not in out
+    assert "outside every `autograd.record()` (the `autograd.pause()` around it changes nothing)" in out
+    rc, out, err = fix(tmp_path, monkeypatch, capsys, "--fix", "--unsafe-fixes")
+    assert (tmp_path / "a.py").read_text() == MX_NOOP_PAUSE_FIXED, (tmp_path / "a.py").read_text()
+    assert rc == 0 and found(out) == set(), out + err
+    # SL101's fix alone (SL104 not selected) comes to the same program
+    write(tmp_path, {"a.py": MX_NOOP_PAUSE})
+    fix(tmp_path, monkeypatch, capsys, "--fix", "--unsafe-fixes", "--select", "SL101")
+    assert (tmp_path / "a.py").read_text() == MX_NOOP_PAUSE_FIXED, (tmp_path / "a.py").read_text()
+
+
+def test_new_with_block_has_no_trailing_spaces(tmp_path, monkeypatch, capsys):
+    src = ("import mxnet as mx\nfrom mxnet import autograd, gluon\n\nnet = gluon.nn.Dense(1)\nnet.initialize()\n"
+           "x = mx.nd.ones((2, 3))\nx.attach_grad()\nh = net(x)\n\n# scaled\ny = h * 2\n\nz = y + h\nz.backward()\n")
+    write(tmp_path, {"a.py": src})
+    rc, out, err = fix(tmp_path, monkeypatch, capsys, "--fix", "--unsafe-fixes")
+    text = (tmp_path / "a.py").read_text()
+    assert "with autograd.record(train_mode=False):\n    h = net(x)\n\n    # scaled\n    y = h * 2\n\n    z = y + h\nz.backward()\n" in text, text
+    assert not [l for l in text.splitlines() if l != l.rstrip()], text

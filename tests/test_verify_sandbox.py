@@ -24,6 +24,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reaso
 TIMEOUT = 120.0
 ISO = harness.isolation()
 STRONG = ISO.warning is None  # namespaces (net, PID, mount) or an unprivileged user
+ISOLATED = ISO.mode != "none"  # bubblewrap, or unshare's namespaces
 
 BODY = """\
 model = torch.nn.Linear(3, 1)
@@ -116,7 +117,7 @@ def test_detached_children_are_killed(tmp_path):
     deadline = time.monotonic() + 5
     while _alive(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if not ISO.namespaces:
+    if not ISOLATED:
         for pid in _alive(marker):
             os.kill(pid, 9)
         pytest.skip("no PID namespace here: a setsid child may outlive the run")
@@ -136,7 +137,7 @@ def test_fork_many_bounded(tmp_path):
     run = _run(path)
     assert run.trace is not None, run.stderr_tail
     time.sleep(0.5)
-    if not ISO.namespaces:
+    if not ISOLATED:
         for pid in _alive(marker):
             os.kill(pid, 9)
         pytest.skip("no PID namespace here")
@@ -160,7 +161,7 @@ def test_secrets_not_in_the_environment(tmp_path, monkeypatch):
 
 
 def test_no_network(tmp_path):
-    if not ISO.namespaces:
+    if not ISOLATED:
         pytest.skip("no network namespace here: the verifier warns of weaker isolation")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

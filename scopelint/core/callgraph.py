@@ -53,6 +53,7 @@ class CallGraph:
         # Module-level classes by name (with their base names), and methods by name.
         self.classes: Dict[str, Tuple[cst.ClassDef, Tuple[str, ...]]] = {}
         self.methods_by_name: Dict[str, List[FunctionInfo]] = defaultdict(list)
+        self.multiple_bases = False  # some class of the file has several bases (its MRO is not a chain)
         self._collect(module.body, None, None, names.root)
         self.by_node: Dict[int, FunctionInfo] = {id(info.node): info for info in self.functions}
         self.by_id: Dict[int, FunctionInfo] = {id(info): info for info in self.functions}
@@ -98,10 +99,17 @@ class CallGraph:
                     self.model_classes.add(stmt.name.value)
                 # The framework's classes it derives from, also through this module's
                 # classes and those of the program's other modules.
-                local = {c: self.framework_bases.get(id(node), ()) for c, (node, _) in self.classes.items()}
+                # (looked up per base, not a dict of every class so far: a chain of n
+                # classes each deriving from the last cost n**2; issue 44)
+                def local(b: str) -> Tuple[str, ...]:
+                    found = self.classes.get(b)
+                    return self.framework_bases.get(id(found[0]), ()) if found is not None else ()
+
                 self.framework_bases[id(stmt)] = tuple(dict.fromkeys(
                     [b for b in bases if F.is_model_class(b)]
-                    + [a for b in bases for a in (*local.get(b, ()), *self.context.framework_bases(b))]))
+                    + [a for b in bases for a in (*local(b), *self.context.framework_bases(b))]))
+                if len(bases) > 1:
+                    self.multiple_bases = True
                 if parent is None and cls is None:
                     self.classes[stmt.name.value] = (stmt, tuple(bases))
                 for b in bases:
@@ -326,6 +334,33 @@ class CallGraph:
                     found = self.method_of(owner.cls.name.value, func.attr.value)  # a local base's
                 return found
         return None
+
+    def super_target(self, info: Optional[FunctionInfo], name: str) -> Optional[List[FunctionInfo]]:
+        """For ``super().name(...)`` in a method of a module-level class C of this file,
+        where every class of the file has one base at most: the method it runs, the
+        first ``name`` up C's bases while they are this file's classes ([] when a base
+        of another module comes first). None where that cannot be told (another base
+        than a local class on the way, several classes of one name, several bases)."""
+        if self.multiple_bases:
+            return None
+        owner = outermost(info)
+        if owner is None or owner.cls is None or self.classes.get(owner.cls.name.value, (None,))[0] is not owner.cls:
+            return None
+        seen = set()
+        bases = self.classes[owner.cls.name.value][1]
+        while bases:
+            if len(bases) > 1:
+                return None
+            base = bases[0]
+            found = self.classes.get(base)
+            if found is None or base in seen:
+                return [] if found is None and F.is_model_class(base) else None
+            seen.add(base)
+            method = self.class_methods[id(found[0])].get(name)
+            if method is not None:
+                return [method]
+            bases = found[1]
+        return []
 
     def overrides(self, func: cst.BaseExpression, info: Optional[FunctionInfo]) -> List[FunctionInfo]:
         """For ``self.m(...)`` in ``info``: the methods ``m`` of subclasses defined in this file."""

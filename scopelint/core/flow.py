@@ -199,6 +199,33 @@ def _join_grads(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
     return None
 
 
+SUPER_FANOUT = 16  # more methods than this of one name: a ``super()`` call is narrowed (``CallGraph.super_target``)
+
+
+def _is_super(expr: cst.BaseExpression) -> bool:
+    """``super()`` (or ``super(C, self)``)."""
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "super"
+
+
+class _CallsOf:
+    """The call facts of several walks, looked up by call id (``dict.get``) without
+    merging them: a call belongs to one unit, so the last walk holding it answers, as
+    the merged dict's would."""
+
+    __slots__ = ("walks",)
+
+    def __init__(self, walks: List[Dict[int, CallFact]]):
+        self.walks = walks
+
+    def get(self, cid: int, default=None):
+        found = default
+        for calls in self.walks:
+            fact = calls.get(cid)
+            if fact is not None:
+                found = fact
+        return found
+
+
 class _Flow:
     """Where the walk stands: values and recording state, or None when unreachable."""
 
@@ -779,7 +806,10 @@ class Analyzer:
         """Before walking ``info`` in a round where every unit that may call it has been
         walked: its entry state, names in eval mode and parameter values from those walks
         (what the end of the round would give it)."""
-        calls_by_id = {cid: fact for u in callers for cid, fact in self._walks[u].calls.items()} if callers else {}
+        # (Looked up per call site of ``info`` in its callers' walks, not copied whole:
+        # the module's walk holds every call of a script, and a copy per function made
+        # a script of n functions cost n**2. Issue 44.)
+        calls_by_id = _CallsOf([self._walks[u].calls for u in callers]) if callers else {}
         info.entry = self._entry(info, self._sites.get(id(info)))
         info.entry_eval = self._entry_eval(info, calls_by_id)
         info.params = self._param_values(info)
@@ -1977,7 +2007,15 @@ class Analyzer:
         elif type(func) is cst.Attribute:
             # ``x.m()`` on something unknown may call any method ``m`` of this file's classes.
             site = UNKNOWN_SITE_TORCH_OFF if state.torch.off else UNKNOWN_SITE
-            for candidate in self.graph.methods_by_name.get(func.attr.value, ()):
+            candidates = self.graph.methods_by_name.get(func.attr.value, ())
+            if len(candidates) > SUPER_FANOUT and _is_super(func.value):
+                # ``super().m()``: only the next ``m`` up a chain of this file's classes
+                # can run, not every ``m`` of the file (a chain of n classes each calling
+                # ``super().forward`` gave n**2 sites; issue 44). Still an unknown site.
+                narrowed = self.graph.super_target(self.func, func.attr.value)
+                if narrowed is not None:
+                    candidates = narrowed
+            for candidate in candidates:
                 self._sites[id(candidate)][id(call)] = site
                 self._site_args[id(candidate)][id(call)] = None
         for override in self.graph.overrides(func, self.func):

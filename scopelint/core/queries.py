@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import FrozenSet, Iterable, Optional
+from typing import Dict, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
@@ -154,24 +154,35 @@ def off_at_every_call(facts: Facts, func: Optional[FunctionInfo], frameworks: It
     return found
 
 
-def backward_functions(facts: Facts) -> set:
+def backward_functions(facts: Facts) -> frozenset:
     """ids of the functions that backpropagate: call backward/grad themselves, or call a
     function that does (of this module, or another module's training step), or define
     one (a closure handed to ``optimizer.step``)."""
+    return facts.memo("backward_functions", _backward_functions)
+
+
+def _backward_functions(facts: Facts) -> frozenset:
+    # (Once per file, and up the callers from each function that trains, each edge
+    # once: a pass over every edge until nothing changed cost a chain of n functions
+    # n passes, n**2, and every rule asking again paid it again. Issue 44.)
     trains = {id(b.func) for b in facts.backwards if b.func is not None}
     for c in facts.calls:
         if c.func is not None and c.external is not None and getattr(c.external, "trains", ()):
             trains.add(id(c.func))
-    edges = [(id(c.func), id(c.target)) for c in facts.calls if c.func is not None and c.target is not None]
-    edges += [(id(f.parent), id(f)) for f in facts.functions if f.parent is not None]
-    changed = True
-    while changed:
-        changed = False
-        for caller, callee in edges:
-            if callee in trains and caller not in trains:
+    callers_of: Dict[int, List[int]] = {}
+    for c in facts.calls:
+        if c.func is not None and c.target is not None:
+            callers_of.setdefault(id(c.target), []).append(id(c.func))
+    for f in facts.functions:
+        if f.parent is not None:
+            callers_of.setdefault(id(f), []).append(id(f.parent))
+    todo = list(trains)
+    while todo:
+        for caller in callers_of.get(todo.pop(), ()):
+            if caller not in trains:
                 trains.add(caller)
-                changed = True
-    return trains
+                todo.append(caller)
+    return frozenset(trains)
 
 
 def _callers_all_here(facts: Facts, func: FunctionInfo) -> bool:
@@ -607,13 +618,17 @@ def backwards_run_in_loop(facts: Facts, loop: cst.CSTNode):
 
 def backpropagated(facts: Facts, value: Value) -> bool:
     """Some backward call's value was computed from ``value``."""
-    return any(value in set(v for bv in b.values for v in bv.ancestors()) for b in facts.backwards)
+    # (One walk of the backward values' ancestors per file, kept: a set rebuilt per
+    # question was quadratic, e.g. 1,000 training loops each asking of its total.)
+    return id(value) in facts.memo("backpropagated_values", lambda f: frozenset(
+        id(v) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
-def backpropagated_nodes(facts: Facts) -> set:
+def backpropagated_nodes(facts: Facts) -> frozenset:
     """The ids of the expressions whose values some backward call's value was computed
     from (``id(call.node) in ...``: the result of that call is backpropagated)."""
-    return {id(v.node) for b in facts.backwards for bv in b.values for v in bv.ancestors()}
+    return facts.memo("backpropagated_nodes", lambda f: frozenset(
+        id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
 def trains(facts: Facts, b) -> bool:
