@@ -23,7 +23,6 @@ from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix, syntax_finding
 from scopelint.noqa import noqa_codes, suppressed  # noqa: F401  (re-exported: lsp.text)
 from scopelint.noqa import UNUSED_NOQA
-from scopelint.preview import is_preview
 from scopelint.rules import ALL_RULES, OPT_IN
 
 if TYPE_CHECKING:  # LibCST is imported when something is parsed, not before
@@ -64,9 +63,9 @@ def might_fire(source: str, settings: "Settings") -> bool:
 class Settings:
     """The effective configuration for one file."""
 
-    # Every stable rule but the opt-in ones (SL001), as a run without configuration
-    # selects (preview rules: ``scopelint.preview``).
-    select: Tuple[str, ...] = tuple(c for c in ALL_RULES if c not in OPT_IN and not is_preview(c))
+    # Every rule but the opt-in ones (SL001): the analysis's default. What a run without
+    # configuration selects also leaves the preview rules out (``config.default_selection``).
+    select: Tuple[str, ...] = tuple(c for c in ALL_RULES if c not in OPT_IN)
     inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
     severity: Tuple[Tuple[str, str], ...] = ()
     gate: bool = True  # skip files with none of the words any rule needs
