@@ -64,13 +64,6 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-class _AddNoqa(argparse.Action):
-    """``--add-noqa`` or ``--add-noqa=REASON`` (the reason follows the codes, as ruff)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        setattr(namespace, self.dest, values if values is not None else True)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="scopelint", description="Find autograd scope misuse in PyTorch and MXNet code.",
                      epilog="For help with a command: scopelint COMMAND --help. Documentation: scopelint rule, "
@@ -99,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extension", action="append", type=_codes, default=None, metavar="EXT:LANGUAGE",
                        help="check files with this extension too, as Python: --extension pyw:python (repeatable)")
     check.add_argument("--statistics", action="store_true", help="count findings per code")
-    check.add_argument("--add-noqa", nargs="?", action=_AddNoqa, default=None, metavar="REASON",
+    check.add_argument("--add-noqa", action="store_true", default=None,
                        help="add `# noqa: SLxxx` to every line with a finding (--add-noqa=REASON: followed by REASON)")
+    check.add_argument("--add-noqa-reason", help=argparse.SUPPRESS)  # (``--add-noqa=REASON``, rewritten by ``main``)
     check.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
     check.add_argument("--show-settings", action="store_true", help="print the settings of the first file, and exit")
 
@@ -161,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    # ``--add-noqa=REASON``: the reason only with "=" (ruff's require_equals), so that
+    # ``--add-noqa a.py`` still names a path
+    argv = [a for arg in argv for a in (["--add-noqa", "--add-noqa-reason", arg.split("=", 1)[1]]
+                                        if arg.startswith("--add-noqa=") else [arg])]
     try:
         args, extras = parser.parse_known_args(argv)
         if extras:  # said by the subcommand's own parser: its usage line, and "did you mean"
@@ -475,11 +473,16 @@ def cmd_check(args) -> int:
         raise ConfigError("--jobs must be at least 1")
     resolver = Resolver(_overrides(args))
     _run_options(args, resolver)
-    if args.watch:
-        from scopelint.watch import watch
+    from scopelint import set_docs_url
 
-        return watch(args, resolver, lambda: cmd_check_once(args, Resolver(_overrides(args))))
-    return cmd_check_once(args, resolver)
+    try:
+        if args.watch:
+            from scopelint.watch import watch
+
+            return watch(args, resolver, lambda: cmd_check_once(args, Resolver(_overrides(args))))
+        return cmd_check_once(args, resolver)
+    finally:
+        set_docs_url(None)  # (the run's setting: not left to a later run in this process)
 
 
 def cmd_check_once(args, resolver: Resolver) -> int:
@@ -651,7 +654,7 @@ def _add_noqa(results: List[FileResult], args) -> int:
     from scopelint.noqa import add_noqa_findings, rows_inside_strings
 
     added = 0
-    reason = args.add_noqa if isinstance(args.add_noqa, str) else None
+    reason = args.add_noqa_reason
     if reason is not None:
         reason = " ".join(reason.split())  # (one line: it ends the comment)
     for res in results:
