@@ -2,7 +2,7 @@
 
 import os
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 # Where the rules' pages are published (JSON ``url``, SARIF ``helpUri``, the editor's
 # links): in this order, the environment variable, ``docs-url`` in the configuration
 # (``set_docs_url``), else the project's canonical documentation address, written once:

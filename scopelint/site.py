@@ -56,8 +56,17 @@ def build(root: Path = ROOT, site_dir: Optional[Path] = None, serve: bool = Fals
     try:
         from mkdocs.commands import build as mk_build
         from mkdocs.config import load_config
+        from mkdocs.exceptions import Abort
     except ImportError:
         raise SystemExit("scopelint.site needs mkdocs-material: pip install 'scopelint[docs]'") from None
+    import logging
+
+    log = logging.getLogger("mkdocs")
+    if not log.handlers:  # (mkdocs's own command line sets this up; say its warnings here too)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s - %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.WARNING)
     site_dir = Path(site_dir or root / "site").resolve()
     with tempfile.TemporaryDirectory(prefix="scopelint-site-") as tmp:
         docs = stage(root, Path(tmp))
@@ -74,6 +83,8 @@ def build(root: Path = ROOT, site_dir: Optional[Path] = None, serve: bool = Fals
         config.plugins.on_startup(command="build", dirty=False)
         try:
             mk_build.build(config)
+        except Abort as exc:  # strict mode: a warning (a broken link) fails the build
+            raise SystemExit(f"scopelint.site: {exc}") from None
         finally:
             config.plugins.on_shutdown()
     return site_dir
