@@ -19,7 +19,7 @@ def _commands(parser: argparse.ArgumentParser) -> Dict[str, Tuple[str, argparse.
 
 
 def _options(p: argparse.ArgumentParser) -> List[Tuple[List[str], argparse.Action]]:
-    return [(list(a.option_strings), a) for a in p._actions if a.option_strings]
+    return [(list(a.option_strings), a) for a in p._actions if a.option_strings and a.help != argparse.SUPPRESS]
 
 
 def _codes() -> List[str]:
@@ -35,16 +35,13 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
 def _bash_function(parser: argparse.ArgumentParser) -> str:
     commands = _commands(parser)
     cases = []
-    choices = {}
     for name, (_, p) in commands.items():
         opts = " ".join(o for strings, _ in _options(p) for o in strings)
-        cases.append(f"        {name}) opts=\"{opts}\" ;;")
-        for strings, action in _options(p):
-            if action.choices:
-                for o in strings:
-                    choices[o] = " ".join(map(str, action.choices))
-    value_cases = [f"        {o}) COMPREPLY=( $(compgen -W \"{c}\" -- \"$cur\") ); return ;;" for o, c in sorted(choices.items())]
-    value_cases.append(f"        {'|'.join(CODE_OPTIONS)}) COMPREPLY=( $(compgen -W \"{' '.join(_codes())}\" -- \"$cur\") ); return ;;")
+        values = [f"                {'|'.join(strings)}) COMPREPLY=( $(compgen -W \"{' '.join(map(str, action.choices))}\" -- \"$cur\") ); return ;;"
+                  for strings, action in _options(p) if action.choices]
+        values.append(f"                {'|'.join(CODE_OPTIONS)}) COMPREPLY=( $(compgen -W \"{' '.join(_codes())}\" -- \"$cur\") ); return ;;")
+        cases.append(f"        {name})\n            opts=\"{opts}\"\n            case \"$prev\" in\n" + "\n".join(values)
+                     + "\n            esac ;;")
     return f"""_scopelint() {{
     local cur prev cmd opts
     cur="${{COMP_WORDS[COMP_CWORD]}}"
@@ -54,9 +51,6 @@ def _bash_function(parser: argparse.ArgumentParser) -> str:
         return
     fi
     cmd="${{COMP_WORDS[1]}}"
-    case "$prev" in
-{chr(10).join(value_cases)}
-    esac
     opts=""
     case "$cmd" in
 {chr(10).join(cases)}

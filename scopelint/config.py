@@ -388,6 +388,8 @@ def _globs(patterns: Tuple[str, ...], folders: bool = False) -> Callable[[str, s
             names.append(fnmatch.translate(pattern))
         candidate = pattern.lstrip("/")
         paths.append(fnmatch.translate(candidate))
+        if "/**/" in candidate:  # ``src/**/*.py`` matches ``src/a.py`` too: zero folders
+            paths.append(fnmatch.translate(candidate.replace("/**/", "/")))
         while candidate.startswith("**/"):
             candidate = candidate[3:]
             paths.append(fnmatch.translate(candidate))
