@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from scopelint.config import Overrides, Resolver
+from scopelint.config import CONFIG_FILES, Overrides, Resolver
 from scopelint.engine import Settings
 from scopelint.finding import Finding
 
@@ -30,8 +30,9 @@ def is_python_document(path: str, language_id: Optional[str]) -> bool:
 
 
 class SettingsCache:
-    """The nearest pyproject.toml's settings per document, re-read when any pyproject.toml
-    on the way up changes (checked with a few ``stat`` calls on each lint)."""
+    """The nearest configuration's settings per document (``.scopelint.toml``,
+    ``scopelint.toml``, ``pyproject.toml``), re-read when any of them on the way up
+    changes (checked with a few ``stat`` calls on each lint)."""
 
     def __init__(self):
         self.resolver = Resolver(Overrides())
@@ -46,12 +47,13 @@ class SettingsCache:
         out = []
         d = directory
         while True:
-            candidate = d / "pyproject.toml"
-            try:
-                st = candidate.stat()
-                out.append((str(candidate), st.st_mtime_ns, st.st_size))
-            except OSError:
-                pass
+            for name in CONFIG_FILES:  # (scopelint.toml and .scopelint.toml too)
+                candidate = d / name
+                try:
+                    st = candidate.stat()
+                    out.append((str(candidate), st.st_mtime_ns, st.st_size))
+                except OSError:
+                    pass
             if d.parent == d:
                 return tuple(out)
             d = d.parent
@@ -63,7 +65,11 @@ class SettingsCache:
         if self._seen.get(directory, fp) != fp:
             self.invalidate()
         self._seen[directory] = fp
-        return self.resolver.settings_for(Path(os.path.abspath(path)))
+        settings = self.resolver.settings_for(Path(os.path.abspath(path)))
+        from scopelint import set_docs_url
+
+        set_docs_url(self.resolver.config_for(Path(os.path.abspath(path))).docs_url)  # (the links of its diagnostics)
+        return settings
 
 
 @dataclass
