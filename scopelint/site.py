@@ -78,7 +78,8 @@ def build(root: Path = ROOT, site_dir: Optional[Path] = None, serve: bool = Fals
         if serve:
             from mkdocs.commands import serve as mk_serve
 
-            mk_serve.serve(config_file=str(root / "mkdocs.yml"), **overrides)  # pragma: no cover
+            served = {k: v for k, v in overrides.items() if k != "site_dir"}  # (serve builds into its own folder)
+            mk_serve.serve(config_file=str(root / "mkdocs.yml"), **served)  # pragma: no cover
             return site_dir
         config.plugins.on_startup(command="build", dirty=False)
         try:

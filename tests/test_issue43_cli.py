@@ -423,3 +423,20 @@ def test_watch_checks_again_when_a_file_changes(proj):
         out, _ = proc.communicate(timeout=30)
     runs = out.split("Found")
     assert "a.py:2:6: SL107" in runs[0] and "a.py:2:6: SL107" not in "".join(runs[1:]), out
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/configuration.md"])
+def test_the_documented_configuration_is_valid_as_written(tmp_path, monkeypatch, capsys, doc):
+    """The `[tool.scopelint]` example of the README and of the configuration page, every key
+    in it, loads as written (only `extend` pointed at a file that exists)."""
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", (REPO / doc).read_text(encoding="utf-8"), re.S)
+                if b.startswith("[tool.scopelint]") and "docs-url" in b]
+    write(tmp_path, {"base.toml": "[tool.scopelint]\n", "sub/pyproject.toml": block.replace("../pyproject.toml", "../base.toml"),
+                     "sub/a.py": TORCH_BAD})
+    from scopelint.config import KNOWN_KEYS
+
+    keys = set(re.findall(r"^([a-z-]+) =", block, re.M))
+    assert keys == KNOWN_KEYS, (KNOWN_KEYS - keys, keys - KNOWN_KEYS)  # every setting is documented there
+    rc, out, err = check(tmp_path, monkeypatch, capsys, "--show-settings", "sub/a.py")
+    assert rc == 0, err
+    assert f'Settings path: "{tmp_path / "sub" / "pyproject.toml"}"' in out and "explicit-preview-rules = false" in out
