@@ -291,7 +291,7 @@ def lint(pkg: Package, root: Path, jobs: int, scopelint: Sequence[str]) -> Tuple
     config = root.parent.parent / "isolated.toml"
     if not config.is_file():
         config.write_text("[tool.scopelint]\n")
-    cmd = [*scopelint, "check", "--no-cache", "--exit-zero", "--output-format", "json",
+    cmd = [*scopelint, "check", "--no-cache", "--preview", "--exit-zero", "--output-format", "json",
            "--jobs", str(jobs), "--config", str(config), str(root)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -1453,7 +1453,7 @@ def check_static(variants: Sequence[Variant], jobs: Optional[int] = None) -> Dic
     what was expected and found."""
     with tempfile.TemporaryDirectory(prefix="scopelint-invariance-") as tmp:
         paths = write_variants(variants, Path(tmp))
-        cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--output-format", "json", "--exit-zero"]
+        cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--preview", "--output-format", "json", "--exit-zero"]  # (preview rules too: measured here)
         if jobs:
             cmd += ["--jobs", str(jobs)]
         proc = subprocess.run(cmd + [tmp], capture_output=True, text=True, cwd=tmp)
@@ -1690,7 +1690,7 @@ def gaps() -> List[Tuple[Path, Set[Tuple[int, str]], Set[Tuple[int, str]]]]:
     ``# want: SLxxx`` the finding its inlined form draws (``# want: none`` where the
     refactored form draws a false one); a gap is closed when found == wanted."""
     paths = sorted(GAPS.glob("*.py"))
-    cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--output-format", "json", "--exit-zero"]
+    cmd = [sys.executable, "-m", "scopelint", "check", "--no-cache", "--preview", "--output-format", "json", "--exit-zero"]  # (preview rules too: measured here)
     # one program per run: the catalogue's programs are not one project
     out = []
     for path in paths:

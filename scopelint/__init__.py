@@ -2,12 +2,15 @@
 
 import os
 
-__version__ = "0.1.0"
-# Where a rule's page is: ``{code}`` is the rule's code (``SL101``). Set the environment
-# variable to the pages' home once they are published (e.g. a repository's
-# ``.../blob/main/docs/rules/{code}.md``); by default the URL is the page shipped with
-# the installed package (``docs/rules/SL101.md`` in the repository), as a file URI.
+__version__ = "0.2.0"
+# Where the rules' pages are published (JSON ``url``, SARIF ``helpUri``, the editor's
+# links): in this order, the environment variable, ``docs-url`` in the configuration
+# (``set_docs_url``), else the project's canonical documentation address, written once:
+# ``Documentation`` in pyproject.toml's ``[project.urls]`` (the package metadata). With
+# none, a finding has no URL (SARIF carries each rule's page in ``help.markdown``): never
+# a ``file://`` path of the machine that ran the check.
 DOCS_URL_ENV = "SCOPELINT_DOCS_URL"
+_configured: "list[str]" = []
 
 
 def docs_dir() -> str:
@@ -21,11 +24,44 @@ def docs_dir() -> str:
     return os.path.join(os.path.dirname(here), "docs")
 
 
-def docs_url(code: str) -> str:
-    """The URL of rule ``code``'s page."""
-    template = os.environ.get(DOCS_URL_ENV)
-    if template:
-        return template.replace("{code}", code.upper()) if "{code}" in template else template.rstrip("/") + f"/{code.upper()}.md"
-    from pathlib import Path
+def canonical_docs_url():
+    """``Documentation`` of the installed package's ``Project-URL``s when it is a web
+    address; None otherwise (not installed, not published yet)."""
+    if "canonical" not in _CACHE:
+        url = None
+        try:
+            from importlib.metadata import PackageNotFoundError, metadata
 
-    return Path(docs_dir(), "rules", f"{code.upper()}.md").as_uri()
+            for entry in metadata("scopelint").get_all("Project-URL") or []:
+                label, _, value = entry.partition(",")
+                if label.strip().lower() == "documentation" and value.strip().startswith(("https://", "http://")):
+                    url = value.strip()
+        except (ImportError, PackageNotFoundError, OSError, ValueError):
+            url = None
+        _CACHE["canonical"] = url
+    return _CACHE["canonical"]
+
+
+_CACHE: dict = {}
+
+
+def set_docs_url(url) -> None:
+    """``docs-url`` of the run's configuration (None: not set)."""
+    _configured[:] = [url] if url else []
+
+
+def docs_base():
+    """The documentation site's address in force, or None."""
+    return os.environ.get(DOCS_URL_ENV) or (_configured[0] if _configured else None) or canonical_docs_url()
+
+
+def docs_url(code: str):
+    """The URL of rule ``code``'s page: ``{base}/rules/{code}/`` (the site's layout:
+    ``python -m scopelint.site``), or the setting itself where it holds ``{code}``
+    (``https://example.org/blob/main/docs/rules/{code}.md``); None when no address is set."""
+    base = docs_base()
+    if not base:
+        return None
+    if "{code}" in base:
+        return base.replace("{code}", code.upper())
+    return base.rstrip("/") + f"/rules/{code.upper()}/"

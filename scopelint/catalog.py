@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Type
 
 from scopelint.finding import SYNTAX_ERROR
+from scopelint.preview import is_preview
 from scopelint.rule import Rule
 from scopelint.rules import ALL_RULES
 
@@ -91,7 +92,7 @@ def rule_json(rule: Type[Rule]) -> dict:
         "fix": fix_availability(rule),
         "fix_applicability": rule.fixable,
         "explanation": rule.documentation(),
-        "preview": False,
+        "preview": is_preview(rule.code),
         "severity": rule.severity,
         "frameworks": list(rule.frameworks),
         "url": rule.url(),

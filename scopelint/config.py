@@ -14,17 +14,32 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS
 from scopelint.engine import Settings
 from scopelint.finding import SEVERITIES
-from scopelint.rules import ALL_RULES
+from scopelint.preview import is_preview
+from scopelint.rules import ALL_RULES, OPT_IN
 
 KNOWN_KEYS = {
-    "select", "ignore", "extend-select", "per-file-ignores", "exclude",
+    "select", "ignore", "extend-select", "per-file-ignores", "extend-per-file-ignores", "exclude",
     "extend-exclude", "inference-functions", "severity", "extend", "framework",
+    # as ruff's: the tiers, fixes, files, output, cache and the rules' documentation address
+    "preview", "explicit-preview-rules", "fixable", "unfixable", "extend-fixable", "include",
+    "force-exclude", "respect-gitignore", "output-format", "cache-dir", "fix", "unsafe-fixes",
+    "show-fixes", "docs-url",
 }
+# ``--output-format`` and ``output-format``: ``full`` is ruff's name of ``text``.
+OUTPUT_FORMATS = [
+    "text", "full", "concise", "grouped", "json", "json-lines", "sarif", "github", "gitlab", "junit",
+    "pylint", "rdjson", "azure",
+]
+# The configuration files of a folder, the first found wins (as ruff's ``.ruff.toml`` >
+# ``ruff.toml`` > ``pyproject.toml``); a pyproject.toml without [tool.scopelint] is not one.
+CONFIG_FILES = (".scopelint.toml", "scopelint.toml", "pyproject.toml")
+_BOOL_KEYS = ("preview", "explicit-preview-rules", "force-exclude", "respect-gitignore", "fix", "unsafe-fixes", "show-fixes")
+_STR_KEYS = ("output-format", "cache-dir", "docs-url")
 # ``framework = "..."``: the framework the project's files that import none are for.
 FRAMEWORK_NAMES = {"torch": "torch", "pytorch": "torch", "mxnet": "mxnet"}
 # Keys whose values add to the extended configuration's (ruff chains them); the
 # others replace it. (``ignore`` and ``extend-select`` start over where ``select`` is set.)
-_CHAINED = ("extend-exclude",)
+_CHAINED = ("extend-exclude", "extend-fixable")
 _RESET_BY_SELECT = ("ignore", "extend-select")
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "build", "dist",
@@ -33,12 +48,18 @@ DEFAULT_EXCLUDE = (
 )
 
 
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+DEFAULT_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
 class ConfigError(Exception):
     """A configuration or usage problem: reported in one line, exit code 2."""
 
 
 def expand_codes(codes: Iterable[str], where: str) -> List[str]:
-    """Codes and prefixes (``SL1``, ``SL20``, ``ALL``) -> rule codes; unknown is an error."""
+    """Codes and prefixes (``SL1``, ``SL20``, ``ALL``) -> rule codes, preview rules
+    included (what ``ignore``, ``per-file-ignores`` and ``severity`` name); unknown is an
+    error."""
     out: List[str] = []
     for raw in codes:
         code = str(raw).strip().upper()
@@ -49,16 +70,54 @@ def expand_codes(codes: Iterable[str], where: str) -> List[str]:
         else:
             matched = [c for c in ALL_RULES if c.startswith(code)]
         if not matched:
-            raise ConfigError(f"{where}: unknown rule code or prefix `{raw}` (known: {', '.join(ALL_RULES)})")
+            import difflib
+
+            near = difflib.get_close_matches(code, list(ALL_RULES), 1)
+            hint = f"; did you mean `{near[0]}`?" if near else f" (known: {', '.join(ALL_RULES)})"
+            raise ConfigError(f"{where}: unknown rule code or prefix `{raw}`{hint}")
         out.extend(matched)
     return out
 
 
+def select_codes(codes: Iterable[str], where: str, preview: bool, explicit: bool,
+                 warn: Optional[Callable[[str], None]] = None) -> List[str]:
+    """What a *selection* (``select``, ``extend-select``) turns on, as ruff selects
+    (https://docs.astral.sh/ruff/preview/#using-rules-that-are-in-preview): a preview
+    rule only in preview mode, and then by a prefix or ``ALL`` too unless
+    ``explicit-preview-rules`` asks for its exact code. A preview rule named by its code
+    outside preview mode is left out with a warning."""
+    out: List[str] = []
+    for raw in codes:
+        code = str(raw).strip().upper()
+        exact = code in ALL_RULES
+        for c in expand_codes([raw], where):
+            if is_preview(c):
+                if not preview:
+                    if exact and warn is not None:
+                        warn(f"{where}: selecting `{c}` has no effect: it is a preview rule; enable preview mode "
+                             "(--preview, or preview = true)")
+                    continue
+                if explicit and not exact:
+                    continue
+            out.append(c)
+    return out
+
+
 def _str_list(value, key: str, where: str) -> List[str]:
+    """A list of strings, strictly (as ruff: ``select = "SL107"`` is an error, not a
+    one-code list)."""
     if isinstance(value, str):
-        value = [value]
+        raise ConfigError(f"{where}: `{key}` must be a list of strings, not a string: write {key} = [{value!r}]".replace("'", '"'))
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return value
+
+
+def _typed(table: dict, key: str, kind: type, where: str):
+    value = table.get(key)
+    if value is not None and not isinstance(value, kind):
+        what = {bool: "true or false", str: "a string"}[kind]
+        raise ConfigError(f"{where}: `{key}` must be {what}, not {value!r}")
     return value
 
 
@@ -76,6 +135,27 @@ class Config:
     inference_functions: List[str] = field(default_factory=list)
     severity: Dict[str, str] = field(default_factory=dict)
     framework: Optional[str] = None  # what files that import no framework are for
+    # The selection as written (codes and prefixes, checked), expanded per file with the
+    # preview mode: ``Resolver._settings_of``.
+    select_raw: Optional[List[str]] = None
+    extend_select_raw: List[str] = field(default_factory=list)
+    preview: Optional[bool] = None
+    explicit_preview_rules: Optional[bool] = None
+    fixable: Optional[List[str]] = None  # None: every rule (ruff's ``fixable = ["ALL"]``)
+    unfixable: List[str] = field(default_factory=list)
+    include: Optional[List[str]] = None  # globs of the files a folder's walk checks
+    # Settings of the run, read from the configuration of the working folder (or --config):
+    force_exclude: Optional[bool] = None
+    respect_gitignore: Optional[bool] = None
+    output_format: Optional[str] = None
+    cache_dir: Optional[str] = None
+    fix: Optional[bool] = None
+    unsafe_fixes: Optional[bool] = None
+    show_fixes: Optional[bool] = None
+    docs_url: Optional[str] = None
+
+    def is_fixable(self, code: str) -> bool:
+        return (self.fixable is None or code in self.fixable) and code not in self.unfixable
 
     @property
     def root(self) -> Path:
@@ -130,9 +210,11 @@ def read_table(path: Path) -> Optional[dict]:
     return tool.get("scopelint", data)
 
 
-def default_selection() -> List[str]:
-    """Every rule but the opt-in ones (SL001, as ruff's RUF100): ``Settings().select``."""
-    return list(Settings().select)
+def default_selection(preview: bool = False, explicit: bool = False) -> List[str]:
+    """Every rule but the opt-in ones (SL001, as ruff's RUF100) and, outside preview
+    mode (or with ``explicit-preview-rules``), the preview ones: ``Settings().select``
+    without preview."""
+    return [c for c in ALL_RULES if c not in OPT_IN and (not is_preview(c) or (preview and not explicit))]
 
 
 def resolve_extends(path: Path, table: dict, chain: Tuple[str, ...] = ()) -> dict:
@@ -173,7 +255,12 @@ def merge_tables(base: dict, over: dict) -> dict:
     for key, value in over.items():
         if key == "extend":
             continue
-        if key in _CHAINED or (key in _RESET_BY_SELECT and "select" not in over):
+        if key == "extend-per-file-ignores" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            table = {g: list(c) for g, c in merged[key].items()}
+            for glob, codes in value.items():
+                table[glob] = table.get(glob, []) + _as_list(codes)
+            merged[key] = table
+        elif key in _CHAINED or (key in _RESET_BY_SELECT and "select" not in over):
             merged[key] = _as_list(merged.get(key, [])) + _as_list(value)
         else:
             merged[key] = value
@@ -208,14 +295,32 @@ def load_config(path: Path, table: Optional[dict] = None, overrides: Optional[di
         raise ConfigError(f"{where}: unknown key `{unknown[0]}` in [tool.scopelint] (known: {', '.join(sorted(KNOWN_KEYS))})")
     cfg = Config(path)
     if "select" in table:
-        cfg.select = expand_codes(_str_list(table["select"], "select", where), f"{where}: select")
+        cfg.select_raw = [c.strip().upper() for c in _str_list(table["select"], "select", where)]
+        cfg.select = expand_codes(cfg.select_raw, f"{where}: select")
     cfg.ignore = expand_codes(_str_list(table.get("ignore", []), "ignore", where), f"{where}: ignore")
-    cfg.extend_select = expand_codes(_str_list(table.get("extend-select", []), "extend-select", where), f"{where}: extend-select")
-    pfi = table.get("per-file-ignores", {})
-    if not isinstance(pfi, dict):
-        raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
-    for glob, codes in pfi.items():
-        cfg.per_file_ignores[glob] = expand_codes(_str_list(codes, f"per-file-ignores.{glob}", where), f"{where}: per-file-ignores")
+    cfg.extend_select_raw = [c.strip().upper() for c in _str_list(table.get("extend-select", []), "extend-select", where)]
+    cfg.extend_select = expand_codes(cfg.extend_select_raw, f"{where}: extend-select")
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        pfi = table.get(key, {})
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{where}: `{key}` must be a table of glob = [codes]")
+        for glob, codes in pfi.items():
+            cfg.per_file_ignores.setdefault(glob, []).extend(
+                expand_codes(_str_list(codes, f"{key}.{glob}", where), f"{where}: {key}"))
+    for key in _BOOL_KEYS:
+        setattr(cfg, key.replace("-", "_"), _typed(table, key, bool, where))
+    for key in _STR_KEYS:
+        setattr(cfg, key.replace("-", "_"), _typed(table, key, str, where))
+    if cfg.output_format is not None and cfg.output_format not in OUTPUT_FORMATS:
+        raise ConfigError(f"{where}: `output-format` must be one of {', '.join(OUTPUT_FORMATS)}, not {cfg.output_format!r}")
+    if "fixable" in table:
+        cfg.fixable = expand_codes(_str_list(table["fixable"], "fixable", where), f"{where}: fixable")
+    extend_fixable = expand_codes(_str_list(table.get("extend-fixable", []), "extend-fixable", where), f"{where}: extend-fixable")
+    if cfg.fixable is not None:  # (with every rule fixable, there is nothing to add)
+        cfg.fixable += extend_fixable
+    cfg.unfixable = expand_codes(_str_list(table.get("unfixable", []), "unfixable", where), f"{where}: unfixable")
+    if "include" in table:
+        cfg.include = _str_list(table["include"], "include", where)
     if "exclude" in table:
         cfg.exclude = _str_list(table["exclude"], "exclude", where)
     cfg.extend_exclude = _str_list(table.get("extend-exclude", []), "extend-exclude", where)
@@ -247,6 +352,9 @@ class Overrides:
     # over every configuration file's (and over the defaults where there is none).
     settings: Dict[str, object] = field(default_factory=dict)
     ignore_noqa: bool = False
+    isolated: bool = False  # ``--isolated``: read no configuration file
+    # ``--extension pyw:python``: more file extensions a folder's walk checks as Python
+    extensions: Dict[str, str] = field(default_factory=dict)
 
 
 def _matches(path: Path, root: Path, pattern: str, folders: bool = False, realpath: Callable[[str], str] = os.path.realpath) -> bool:
@@ -302,6 +410,8 @@ def _globs(patterns: Tuple[str, ...], folders: bool = False) -> Callable[[str, s
             names.append(fnmatch.translate(pattern))
         candidate = pattern.lstrip("/")
         paths.append(fnmatch.translate(candidate))
+        if "/**/" in candidate:  # ``src/**/*.py`` matches ``src/a.py`` too: zero folders
+            paths.append(fnmatch.translate(candidate.replace("/**/", "/")))
         while candidate.startswith("**/"):
             candidate = candidate[3:]
             paths.append(fnmatch.translate(candidate))
@@ -330,6 +440,9 @@ class Resolver:
         self._by_dir: Dict[str, Config] = {}  # a folder's absolute path -> its config
         self._settings: Dict[Tuple[int, Tuple[str, ...]], Tuple[Config, Settings]] = {}
         self._real_dirs: Dict[str, str] = {}
+        self.warnings: List[str] = []  # said once each on stderr by the command line
+        if overrides.isolated and overrides.config_file is not None:
+            raise ConfigError("--isolated reads no configuration file: it cannot be combined with --config FILE")
         if overrides.settings:  # validated alone first: an error names the option, not a file
             if "extend" in overrides.settings:
                 raise ConfigError("--config: `extend` cannot be given on the command line; name the file with --config FILE")
@@ -340,6 +453,16 @@ class Resolver:
             expand_codes(overrides.select, "--select")
         expand_codes(overrides.ignore, "--ignore")
         expand_codes(overrides.extend_select, "--extend-select")
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def run_config(self) -> Config:
+        """The configuration of the run's own settings (output format, cache folder,
+        fixes, file discovery): ``--config FILE``'s, else the working folder's, as ruff
+        reads its "top-level" settings."""
+        return self.config_for(Path.cwd())
 
     def config_for(self, path: Path) -> Config:
         if self._fixed is not None:
@@ -357,11 +480,17 @@ class Resolver:
                 cfg = self._by_dir[str(d)]
                 break
             chain.append(d)
-            candidate = d / "pyproject.toml"
-            if os.path.isfile(candidate):
-                table = read_table(candidate)
-                if table is not None:
-                    cfg = self._load(candidate, table)
+            if not self.overrides.isolated:
+                for name in CONFIG_FILES:
+                    candidate = d / name
+                    if os.path.isfile(candidate):
+                        table = read_table(candidate)
+                        if table is None and name != "pyproject.toml":
+                            table = {}  # (an empty scopelint.toml is still the folder's configuration)
+                        if table is not None:
+                            cfg = self._load(candidate, table)
+                            break
+                if cfg is not None:
                     break
             if d.parent == d:
                 cfg = self._load(None)
@@ -392,13 +521,16 @@ class Resolver:
 
     def _settings_of(self, cfg: Config, per_file_globs: Tuple[str, ...]) -> Settings:
         ov = self.overrides
+        preview, explicit = bool(cfg.preview), bool(cfg.explicit_preview_rules)
+        where = str(cfg.path) if cfg.path else "--config"
         if ov.select is not None:
-            selected = expand_codes(ov.select, "--select")
-        elif cfg.select is not None:
-            selected = list(cfg.select)
+            selected = select_codes(ov.select, "--select", preview, explicit, self.warn)
+        elif cfg.select_raw is not None:
+            selected = select_codes(cfg.select_raw, f"{where}: select", preview, explicit, self.warn)
         else:
-            selected = default_selection()
-        selected += cfg.extend_select + expand_codes(ov.extend_select, "--extend-select")
+            selected = default_selection(preview, explicit)
+        selected += select_codes(cfg.extend_select_raw, f"{where}: extend-select", preview, explicit, self.warn)
+        selected += select_codes(ov.extend_select, "--extend-select", preview, explicit, self.warn)
         ignored = set(cfg.ignore) | set(expand_codes(ov.ignore, "--ignore"))
         per_file = set()
         for glob in per_file_globs:
@@ -408,6 +540,17 @@ class Resolver:
         inference = tuple(DEFAULT_INFERENCE_FUNCTIONS) + tuple(cfg.inference_functions)
         return Settings(select, inference, tuple(sorted(cfg.severity.items())), ignore_noqa=ov.ignore_noqa,
                         per_file_ignored=tuple(c for c in ALL_RULES if c in per_file), framework=cfg.framework)
+
+    def included(self, path: Path) -> bool:
+        """A file a folder's walk checks: ``include`` (default ``*.py``, ``*.pyi``,
+        ``*.ipynb``) or an ``--extension`` mapped to Python."""
+        extra = tuple(f".{ext}" for ext in self.overrides.extensions)
+        cfg = self.config_for(path)
+        if cfg.include is None:
+            return path.name.endswith(DEFAULT_SUFFIXES + extra)
+        if extra and path.name.endswith(extra):
+            return True
+        return _globs(tuple(cfg.include))(path.name, *_relative(path, cfg.root, self._realpath))
 
     def excluded_with_parents(self, path: Path) -> bool:
         """``path`` or a folder above it (up to its project root) is excluded."""
@@ -460,6 +603,11 @@ def show_settings(cfg: Config, settings: Settings) -> str:
         ("severity", dict(settings.severity)),
         ("ignore-noqa", settings.ignore_noqa),
         ("framework", settings.framework or "(from imports)"),
+        ("preview", bool(cfg.preview)),
+        ("explicit-preview-rules", bool(cfg.explicit_preview_rules)),
+        ("fixable", list(cfg.fixable) if cfg.fixable is not None else ["ALL"]),
+        ("unfixable", list(cfg.unfixable)),
+        ("include", list(cfg.include) if cfg.include is not None else list(DEFAULT_INCLUDE)),
         ("project-root", str(cfg.root)),
     ]
     return "".join(f"{key} = {toml(value)}\n" for key, value in rows)

@@ -64,7 +64,8 @@ def might_fire(source: str, settings: "Settings") -> bool:
 class Settings:
     """The effective configuration for one file."""
 
-    # Every rule but the opt-in ones (SL001), as a run without configuration selects.
+    # Every rule but the opt-in ones (SL001): the analysis's default. What a run without
+    # configuration selects also leaves the preview rules out (``config.default_selection``).
     select: Tuple[str, ...] = tuple(c for c in ALL_RULES if c not in OPT_IN)
     inference_functions: Tuple[str, ...] = DEFAULT_INFERENCE_FUNCTIONS
     severity: Tuple[Tuple[str, str], ...] = ()

@@ -156,13 +156,14 @@ def discover(paths: List[str], resolver: Resolver) -> Iterator[Path]:
 
 def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
     real_top = Path(os.path.realpath(top))
-    inside_repo = not os.path.exists(real_top / ".git") and real_top.parent != real_top
+    respect = resolver.run_config().respect_gitignore is not False  # (ruff's respect-gitignore, default true)
+    inside_repo = respect and not os.path.exists(real_top / ".git") and real_top.parent != real_top
     base_ignores = _repo_ignores(real_top.parent) if inside_repo else []
     stack: List[Tuple[Path, List[GitIgnore]]] = [(top, base_ignores)]
     while stack:
         directory, ignores = stack.pop()
         real_dir = Path(os.path.realpath(directory))
-        own = GitIgnore.load(real_dir)
+        own = GitIgnore.load(real_dir) if respect else None
         if own is not None:
             ignores = ignores + [own]
         try:
@@ -183,7 +184,7 @@ def _walk(top: Path, resolver: Resolver) -> Iterator[Path]:
             if is_dir:
                 if not entry.is_symlink():
                     subdirs.append(path)
-            elif entry.name.endswith(SOURCE_SUFFIXES):
+            elif resolver.included(path):
                 yield path
         for sub in reversed(subdirs):
             stack.append((sub, ignores))

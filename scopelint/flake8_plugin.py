@@ -4,7 +4,7 @@ Registered as the ``flake8.extension`` entry point ``SL``. flake8 classifies a p
 its parameters: asking for ``tree`` makes this a per-file ("tree") plugin, run once per
 file; the tree itself is not used. The plugin lints the text flake8 read (``lines``: the
 file, or stdin with ``flake8 -``), never the file on disk again, through
-``engine.lint_source``, as the editor integration does, with every rule on and
+``engine.lint_source``, as the editor integration does, with every stable rule on and
 scopelint's own ``# noqa`` handling off: flake8 applies its ``# noqa``, ``--select``,
 ``--ignore``, ``--extend-ignore``, ``--per-file-ignores`` and ``--disable-noqa`` to what
 the plugin reports. ``# scopelint: skip-file`` still skips a file.
@@ -35,7 +35,10 @@ class Plugin:
         from scopelint.engine import Settings, lint_source
         from scopelint.finding import SYNTAX_ERROR
 
-        result = lint_source("".join(self.lines), self.filename, Settings(ignore_noqa=True))
+        from scopelint.config import default_selection
+
+        # The stable rules (preview rules need scopelint's own preview mode: docs/preview.md)
+        result = lint_source("".join(self.lines), self.filename, Settings(tuple(default_selection()), ignore_noqa=True))
         for error in result.errors:  # an internal error: say so, as `scopelint check` does
             print(f"scopelint: error: {error}", file=sys.stderr)
         for f in sorted(result.findings, key=lambda f: (f.start, f.code)):

@@ -101,7 +101,63 @@ def write_gitlab(results: List[FileResult], out: TextIO) -> None:
     out.write("\n")
 
 
+def write_azure(results: List[FileResult], out: TextIO) -> None:
+    """Azure Pipelines logging commands, as ruff writes them:
+    ``##vso[task.logissue type=error;sourcepath=a.py;linenumber=2;columnnumber=6;code=SL107;]message``
+    (warnings and infos as ``type=warning``: Azure has no third level)."""
+    for r in results:
+        name = r.filename.replace(os.sep, "/")
+        for f in r.findings:
+            kind = "error" if f.severity == "error" else "warning"
+            message = f.message if f.cell is None else f"cell {f.cell}: {f.message}"
+            props = f"type={kind};sourcepath={_vso(name)};linenumber={f.start[0]};columnnumber={f.start[1]};code={f.code};"
+            out.write(f"##vso[task.logissue {props}]{_vso(message)}\n")
+
+
+def _vso(text: str) -> str:
+    """Azure's escaping of a logging command's data (``%``, ``;``, ``]`` and line breaks)."""
+    return (text.replace("%", "%AZP25").replace(";", "%3B").replace("]", "%5D")
+            .replace("\r", "%0D").replace("\n", "%0A"))
+
+
+def write_rdjson(results: List[FileResult], out: TextIO) -> None:
+    """Reviewdog's Diagnostic Format (rdjson), as ruff writes it: ``source``, ``severity``
+    and one diagnostic per finding (``code.value``, ``code.url`` when the pages have an
+    address, ``location.range``, the fix's edits as ``suggestions``)."""
+    from scopelint import docs_base, docs_url
+
+    diagnostics = []
+    for r in results:
+        path = r.filename.replace(os.sep, "/")
+        for f in r.findings:
+            code = {"value": f.code}
+            url = docs_url(f.code)
+            if url:
+                code["url"] = url
+            d = {
+                "message": f.message if f.cell is None else f"cell {f.cell}: {f.message}",
+                "location": {"path": path, "range": _range(f.start, f.end)},
+                "severity": {"error": "ERROR", "warning": "WARNING", "info": "INFO"}.get(f.severity, "WARNING"),
+                "code": code,
+            }
+            if f.fix is not None and f.cell is None and f.fix.edits:
+                d["suggestions"] = [{"range": _range(e.start, e.end), "text": e.content} for e in f.fix.edits]
+            diagnostics.append(d)
+    source = {"name": "scopelint"}
+    base = docs_base()
+    if base and "{code}" not in base:
+        source["url"] = base
+    json.dump({"source": source, "severity": "WARNING", "diagnostics": diagnostics}, out, indent=2)
+    out.write("\n")
+
+
+def _range(start, end) -> dict:
+    return {"start": {"line": start[0], "column": start[1]}, "end": {"line": end[0], "column": end[1]}}
+
+
 WRITERS: Dict[str, Callable[[List[FileResult], TextIO], None]] = {
+    "azure": write_azure,
+    "rdjson": write_rdjson,
     "json-lines": write_json_lines,
     "junit": write_junit,
     "gitlab": write_gitlab,

@@ -15,8 +15,9 @@ from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix
 
 _CODES = r"[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*"
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>" + _CODES + "))?", re.IGNORECASE)
-# An own-line comment anywhere in the file, as ruff's ``# ruff: noqa``.
-_FILE_NOQA = re.compile(r"^[ \t\f]*#\s*scopelint:\s*noqa(?::\s*(?P<codes>" + _CODES + r"))?(?![\w:-])",
+# An own-line comment anywhere in the file, as ruff's ``# ruff: noqa``; flake8's
+# ``# flake8: noqa`` too, as ruff reads it (with codes: those codes in the file).
+_FILE_NOQA = re.compile(r"^[ \t\f]*#\s*(?:scopelint|flake8):\s*noqa(?::\s*(?P<codes>" + _CODES + r"))?(?![\w:-])",
                         re.IGNORECASE | re.MULTILINE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 UNUSED_NOQA = "SL001"
@@ -44,9 +45,10 @@ def suppressed(finding: Finding, lines: List[str]) -> bool:
 
 
 def file_exemption(text: str) -> Optional[Tuple[str, ...]]:
-    """``# scopelint: noqa`` (empty tuple: every code) or ``# scopelint: noqa: SL101, ...``
-    (those codes, over all such comments); None when the file has none."""
-    if "scopelint" not in text:
+    """``# scopelint: noqa`` or ``# flake8: noqa`` (empty tuple: every code) or
+    ``# scopelint: noqa: SL101, ...`` (those codes, over all such comments); None when
+    the file has none."""
+    if "scopelint" not in text and "flake8" not in text.lower():
         return None
     codes: List[str] = []
     found = False
@@ -198,7 +200,7 @@ def _removal(lines: List[str], row: int, m: "re.Match", keep: List[str]) -> Edit
 
 
 # --- adding directives ---------------------------------------------------------------
-def add_noqa(line: str, codes) -> Optional[str]:
+def add_noqa(line: str, codes, reason: Optional[str] = None) -> Optional[str]:
     """``line`` (no line break) with ``codes`` (one code or several) added to its
     ``# noqa:`` list, or a new ``  # noqa: ...`` at its end; None when it cannot be done
     or is not needed (a bare ``# noqa``, every code there, a line continuation)."""
@@ -216,10 +218,10 @@ def add_noqa(line: str, codes) -> Optional[str]:
     body = line.rstrip()
     if body.endswith("\\"):
         return None
-    return body + "  # noqa: " + ", ".join(dict.fromkeys(codes))
+    return body + "  # noqa: " + ", ".join(dict.fromkeys(codes)) + (f" {reason.strip()}" if reason and reason.strip() else "")
 
 
-def add_noqa_findings(findings: Iterable[Finding], lines_of, inside_strings_of) -> List[Finding]:
+def add_noqa_findings(findings: Iterable[Finding], lines_of, inside_strings_of, reason: Optional[str] = None) -> List[Finding]:
     """``lines_of(cell)``: the lines of the text (``cell`` None) or of a notebook cell;
     ``inside_strings_of(cell)``: its rows that end inside a string. One finding per line,
     whose safe fix adds the missing codes (SL000 and SL001 are never added)."""
@@ -236,7 +238,7 @@ def add_noqa_findings(findings: Iterable[Finding], lines_of, inside_strings_of) 
         if not 1 <= row <= len(lines) or row in inside_strings_of(cell):
             continue
         line = lines[row - 1]
-        new = add_noqa(line, sorted(codes))
+        new = add_noqa(line, sorted(codes), reason)
         if new is None:
             continue
         fix = Fix("safe", "Add `# noqa`", (Edit(new, (row, 1), (row, len(line) + 1)),))

@@ -57,6 +57,41 @@ def write_text(results: List[FileResult], out: TextIO, concise: bool, color: boo
             out.write("\n")
 
 
+def write_grouped(results: List[FileResult], out: TextIO, color: bool) -> None:
+    """ruff's ``grouped`` format: each file's name, then its findings indented, one a
+    line (``row:col CODE [*] message``, rows and columns aligned), a blank line after."""
+    paint = _Paint(color)
+    for res in results:
+        if not res.findings:
+            continue
+        out.write(f"{paint(res.filename, 'path')}:\n")
+        places = [(f"cell {f.cell}:" if f.cell is not None else "") + str(f.start[0]) for f in res.findings]
+        rw = max(len(p) for p in places)
+        cw = max(len(str(f.start[1])) for f in res.findings)
+        for place, f in zip(places, res.findings):
+            out.write(f"  {place:>{rw}}:{f.start[1]:<{cw}} {paint(f.code, f.severity)} {fixable_mark(f)}{f.message}\n")
+        out.write("\n")
+
+
+def write_fixed(before, results: List[FileResult], out: TextIO) -> None:
+    """``--show-fixes`` after ``--fix``: what was fixed, per file and code (ruff's
+    enumeration): ``Fixed 2 findings:``, ``- a.py:``, ``    1 × SL107 (grad-context-not-called)``."""
+    rows = []
+    for res in results:
+        gone = before.get(res.filename, Counter()) - Counter(f.code for f in res.findings)
+        if gone:
+            rows.append((res.filename, sorted(gone.items())))
+    total = sum(n for _, codes in rows for _, n in codes)
+    if not total:
+        return
+    out.write(f"Fixed {total} finding{'s' if total != 1 else ''}:\n")
+    for filename, codes in rows:
+        out.write(f"- {filename}:\n")
+        for code, n in codes:
+            rule = ALL_RULES.get(code)
+            out.write(f"    {n} \u00d7 {code} ({rule.name if rule else 'syntax-error'})\n")
+
+
 def failed_files(results: List[FileResult]) -> int:
     """How many files the run could not check (or fix) in full: an internal error."""
     return sum(1 for r in results if r.errors)
@@ -129,6 +164,7 @@ def finding_json(f: Finding, path: Optional[str]) -> dict:
         }
     return {
         "code": f.code,
+        "name": rule.name if rule else ("syntax-error" if f.code == SYNTAX_ERROR else None),
         "message": f.message,
         "severity": f.severity,
         "filename": os.path.abspath(path) if path else f.filename,
@@ -136,7 +172,7 @@ def finding_json(f: Finding, path: Optional[str]) -> dict:
         "location": _pos(f.start),
         "end_location": _pos(f.end),
         "noqa_row": f.start[0],
-        "url": rule.url() if rule else (docs_url(f.code) if f.code == SYNTAX_ERROR else None),
+        "url": docs_url(f.code) if rule is not None or f.code == SYNTAX_ERROR else None,
         "fix": fix,
         "runtime": f.runtime,
     }

@@ -13,6 +13,7 @@ from typing import ClassVar, Iterable, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from scopelint import docs_url
+from scopelint.preview import is_preview
 from scopelint.core.flow import Facts
 
 
@@ -109,7 +110,8 @@ class Rule:
         return (
             f"# {cls.name} ({cls.code})\n\n"
             f"Severity: {cls.severity}. Frameworks: {', '.join(cls.frameworks) or 'any'}. {fix}"
-            f"{'' if cls.default else ' Not selected by default: select it by code or prefix.'}\n\n"
+            f"{'' if cls.default else ' Not selected by default: select it by code or prefix.'}"
+            f"{' Preview rule: it runs only in preview mode (`--preview`, `preview = true`).' if is_preview(cls.code) else ''}\n\n"
             f"## What it does\n{cls.summary}\n\n"
             f"## Why is this bad?\n{textwrap.dedent(cls.why).strip()}\n\n"
             f"## Example\n```python\n{block(cls.bad)}\n```\n\n"

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Dict, List, Optional, TextIO
 from urllib.parse import quote
 
-from scopelint import __version__, docs_url
+from scopelint import __version__, docs_base, docs_url
 from scopelint.finding import FILE_LOCATION, SYNTAX_ERROR, Finding
 from scopelint.rules import ALL_RULES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://scopelint.readthedocs.io/"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -37,7 +36,6 @@ def _rule_descriptors() -> List[dict]:
                 "text": "A syntax error, an undecodable or binary file, or a file that cannot be read. "
                 "Nothing else in the file is checked until it parses."
             },
-            "helpUri": docs_url(SYNTAX_ERROR),
             "help": {"text": "Fix the syntax error or the file's encoding."},
             "defaultConfiguration": {"level": "error"},
             "properties": {"tags": ["syntax"]},
@@ -51,12 +49,15 @@ def _rule_descriptors() -> List[dict]:
                 "name": rule.name,
                 "shortDescription": {"text": _text(rule.summary)},
                 "fullDescription": {"text": full},
-                "helpUri": rule.url(),
                 "help": {"text": _text(rule.help), "markdown": rule.documentation()},
                 "defaultConfiguration": {"level": LEVELS.get(rule.severity, "warning")},
                 "properties": {"tags": ["autograd", *getattr(rule, "frameworks", ())]},
             }
         )
+    for descriptor in rules:  # a web address only (``docs-url``): none is better than a dead one
+        url = docs_url(descriptor["id"])
+        if url:
+            descriptor["helpUri"] = url
     return rules
 
 
@@ -164,20 +165,16 @@ def sarif_log(results, errors: Optional[List[str]] = None) -> dict:
         invocation["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": e}} for e in errors
         ]
+    driver = {"name": "scopelint", "version": __version__, "semanticVersion": __version__, "rules": rules}
+    base = docs_base()
+    if base and "{code}" not in base:  # (the site's address; a per-page template names no home)
+        driver["informationUri"] = base
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {
-                    "driver": {
-                        "name": "scopelint",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "informationUri": INFORMATION_URI,
-                        "rules": rules,
-                    }
-                },
+                "tool": {"driver": driver},
                 "invocations": [invocation],
                 "originalUriBaseIds": {SRCROOT: {"uri": _folder_uri(os.getcwd())}},
                 "columnKind": "unicodeCodePoints",

@@ -108,7 +108,9 @@ def test_json_end_to_end_has_ruff_keys(project):
     assert item["location"] == {"row": 2, "column": 6}
     assert item["end_location"] == {"row": 2, "column": 19}
     assert item["noqa_row"] == 2 and item["cell"] is None and item["runtime"] is None
-    assert item["url"] == ALL_RULES["SL107"].url() and item["url"].endswith("/rules/SL107.md")
+    # No documentation address is configured in a checkout: no URL rather than a file:// path
+    # of this machine (issue 43); with one, the rule's page (tests/test_release.py).
+    assert item["url"] is None and item["name"] == "grad-context-not-called"
     assert item["fix"]["applicability"] == "safe"
     (edit,) = item["fix"]["edits"]
     assert edit["content"] == "torch.no_grad()"

@@ -40,7 +40,6 @@ def check(tmp_path, monkeypatch, capsys, *args):
         ('select = ["SL107"]', {"SL107"}),
         ('select = ["SL1"]', {"SL104", "SL107"}),
         ('select = ["SL2"]', set()),
-        ('select = "SL104"', {"SL104"}),
         ('ignore = ["SL104"]', {"SL107"}),
         ('ignore = ["SL10"]', set()),
         ('select = ["SL2"]\nextend-select = ["SL107"]', {"SL107"}),

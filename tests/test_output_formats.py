@@ -87,17 +87,37 @@ def test_sarif_validates_and_describes_every_rule(project, monkeypatch, capsys, 
     (run_,) = log["runs"]
     driver = run_["tool"]["driver"]
     assert driver["name"] == "scopelint" and driver["version"] == __version__
-    assert driver["informationUri"].startswith("https://")
+    # Issue 43: no documentation address is set in a checkout, so no invented informationUri
+    # and no file:// helpUri (dead once uploaded); each rule's page is in help.markdown.
+    assert "informationUri" not in driver
     rules = {r["id"]: r for r in driver["rules"]}
     assert set(ALL_RULES) <= set(rules)
     for code, rule in ALL_RULES.items():
         desc = rules[code]
         assert desc["name"] == rule.name
         assert desc["shortDescription"]["text"] and desc["fullDescription"]["text"]
-        assert desc["helpUri"] == rule.url()
+        assert "helpUri" not in desc and desc["help"]["markdown"] == rule.documentation()
         expected = {"error": "error", "warning": "warning", "info": "note"}[rule.severity]
         assert desc["defaultConfiguration"]["level"] == expected
     assert len(rules) == len(driver["rules"])  # ids unique
+
+
+def test_sarif_links_each_rule_to_the_configured_site(project, monkeypatch, capsys, validator):
+    """With a documentation address (``docs-url``; SCOPELINT_DOCS_URL wins over it), each
+    rule's helpUri is its page on the site and informationUri the site (ruff's SARIF links
+    rules to docs.astral.sh/ruff/rules/...)."""
+    (project / "pyproject.toml").write_text('[tool.scopelint]\ndocs-url = "https://docs.example.org/scopelint/"\n')
+    monkeypatch.delenv("SCOPELINT_DOCS_URL", raising=False)
+    rc, log, _ = sarif([], project, monkeypatch, capsys)
+    assert_valid(validator, log)
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://docs.example.org/scopelint/"
+    rules = {r["id"]: r for r in driver["rules"]}
+    assert rules["SL107"]["helpUri"] == "https://docs.example.org/scopelint/rules/SL107/"
+    monkeypatch.setenv("SCOPELINT_DOCS_URL", "https://elsewhere.example.org/{code}.html")
+    rc, log, _ = sarif([], project, monkeypatch, capsys)
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["SL104"]["helpUri"] == "https://elsewhere.example.org/SL104.html"
 
 
 def test_sarif_results(project, monkeypatch, capsys, validator):

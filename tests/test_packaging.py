@@ -1,6 +1,8 @@
 """The wheel as users get it: built from the sources, installed (not editable) in a
 fresh venv, it runs, ships its LICENSE, rule pages and flake8 entry point, and declares
-its project URLs.
+its classifiers; with the one canonical documentation address set (``Documentation`` in
+``[project.urls]``, issue 43), its metadata and every rule URL the installed tool writes
+follow it.
 
 Slow (~30 s: a wheel build and a venv), hence ``-m packaging`` to pick it out and
 ``-m "not packaging"`` to leave it out. Offline: the wheel is built with the suite's
@@ -18,7 +20,6 @@ import sys
 import sysconfig
 import zipfile
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -27,6 +28,8 @@ pytestmark = pytest.mark.packaging
 REPO = Path(__file__).resolve().parents[1]
 # What the build reads (pyproject's packages, readme and license-files).
 SOURCES = ["pyproject.toml", "README.md", "LICENSE", "scopelint", "rules", "runtime_check", "docs"]
+# A stand-in for the address the project will publish its site at (set in the copy only)
+SITE = "https://docs.example.org/scopelint/"
 
 
 def _run(cmd, **kw) -> subprocess.CompletedProcess:
@@ -47,6 +50,10 @@ def wheel(tmp_path_factory) -> Path:
             shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
             shutil.copy2(path, src / name)
+    pyproject = (src / "pyproject.toml").read_text(encoding="utf-8")
+    assert "\n[project.urls]" not in pyproject  # (none is published yet: see its comment)
+    pyproject = pyproject.replace("[project.optional-dependencies]", f'[project.urls]\nDocumentation = "{SITE}"\n\n[project.optional-dependencies]', 1)
+    (src / "pyproject.toml").write_text(pyproject, encoding="utf-8")
     out = tmp_path_factory.mktemp("dist")
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(src)])
     (built,) = out.glob("scopelint-*.whl")
@@ -67,6 +74,8 @@ def venv(wheel, tmp_path_factory) -> Path:
 
 
 def test_the_wheel_ships_the_license_the_pages_and_the_urls(wheel):
+    from scopelint import __version__
+
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         dist = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
@@ -76,8 +85,11 @@ def test_the_wheel_ships_the_license_the_pages_and_the_urls(wheel):
     assert license_text == (REPO / "LICENSE").read_text(encoding="utf-8") and license_text.startswith("MIT License")
     headers = [line.split(": ", 1) for line in metadata.split("\n\n", 1)[0].splitlines() if ": " in line]
     urls = dict(value.split(", ", 1) for key, value in headers if key == "Project-URL")
-    assert set(urls) == {"Homepage", "Documentation", "Repository", "Issues"}
-    assert urls["Documentation"] == "docs/rules/index.md"
+    assert urls == {"Documentation": SITE}
+    classifiers = {value for key, value in headers if key == "Classifier"}
+    assert {f"Programming Language :: Python :: 3.{n}" for n in range(9, 14)} <= classifiers
+    assert "Topic :: Software Development :: Quality Assurance" in classifiers and "Framework :: Flake8" in classifiers
+    assert ("Version", __version__) in [tuple(h) for h in headers]  # (one version: scopelint.__version__)
     assert ("License-Expression", "MIT") in [tuple(h) for h in headers] and ("License-File", "LICENSE") in [tuple(h) for h in headers]
     assert {"scopelint/docs/model.md", "scopelint/docs/rules/index.md", "scopelint/docs/rules/SL000.md", "scopelint/docs/rules/SL101.md"} <= names
     assert "scopelint/rules/sl101_backward_on_untracked_value.py" in names and "scopelint/runtime_check/__init__.py" in names
@@ -92,11 +104,15 @@ def test_the_installed_wheel_checks_the_demo(venv, tmp_path):
                  cwd=tmp_path, env=env)
     module, url = probe.stdout.split()
     assert Path(module).resolve().is_relative_to(venv.resolve()), module  # the wheel's copy, not the checkout
-    page = Path(unquote(urlparse(url).path))
-    assert page.is_relative_to(venv.resolve()) and page.read_text(encoding="utf-8").startswith("<!-- Generated")
+    assert url == SITE + "rules/SL101/"  # from the metadata's Documentation URL
     proc = _run([str(venv / "bin" / "scopelint"), "check", "--no-cache", "--output-format", "json", "demo/"],
                 cwd=REPO, env=env, check=False)
     assert proc.returncode == 1, proc.stderr
     findings = json.loads(proc.stdout)
-    assert len(findings) == 9 and "internal error" not in proc.stderr  # (the mxnet demo's three bugs found: its `predict` returns `out.asnumpy()`)
-    assert all(Path(unquote(urlparse(f["url"]).path)).is_file() for f in findings)
+    assert len(findings) == 8 and "internal error" not in proc.stderr  # (one program per bug: demo/README.md)
+    assert all(f["url"] == f"{SITE}rules/{f['code']}/" for f in findings)
+    sarif = json.loads(_run([str(venv / "bin" / "scopelint"), "check", "--no-cache", "--output-format", "sarif", "demo/"],
+                            cwd=REPO, env=env, check=False).stdout)
+    driver = sarif["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == SITE
+    assert {r["id"]: r["helpUri"] for r in driver["rules"]}["SL204"] == SITE + "rules/SL204/"

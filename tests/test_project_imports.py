@@ -64,7 +64,7 @@ def test_relative_imports_resolve_as_python_does(package, level, module, expecte
 
 def _codes(root: Path, target: Path, monkeypatch, capsys):
     monkeypatch.chdir(root)
-    rc = main(["check", "--no-cache", "--jobs", "1", "--output-format", "json", str(target)])
+    rc = main(["check", "--no-cache", "--preview", "--jobs", "1", "--output-format", "json", str(target)])
     out, _ = capsys.readouterr()
     assert rc in (0, 1)
     return [(Path(f["filename"]).relative_to(root).as_posix(), f["location"]["row"], f["code"], f["message"])

@@ -58,7 +58,7 @@ def write(root: Path, files: dict) -> None:
 
 
 def check(root: Path, *names: str) -> list:
-    out = subprocess.run([sys.executable, "-m", "scopelint", "check", "--no-cache", "--output-format", "json", *names],
+    out = subprocess.run([sys.executable, "-m", "scopelint", "check", "--no-cache", "--preview", "--output-format", "json", *names],
                          cwd=root, capture_output=True, text=True)
     assert out.returncode in (0, 1), out.stderr
     return [(Path(f["filename"]).name, f["location"]["row"], f["code"], f["message"]) for f in json.loads(out.stdout)]
@@ -278,7 +278,7 @@ def test_a_model_file_another_file_imports_is_analysed_whole(tmp_path):
     found = [(f, r, c) for f, r, c, _ in check(tmp_path, ".")]
     assert found == [("model.py", 23, "SL103")]
     bench = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
-    out = subprocess.run([sys.executable, "-P", str(bench), "--_nogate", "check", "--no-cache", "--output-format", "json", "."],
+    out = subprocess.run([sys.executable, "-P", str(bench), "--_nogate", "check", "--no-cache", "--preview", "--output-format", "json", "."],
                          cwd=tmp_path, capture_output=True, text=True)
     assert [(Path(f["filename"]).name, f["location"]["row"], f["code"]) for f in json.loads(out.stdout)] == found
 

@@ -48,7 +48,7 @@ def entry(root: Path) -> str:
 def lint(root: Path, monkeypatch, capsys, *args, paths=(".",)):
     monkeypatch.chdir(root)
     capsys.readouterr()
-    code = main(["check", "--output-format", "json", *args, *paths])
+    code = main(["check", "--preview", "--output-format", "json", *args, *paths])  # (every rule: preview ones too)
     out = capsys.readouterr().out
     assert code in (0, 1), out
     found = {(Path(f["filename"]).resolve().relative_to(root.resolve()).as_posix(), f["location"]["row"], f["code"])

@@ -828,7 +828,7 @@ def test_fix_verify_applies_only_confirmed_unsafe_fixes(tmp_path, capsys, monkey
         seen.append(self)
 
     monkeypatch.setattr(rcli.VerifiedFixes, "__init__", init)
-    args = ["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--jobs", "2", "--verify-timeout", str(TIMEOUT), str(tmp_path)]
+    args = ["check", "--preview", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--jobs", "2", "--verify-timeout", str(TIMEOUT), str(tmp_path)]
     main(args)
     out = capsys.readouterr().out
     after = {name: (tmp_path / name).read_text() for name in before}
@@ -859,7 +859,7 @@ def test_fix_verify_sl207_inline_eval_fixed_program_trains_in_train_mode(tmp_pat
     target = tmp_path / src.name
     shutil.copy(src, target)
     before = target.read_text(encoding="utf-8")
-    args = ["check", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--verify-timeout", str(TIMEOUT), str(target)]
+    args = ["check", "--preview", "--fix", "--unsafe-fixes", "--verify", "--no-cache", "--verify-timeout", str(TIMEOUT), str(target)]
     main(args)
     out = capsys.readouterr().out
     fixed = target.read_text(encoding="utf-8")

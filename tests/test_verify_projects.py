@@ -55,7 +55,7 @@ def copy(tmp_path):
 def verify(root: Path, monkeypatch, capsys, *args):
     monkeypatch.chdir(root)
     capsys.readouterr()
-    rc = main(["verify", "--no-cache", "--output-format", "json", "--verify-timeout", str(TIMEOUT), *args, "."])
+    rc = main(["verify", "--no-cache", "--preview", "--output-format", "json", "--verify-timeout", str(TIMEOUT), *args, "."])
     out = capsys.readouterr().out
     assert rc in (0, 1), out
     return json.loads(out)
@@ -78,7 +78,7 @@ def test_linting_each_project_finds_its_marker_and_nothing_on_the_good_twin(name
         root = DATA / name / kind
         monkeypatch.chdir(root)
         capsys.readouterr()
-        main(["check", "--no-cache", "--output-format", "json", "."])
+        main(["check", "--no-cache", "--preview", "--output-format", "json", "."])
         found = {(Path(f["filename"]).resolve().relative_to(root.resolve()).as_posix(), f["location"]["row"], f["code"])
                  for f in json.loads(capsys.readouterr().out)}
         assert found == expected(root), (name, kind)

@@ -348,14 +348,18 @@ def hover(ls, params: types.HoverParams) -> Optional[types.Hover]:
         return None
     codes = list(dict.fromkeys(i.finding.code for i in hits))
     messages = {i.finding.code: i.finding.message for i in hits}
+    severities = {i.finding.code: i.finding.severity for i in hits}  # (as configured: `severity = {...}`)
     rng = hits[0].range
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(codes, messages)),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(codes, messages, severities)),
         range=lsp_range(*rng),
     )
 
 
-def hover_markdown(codes: Sequence[str], messages: Optional[Dict[str, str]] = None) -> str:
+def hover_markdown(codes: Sequence[str], messages: Optional[Dict[str, str]] = None,
+                   severities: Optional[Dict[str, str]] = None) -> str:
+    """The hover's text; ``severities``: each code's severity in the document's settings
+    (the finding's), else the rule's default."""
     parts = []
     for code in codes:
         rule = ALL_RULES.get(code)
@@ -367,9 +371,11 @@ def hover_markdown(codes: Sequence[str], messages: Optional[Dict[str, str]] = No
                 parts.append(f"**{code}**: the file cannot be parsed, so it was not checked.")
             continue
         fix = {"safe": "Fix available.", "unsafe": "Fix available (unsafe)."}.get(rule.fixable or "", "")
+        url = rule.url()
+        severity = (severities or {}).get(code) or rule.severity
         parts.append(
-            f"**{rule.code}** `{rule.name}` ({rule.severity})\n\n{rule.summary}\n\n"
+            f"**{rule.code}** `{rule.name}` ({severity})\n\n{rule.summary}\n\n"
             f"**How to fix:** {rule.help} {fix}".rstrip()
-            + f"\n\n[Documentation]({rule.url()}) · `scopelint rule {rule.code}`"
+            + (f"\n\n[Documentation]({url}) · " if url else "\n\n") + f"`scopelint rule {rule.code}`"
         )
     return "\n\n---\n\n".join(parts)

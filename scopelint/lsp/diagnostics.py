@@ -37,7 +37,7 @@ def make_diagnostic(f: Finding, rng: tuple) -> types.Diagnostic:
         message=f.message,
         severity=SEVERITY.get(f.severity, types.DiagnosticSeverity.Error),
         code=f.code,
-        code_description=types.CodeDescription(href=rule.url()) if rule else None,
+        code_description=types.CodeDescription(href=rule.url()) if rule and rule.url() else None,
         source=SOURCE,
         data={"fixable": f.fix is not None},
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 from urllib.parse import unquote
 
-from scopelint.config import ConfigError, Overrides, Resolver, expand_codes, load_config
+from scopelint.config import CONFIG_FILES, ConfigError, Overrides, Resolver, expand_codes, load_config
 from scopelint.engine import Settings
 from scopelint.finding import Finding
 
@@ -113,9 +113,10 @@ class ClientSettings:
 
 
 class SettingsCache:
-    """The nearest pyproject.toml's settings per document, re-read when any pyproject.toml
-    on the way up changes (checked with a few ``stat`` calls on each lint), with the
-    editor's settings (``overrides``, ``ClientSettings``) over them."""
+    """The nearest configuration's settings per document (``.scopelint.toml``,
+    ``scopelint.toml``, ``pyproject.toml``), re-read when any of them on the way up
+    changes (checked with a few ``stat`` calls on each lint), with the editor's settings
+    (``overrides``, ``ClientSettings``) over them."""
 
     def __init__(self, overrides: Optional[Overrides] = None):
         self.overrides = overrides or Overrides()
@@ -134,12 +135,13 @@ class SettingsCache:
         out = []
         d = directory
         while True:
-            candidate = d / "pyproject.toml"
-            try:
-                st = candidate.stat()
-                out.append((str(candidate), st.st_mtime_ns, st.st_size))
-            except OSError:
-                pass
+            for name in CONFIG_FILES:  # (scopelint.toml and .scopelint.toml too)
+                candidate = d / name
+                try:
+                    st = candidate.stat()
+                    out.append((str(candidate), st.st_mtime_ns, st.st_size))
+                except OSError:
+                    pass
             if d.parent == d:
                 return tuple(out)
             d = d.parent
@@ -151,7 +153,11 @@ class SettingsCache:
         if self._seen.get(directory, fp) != fp:
             self.invalidate()
         self._seen[directory] = fp
-        return self.resolver.settings_for(Path(os.path.abspath(path)))
+        settings = self.resolver.settings_for(Path(os.path.abspath(path)))
+        from scopelint import set_docs_url
+
+        set_docs_url(self.resolver.config_for(Path(os.path.abspath(path))).docs_url)  # (the links of its diagnostics)
+        return settings
 
 
 @dataclass

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from lsprotocol import types
 
+from scopelint.config import CONFIG_FILES
 from scopelint.lsp import actions
 from scopelint.lsp.diagnostics import lint_dependants, lint_document, lintable
 from scopelint.lsp.notebooks import lint_notebook
@@ -81,7 +83,7 @@ def register(server) -> None:
                 id="scopelint-pyproject",
                 method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                    watchers=[types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_FILES]
                 ),
             )
 
@@ -106,7 +108,7 @@ def register(server) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(params):
         uri = params.text_document.uri
-        if server.path_of(uri).endswith("pyproject.toml"):
+        if os.path.basename(server.path_of(uri)) in CONFIG_FILES:
             reload_settings(server)
             return
         server.schedule(uri, lint_document, 0)
@@ -121,7 +123,7 @@ def register(server) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params):
-        if any(c.uri.endswith("pyproject.toml") for c in params.changes):
+        if any(c.uri.rsplit("/", 1)[-1] in CONFIG_FILES for c in params.changes):
             reload_settings(server)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

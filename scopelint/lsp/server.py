@@ -21,7 +21,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
 from scopelint import __version__
-from scopelint.config import ConfigError
+from scopelint.config import ConfigError, default_selection
 from scopelint.engine import Settings
 from scopelint.lsp.documents import TOO_LARGE, ClientSettings, Item, Limits, Linted, SettingsCache
 from scopelint.lsp.worker import ProcessRunner, TooSlow, Worker, inline
@@ -132,11 +132,11 @@ class Server(LanguageServer):
             return self.settings_cache.settings_for(Path(path))
         except ConfigError as exc:
             self.show_once(f"scopelint: configuration error: {exc}; using the default settings")
-            return Settings()
+            return Settings(tuple(default_selection()))
         except Exception as exc:
             log.exception("resolving settings for %s", path)
             self.show_once(f"scopelint: cannot read the configuration: {exc}")
-            return Settings()
+            return Settings(tuple(default_selection()))
 
     def settings_changed(self) -> None:
         """A pyproject.toml changed: read the settings again, show their errors again."""
