@@ -246,6 +246,9 @@ class RecordingDuringInference(Rule):
             )
 
 
+_SHOWN = frozenset({"print", "len", "str", "repr", "format", "isinstance", "type", "float", "int", "bool"})
+
+
 def _handed_on(facts, call) -> bool:
     """The forward pass's result (or the name bound to it) is stored into an attribute
     or an entry (``g.edata["feat"] = head(x)``) or handed to a call that is no tensor
@@ -279,6 +282,8 @@ def _handed_on(facts, call) -> bool:
             fact = facts.call_of(n)
             if fact is not None and fact.qname and F.framework_of(fact.qname):
                 continue
+            if type(n.func) is cst.Name and n.func.value in _SHOWN:
+                continue  # (``print(pred)``: shown, not kept)
             if any(type(a.value) is cst.Name and a.value.value in names for a in n.args):
                 return True
         elif type(n) is cst.Assign and any(type(t.target) in (cst.Attribute, cst.Subscript) for t in n.targets) \

@@ -450,12 +450,69 @@ def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:
     ``# scopelint: noqa`` leave of them (and SL001, unused directives, when selected)."""
     if skip_file(code):
         return LintResult()
-    result = _lint_python(code, filename, settings)
+    implied = fragment_imports(code)
+    if implied:
+        # A fragment (a forum post, an issue, a notebook cell pasted alone): the framework
+        # names it uses without importing them are read as their imports, appended at
+        # the end so that every line keeps its number; what a fix would rewrite there is
+        # not the user's text, so fragments get findings without fixes.
+        result = _lint_python(code + implied, filename, settings)
+        last = len(slicing.split_lines(code))
+        result.findings = [replace(f, fix=None) for f in result.findings if f.start[0] <= last]
+    else:
+        result = _lint_python(code, filename, settings)
     if result.findings or UNUSED_NOQA in settings.select:
         from scopelint import noqa
 
         result.findings = noqa.apply(result.findings, code, filename, _noqa_policy(settings), settings.ignore_noqa)
     return result
+
+
+# The names fragments use for the frameworks' modules, as their tutorials import them.
+_TORCH_NAMES = {"torch": "import torch", "nn": "import torch.nn as nn", "F": "import torch.nn.functional as F",
+                "optim": "import torch.optim as optim", "Variable": "from torch.autograd import Variable"}
+_MXNET_NAMES = {"mx": "import mxnet as mx", "mxnet": "import mxnet", "nd": "from mxnet import nd",
+                "gluon": "from mxnet import gluon"}
+
+
+def fragment_imports(code: str) -> str:
+    """The import lines a fragment implies (``""``: none; see docs/model.md, "Fragments"):
+    a text that names a framework (``torch.no_grad()``, ``mx.nd.array``) but imports
+    neither, where ``torch`` (or ``mx``/``mxnet``/``nd``/``gluon``) is used and bound
+    nowhere -- then such a name can only be the framework's module, and the other
+    conventional names (``nn``, ``F``, ``optim``, ``autograd``) of that framework, used
+    and bound nowhere, are read so too. Names the fragment defines are never read so."""
+    if slicing.imported_frameworks(code) or not (slicing.mentions_framework(code) or any(
+            w in code for w in ("nd.", "gluon.", "mx.", "autograd.record"))):
+        return ""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    used, bound = set(), set()
+    for node in ast.walk(tree):
+        t = type(node)
+        if t is ast.Name:
+            (used if type(node.ctx) is ast.Load else bound).add(node.id)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound.add(node.name)
+        elif t is ast.arg:
+            bound.add(node.arg)
+        elif t in (ast.Import, ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+        elif t is ast.ExceptHandler and node.name:
+            bound.add(node.name)
+    free = used - bound
+    lines = []
+    torch_on = "torch" in free
+    mxnet_on = bool(free & {"mx", "mxnet", "nd", "gluon"})
+    if torch_on == mxnet_on:
+        return ""  # (neither, or both: not guessed)
+    names = _TORCH_NAMES if torch_on else _MXNET_NAMES
+    lines = [line for name, line in names.items() if name in free]
+    if "autograd" in free:
+        lines.append("from torch import autograd" if torch_on else "from mxnet import autograd")
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def _noqa_policy(settings: Settings):

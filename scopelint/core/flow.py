@@ -2127,6 +2127,11 @@ class Analyzer:
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, parents, False, False, frozenset({"left-graph"}), state)
         if callee_value is not None and roles.made_loss(callee_value):
             return computed_value(call, state, args, True)  # ``criterion(out, y)``: a function of its arguments
+        if target is None and external is None and qname is None and type(func) is cst.Name and roles.is_loss_call(fact) \
+                and not roles.is_model_call(fact) and callee_value is not None and not callee_value.parents:
+            # ``criterion(out, y)`` where ``criterion`` is a name nothing here binds (a
+            # parameter, a fragment's): a loss by its name, a function of its arguments
+            return computed_value(call, state, args, True)
         if target is not None and self._link_returns and (id(target) not in self._walks or id(target) in self._blind):
             self._walk.pending = True  # (walked again once ``target`` has a summary)
             return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (), False, False, PENDING, state)
