@@ -174,33 +174,13 @@ class RecordingDuringInference(Rule):
         scopes = {id(s.item): s for s in facts.scopes if s.api == "mxnet.autograd.record" and s.called}
         backpropagated = fed = None
         done = set()
-        def blocks(state, func, depth=3):
-            """The ``record()`` blocks a call in this state runs in: its own, or, in a
-            function entered recording, those of every call of that function."""
-            sw = state.mxnet
-            if not sw.on or sw.origin is None:
-                return None
-            if sw.origin.node is not None:
-                found = scopes.get(id(sw.origin.node))
-                return [found] if found is not None else None
-            if sw.origin.kind != "entry" or sw.origin.api != "mxnet.autograd.record" or func is None or not depth:
-                return None
-            sites = facts.sites_of(func)
-            out = []
-            for site in sites:
-                more = blocks(site.state, site.func, depth - 1)
-                if not more:
-                    return None
-                out += more
-            return out or None
-
         def trains_in(scope) -> bool:
             return (scope.func is None and has_module_backward) or (scope.func is not None and id(scope.func) in trains)
 
         for call in facts.calls:
             if call.state.mx_train.off:
                 continue  # (in ``predict_mode()``: no Dropout; recorded on purpose, or a waste, not wrong)
-            found = blocks(call.state, call.func) if is_model_call(call) else None
+            found = _record_blocks(facts, scopes, call.state, call.func) if is_model_call(call) else None
             if not found or any(id(s.item.item) in reported for s in found):
                 continue
             if not all(trains_in(s) for s in found):
@@ -341,3 +321,25 @@ def recording_during_inference_mxnet(ctx, scope_fact) -> Optional[NodeFix]:
 
 
 RULE = RecordingDuringInference
+
+
+def _record_blocks(facts, scopes, state, func, depth=3):
+    """The ``record()`` blocks (of ``scopes``, by item) a call in this state runs in: its
+    own, or, in a function entered recording, those of every call of that function.
+    (A module function: a recursive closure would be a reference cycle holding the
+    file's facts until a collection.)"""
+    sw = state.mxnet
+    if not sw.on or sw.origin is None:
+        return None
+    if sw.origin.node is not None:
+        found = scopes.get(id(sw.origin.node))
+        return [found] if found is not None else None
+    if sw.origin.kind != "entry" or sw.origin.api != "mxnet.autograd.record" or func is None or not depth:
+        return None
+    out = []
+    for site in facts.sites_of(func):
+        more = _record_blocks(facts, scopes, site.state, site.func, depth - 1)
+        if not more:
+            return None
+        out += more
+    return out or None

@@ -320,7 +320,22 @@ def test_loop_carried_value_from_no_grad():
             with torch.no_grad():
                 y = model(torch.ones(1, 2))
     """
-    assert (7, "SL101") not in findings(src)  # first iteration: y is None -> unknown join
+    # The first pass holds None, which the guard keeps out; every later pass holds the
+    # no_grad result of the pass before, and backward() raises on it: a known state.
+    assert (7, "SL101") in findings(src)
+
+
+def test_loop_carried_value_unknown_on_one_path_is_silent():
+    src = """
+        import torch
+        model = torch.nn.Linear(2, 2)
+        y = make_start()
+        for i in range(3):
+            y.sum().backward()
+            with torch.no_grad():
+                y = model(torch.ones(1, 2))
+    """
+    assert (6, "SL101") not in findings(src)  # first pass: what unknown code returned
 
 
 def test_entry_state_from_agreeing_call_sites():
@@ -450,7 +465,7 @@ def test_linting_a_file_leaves_no_reference_cycles():
     from scopelint.engine import Settings, lint_source
 
     nested = "import torch\n\n\ndef outer(model, x):\n    def inner(y):\n        return model(y)\n\n    return inner(x)\n"
-    texts = [nested] + [p.read_text(encoding="utf-8") for p in all_fixtures()[::7]]
+    texts = [nested] + [p.read_text(encoding="utf-8") for p in all_fixtures()[::3]]
     for text in texts:
         lint_source(text, "t.py", Settings())  # imports and caches settle first
     gc.collect()
@@ -462,7 +477,11 @@ def test_linting_a_file_leaves_no_reference_cycles():
         gc.collect()
         # (a few small cycles of library closures are not ours: ast.literal_eval's,
         # LibCST's parse_expression's)
-        assert not [o for o in gc.garbage if type(o).__module__.split(".")[0] in ("scopelint", "rules")]
+        ours = [o for o in gc.garbage if type(o).__module__.split(".")[0] in ("scopelint", "rules")]
+        # a recursive closure of ours (a cycle through its cell) holds whatever it saw
+        ours += [o for o in gc.garbage if type(o).__name__ == "function"
+                 and (o.__module__ or "").split(".")[0] in ("scopelint", "rules")]
+        assert not ours
         assert not [o for o in gc.garbage if isinstance(o, cst.Module)]
     finally:
         gc.set_debug(0)
@@ -993,3 +1012,24 @@ def test_sl303_an_attach_that_may_not_run_at_the_call_is_silent(helper, call):
     if "every" in call:
         surely = text.replace("    if n % 1000 == 0:\n        return fn()\n", "    return fn()\n")
         assert [f.code for f in lint_source(surely, "t.py").findings] == ["SL303"]
+
+
+def test_parameter_defaulting_to_a_function_is_no_model():
+    # fastai's LMLearner.predict(..., decoder=decode_spec_tokens): a text function handed
+    # in, whose name only reads like a model's
+    src = """
+        import torch
+
+        def decode_tokens(tokens):
+            return [t.upper() for t in tokens]
+
+        def predict(model, text, decoder=decode_tokens, encoder=lambda s: s.split()):
+            model.eval()
+            return " ".join(decoder(encoder(text)))
+
+        def predict_with_model(text, decoder=None):
+            return decoder(text)
+    """
+    found = findings(src)
+    assert (9, "SL103") not in found
+    assert (12, "SL103") in found  # no default to read: a model by its name, as before

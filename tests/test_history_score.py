@@ -148,4 +148,6 @@ def test_manifest_is_consistent():
         assert len(b["fix_commit"]) == 40 and len(b["parent"]) == 40, b["id"]
         assert b["lines"] and all(isinstance(n, int) and n > 0 for n in b["lines"]), b["id"]
         assert b["split"] == score.split_of(b["repo"]), b["id"]
-        assert b["code"].startswith("SL") and b["framework"] == "torch", b["id"]
+        assert b["code"].startswith("SL") and b["framework"] in ("torch", "mxnet"), b["id"]
+    # both frameworks are measured, not one of them only
+    assert {b["framework"] for b in bugs} == {"torch", "mxnet"}

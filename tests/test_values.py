@@ -340,3 +340,25 @@ def test_a_model_made_in_eval_mode():
     """
     assert findings(code.format(mode=".eval()")) == [(16, "SL103")]
     assert findings(code.format(mode="")) == []
+
+
+def test_a_symbolic_executors_backward_is_no_autograd():
+    # MXNet's symbolic API (first-contact round 2): an Executor made by ``bind`` /
+    # ``simple_bind`` and a ``Module`` backpropagate their own bound graph; no
+    # ``autograd.record()`` is needed, so there is nothing for SL101 to say
+    assert findings("""
+        import mxnet as mx
+
+        data = mx.sym.Variable("data")
+        out = mx.sym.FullyConnected(data, num_hidden=2)
+        exe = out.simple_bind(mx.cpu(), data=(4, 3))
+        exe.forward(is_train=True, data=mx.nd.ones((4, 3)))
+        exe.backward(mx.nd.ones((4, 2)))
+        mod = mx.mod.Module(out, data_names=["data"], label_names=None)
+        mod.bind(data_shapes=[("data", (4, 3))])
+        mod.init_params()
+        mod.forward(mx.io.DataBatch([mx.nd.ones((4, 3))]), is_train=True)
+        mod.backward([mx.nd.ones((4, 2))])
+        y = exe.outputs[0] * 2
+        y.backward()
+    """) == [(15, "SL101")]  # (an executor's output is an NDArray no record() saw)

@@ -103,9 +103,12 @@ def extract(gd: str, commit: str, files: list[str], dest: Path) -> None:
 
 # ---------------------------------------------------------------- running scopelint
 
+CHECK_ARGS: list = []  # (``--check-args``: e.g. ``--preview``, every rule of a tiered scopelint)
+
+
 def run_scopelint(cmd: list[str], root: Path, files: list[str], context: str) -> list[dict]:
     targets = [str(root)] if context == "tree" else [str(root / f) for f in files]
-    r = subprocess.run([*cmd, "check", "--no-cache", "--output-format", "json", "--exit-zero",
+    r = subprocess.run([*cmd, "check", *CHECK_ARGS, "--no-cache", "--output-format", "json", "--exit-zero",
                         *targets], capture_output=True, text=True, cwd=root)
     if r.returncode != 0:
         raise RuntimeError(f"scopelint failed ({r.returncode}): {r.stderr[-1500:]}")
@@ -227,12 +230,14 @@ def main(argv=None):
     ap.add_argument("--scopelint", default=f"{shlex.quote(sys.executable)} -m scopelint",
                     help="command that runs scopelint (default: this Python's -m scopelint)")
     ap.add_argument("--context", choices=("file", "folder", "tree"), default="file")
+    ap.add_argument("--check-args", default="", help="more options for `scopelint check` (`--preview` to run every rule)")
     ap.add_argument("--split", choices=("dev", "test"))
     ap.add_argument("--code", action="append", help="only these codes (repeatable)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", type=Path)
     a = ap.parse_args(argv)
+    CHECK_ARGS[:] = shlex.split(a.check_args)
     bugs = load(a.manifest or [DEFAULT_MANIFEST])
     if a.split:
         bugs = [b for b in bugs if b.get("split") == a.split]

@@ -35,16 +35,34 @@ class BuildError(Exception):
 
 
 def python_version() -> str:
-    """The Python package's version, from pyproject.toml."""
+    """The Python package's version: pyproject.toml's ``[project] version``, or, where
+    that is dynamic (``[tool.setuptools.dynamic] version = {attr = ...}``), the
+    ``__version__`` assignment it names, read as text (nothing is imported)."""
     try:
         import tomllib
     except ImportError:  # Python < 3.11: scopelint's own dependency
         import tomli as tomllib
     with open(REPO / "pyproject.toml", "rb") as f:
-        version = tomllib.load(f).get("project", {}).get("version")
-    if not isinstance(version, str):
-        raise BuildError("no [project] version in pyproject.toml")
-    return version
+        data = tomllib.load(f)
+    version = data.get("project", {}).get("version")
+    if isinstance(version, str):
+        return version
+    if "version" not in data.get("project", {}).get("dynamic", []):
+        raise BuildError("no [project] version in pyproject.toml, and none dynamic")
+    attr = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("version", {}).get("attr")
+    if not isinstance(attr, str) or "." not in attr:
+        raise BuildError("pyproject.toml: a dynamic version without [tool.setuptools.dynamic] version.attr")
+    module, name = attr.rsplit(".", 1)
+    source = REPO.joinpath(*module.split("."))
+    source = source / "__init__.py" if source.is_dir() else source.with_suffix(".py")
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as e:
+        raise BuildError(f"cannot read {source} for the version: {e}") from e
+    found = re.search(rf"^{re.escape(name)}\s*=\s*[\"']([^\"']+)[\"']", text, re.M)
+    if not found:
+        raise BuildError(f"no `{name} = \"...\"` in {source}")
+    return found.group(1)
 
 
 def extension_version() -> str:

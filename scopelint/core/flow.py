@@ -1750,9 +1750,11 @@ class Analyzer:
             left, right = self._ev(e.left), self._ev(e.right)
             if "const" in left.tags and "const" in right.tags and not (CONTAINER <= left.tags or CONTAINER <= right.tags):
                 return opaque_value(e, CONST)  # ``T ** 2``, ``1 - 0.5``: a Python number
-            if type(e.operator) in (cst.Multiply, cst.Add) and (CONTAINER <= left.tags or CONTAINER <= right.tags) and \
-                    (type(e.left) in (cst.List, cst.Tuple) or type(e.right) in (cst.List, cst.Tuple)):
-                # ``[None] * n``, ``a + [b]``: a list of the items of its list operands
+            if type(e.operator) in (cst.Multiply, cst.Add) and (CONTAINER <= left.tags or CONTAINER <= right.tags) and (
+                    type(e.left) in (cst.List, cst.Tuple) or type(e.right) in (cst.List, cst.Tuple)
+                    or (type(e.operator) is cst.Add and CONTAINER <= left.tags and CONTAINER <= right.tags)):
+                # ``[None] * n``, ``a + [b]``, ``losses_a + losses_b``: a list of the items
+                # of its list operands
                 return container_value(e, [v for v in (left, right) if CONTAINER <= v.tags], state)
             return computed_value(e, state, [left, right], True)
         if t is cst.UnaryOperation:
@@ -1853,6 +1855,9 @@ class Analyzer:
             return found
         if type(index) is cst.Integer and TUPLE_RESULT <= base.tags and int(index.value, 0) < len(base.parents):
             return base.parents[int(index.value, 0)]  # ``x.topk(k)[1]``
+        if type(index) is cst.Integer and type(base.node) not in (cst.Tuple, cst.List) and len(base.parents) == 1 \
+                and type(base.parents[0].node) is cst.Tuple and CONTAINER <= base.parents[0].tags:
+            base = base.parents[0]  # ``ot = net(x)`` of a forward that returns ``a, b``: the tuple it made
         if type(index) is cst.Integer and type(base.node) in (cst.Tuple, cst.List) and CONTAINER <= base.tags:
             elements = base.node.elements
             n = int(index.value, 0)
@@ -2470,7 +2475,7 @@ class Analyzer:
             return
         index = list(call.args).index(arg)
         value = args[index]
-        values = value.parents if type(arg.value) in (cst.List, cst.Tuple) else (value,)
+        values = tuple(_heads(value))
         self._seq += 1
         fact = self._backwards[id(call)] = BackwardFact(
             call, qname, tuple(values), state, self.func, frozenset({F.BACKWARD_FUNCS[qname]}), tuple(self._loop_nodes), self._seq
@@ -3017,6 +3022,24 @@ def _instance_classes(v: Value, items: bool = True) -> Set[str]:
         for item in container_items(v):
             found |= {t[9:] for t in item.tags if t.startswith("instance:")}
     return found
+
+
+_WRITTEN_CONTAINERS = (cst.List, cst.Tuple, cst.BinaryOperation, cst.ListComp, cst.GeneratorExp)
+
+
+def _heads(v: Value) -> List[Value]:
+    """The values a backward of ``v`` differentiates: the items of a list or tuple
+    written out, of a comprehension, of a concatenation of such (``losses_a +
+    losses_b``), flattened; ``v`` itself otherwise (a container joined over branches
+    is one value: which items it holds depends on the path)."""
+    if not CONTAINER <= v.tags or type(v.node) not in _WRITTEN_CONTAINERS:
+        return [v]
+    if type(v.node) in (cst.List, cst.Tuple) and any(type(el) is cst.StarredElement for el in v.node.elements):
+        return [v]
+    out: List[Value] = []
+    for p in v.parents:
+        out.extend(_heads(p) if CONTAINER <= p.tags else [p])
+    return out
 
 
 def container_items(v: Value) -> List[Value]:

@@ -773,25 +773,26 @@ def _attribute_writes(facts: Facts) -> dict:
     ``X.attr.detach_()`` or a ``del``; the id of the outermost function it is in)]: the
     writes to ``X.attr`` anywhere in the module."""
     out: dict = {}
-
-    def visit(node, where):
-        for n in walk(node, is_nested_scope):
-            if n is not node and type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                visit(n, where if where is not None or type(n) is not cst.FunctionDef else id(n))
-                continue
-            t = type(n)
-            if t in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del):
-                targets = [tg.target for tg in n.targets] if t is cst.Assign else [n.target]
-                for tg in targets:
-                    for a in walk(tg):
-                        if type(a) is cst.Attribute:
-                            out.setdefault(a.attr.value, []).append((n.value if t is cst.Assign else n, where))
-            elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("detach_", "zero_", "fill_") \
-                    and type(n.func.value) is cst.Attribute:
-                out.setdefault(n.func.value.attr.value, []).append((n, where))
-
-    visit(facts.module, None)
+    _visit_attribute_writes(facts.module, None, out)
     return out
+
+
+def _visit_attribute_writes(node, where, out: dict) -> None:
+    # (a module function: a recursive closure is a reference cycle holding the tree)
+    for n in walk(node, is_nested_scope):
+        if n is not node and type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            _visit_attribute_writes(n, where if where is not None or type(n) is not cst.FunctionDef else id(n), out)
+            continue
+        t = type(n)
+        if t in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del):
+            targets = [tg.target for tg in n.targets] if t is cst.Assign else [n.target]
+            for tg in targets:
+                for a in walk(tg):
+                    if type(a) is cst.Attribute:
+                        out.setdefault(a.attr.value, []).append((n.value if t is cst.Assign else n, where))
+        elif t is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("detach_", "zero_", "fill_") \
+                and type(n.func.value) is cst.Attribute:
+            out.setdefault(n.func.value.attr.value, []).append((n, where))
 
 
 def _run_per_backward(facts: Facts, func: FunctionInfo) -> bool:
@@ -869,7 +870,7 @@ def gradient_path(value: Value, stop) -> Iterable[Value]:
     """``graph_path`` along gradient paths only (RULES.md, "Values and gradient paths"):
     not into the inputs of a forward pass (``net(x_adv)``: the gradient the loss sends
     goes to the model's parameters; an adversarial input built from ``autograd.grad``
-    is no path), as the flow already leaves out indices, samples, options and what
+    is no path) unless an input is a forward pass's output itself, as the flow already leaves out indices, samples, options and what
     unknown code returns (``core.api``)."""
     seen = set()
     stack = [value]
@@ -879,7 +880,13 @@ def gradient_path(value: Value, stop) -> Iterable[Value]:
             continue
         seen.add(id(v))
         yield v
-        if stop(v) or FORWARD <= v.tags or UNKNOWN_RESULT <= v.tags:
+        if stop(v) or UNKNOWN_RESULT <= v.tags:
+            continue
+        if FORWARD <= v.tags:
+            # into a forward pass that made this one's value (a helper returning
+            # ``model(x)``; ``decoder(encoder(x))``: the encoder is trained too), not
+            # into a plain input
+            stack.extend(p for p in v.parents if FORWARD <= p.tags)
             continue
         stack.extend(v.parents[:-1] if v.held else v.parents)
 

@@ -49,10 +49,41 @@ def is_model_call(call: CallFact) -> bool:
     # By name, only where a name can hold a model: ``model(x)``, ``self.encoder(x)``.
     # ``writer.generator(...)`` or ``gm.modules()`` are methods, not forward passes.
     parts = callee.split(".")
+    if len(parts) == 1 and _parameter_defaults_to_function(call.func, callee):
+        return False  # ``decoder=decode_spec_tokens``: a function handed in, not a model
     if len(parts) == 1 or (len(parts) == 2 and parts[0] == "self"):
         # ``self.save_model()``, ``_wrap_model(m)``, ``is_fsdp_managed_module(m)`` act on
         # a model; they are no model.
         return bool(F.MODEL_NAME.search(parts[-1])) and not _ACTION.match(parts[-1])
+    return False
+
+
+def _parameter_defaults_to_function(func, name: str) -> bool:
+    """``name`` is a parameter of ``func`` whose default is a function: a lambda, a
+    ``def`` of the enclosing scopes or an imported lower-case name (fastai's
+    ``predict(..., decoder=decode_spec_tokens)``). What the callers hand in instead
+    is the same kind of thing; a model is not a default value."""
+    if func is None or name in ("self", "cls"):
+        return False
+    params = func.node.params
+    for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if p.name.value != name:
+            continue
+        default = p.default
+        if default is None:
+            return False
+        if type(default) is cst.Lambda:
+            return True
+        if type(default) is not cst.Name or default.value == "None":
+            return False
+        outer = func.scope.parent or func.scope
+        if outer.resolve_name(default.value) is not None:
+            return default.value[:1].islower()
+        scope = outer.binder(default.value)
+        if scope is None:
+            return False
+        body = scope.node.body if type(scope.node) is cst.Module else getattr(scope.node.body, "body", ())
+        return any(type(st) is cst.FunctionDef and st.name.value == default.value for st in body)
     return False
 
 

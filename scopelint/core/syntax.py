@@ -123,19 +123,20 @@ def terminates(node: cst.CSTNode) -> bool:
 
 def block_path(body, target: cst.CSTNode) -> List[Tuple[Sequence[cst.CSTNode], int]]:
     """(block, index) pairs from ``body`` down to the statement holding ``target``."""
+    return _block_path(body, target) or []
 
-    def search(block) -> Optional[List[Tuple[Sequence[cst.CSTNode], int]]]:
-        stmts = list(statements(block))
-        for i, stmt in enumerate(stmts):
-            if stmt is target or finds(stmt, lambda n: n is target):
-                for child in child_blocks(stmt):
-                    deeper = search(child)
-                    if deeper is not None:
-                        return [(stmts, i)] + deeper
-                return [(stmts, i)]
-        return None
 
-    return search(body) or []
+def _block_path(block, target) -> Optional[List[Tuple[Sequence[cst.CSTNode], int]]]:
+    # (not a recursive closure: that is a reference cycle holding the tree)
+    stmts = list(statements(block))
+    for i, stmt in enumerate(stmts):
+        if stmt is target or finds(stmt, lambda n: n is target):
+            for child in child_blocks(stmt):
+                deeper = _block_path(child, target)
+                if deeper is not None:
+                    return [(stmts, i)] + deeper
+            return [(stmts, i)]
+    return None
 
 
 def runs_once(loop) -> bool:

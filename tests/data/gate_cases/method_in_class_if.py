@@ -4,5 +4,6 @@ class A:
         def m(self, y):
             y.sum().backward()
     def b(self, x):
-        return self.m(x.detach())
+        w = torch.ones(2, requires_grad=True)
+        return self.m((w * x).detach())
 # gate case, finds: SL206
