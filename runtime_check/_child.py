@@ -973,6 +973,101 @@ def drop_privileges(cfg):
     os.setuid(uid)
 
 
+class StandIn:
+    """An inert stand-in for a missing module's objects (``runtime_check.standins``): any
+    attribute or call is another one, a call handed one function or one iterable (not a
+    string) hands it back (a decorator, ``tqdm(loader)``), it is falsy, empty and a
+    context manager, and it has no arithmetic, conversion or array protocol: a value of
+    it that reaches a computation raises (its type's name says so) instead of changing
+    a number."""
+
+    __slots__ = ("_standin_name",)
+
+    def __init__(self, name):
+        object.__setattr__(self, "_standin_name", name)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return StandIn(f"{self._standin_name}.{attr}")
+
+    def __setattr__(self, attr, value):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        if args and not isinstance(args[0], StandIn):
+            first = args[0]
+            if callable(first) and len(args) == 1 and not kwargs:
+                return first  # ``@numba.jit``, ``@hydra.main(...)(f)``
+            if not isinstance(first, (str, bytes)) and hasattr(first, "__iter__"):
+                return first  # ``tqdm(loader, desc=...)``
+        return StandIn(f"{self._standin_name}()")
+
+    def __getitem__(self, key):
+        return StandIn(f"{self._standin_name}[]")
+
+    def __setitem__(self, key, value):
+        pass
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+    def __bool__(self):
+        return False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __mro_entries__(self, bases):
+        return (object,)  # ``class Logger(wandb.Callback):``
+
+    def __repr__(self):
+        return f"<scopelint stand-in for {self._standin_name}>"
+
+
+def install_standins(T, names):
+    """Make ``import X`` (and ``import X.a.b``, ``from X import y``) of each missing
+    top-level module ``X`` of ``names`` give an inert module of stand-ins; the trace
+    lists those the program imported (``trace["standins"]``)."""
+    import importlib.abc
+    import importlib.machinery
+    import types
+
+    wanted = set(names)
+    used = T.data["standins"] = []
+
+    class Module(types.ModuleType):
+        def __getattr__(self, attr):
+            if attr.startswith("__") and attr.endswith("__"):
+                raise AttributeError(attr)
+            return StandIn(f"{self.__name__}.{attr}")
+
+    class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname.split(".")[0] not in wanted:
+                return None
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+        def create_module(self, spec):
+            top = spec.name.split(".")[0]
+            if top not in used:
+                used.append(top)
+            module = Module(spec.name)
+            module.__path__ = []
+            return module
+
+        def exec_module(self, module):
+            pass
+
+    sys.meta_path.append(Finder())  # last: an installed module always wins
+
+
 def watch_lines(T, program, lines):
     """Record which of ``lines`` of the program run (``trace["reached"]``); tracing
     stops once all have run. Only the program's own frames get a line tracer."""
@@ -1095,6 +1190,11 @@ def main():
     T.data["rss_start_kb"] = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     T.data["setup_seconds"] = round(time.time() - T.started, 3)  # frameworks imported and instrumented
     os._exit = os_exit
+    if cfg.get("standins"):
+        try:
+            install_standins(T, cfg["standins"])
+        except Exception as exc:
+            T.note_error("stand-ins", exc)
     namespace = None
     import runpy
 

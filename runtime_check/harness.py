@@ -291,6 +291,7 @@ def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
     folder: Optional[str] = None, watch: Sequence[int] = (), realign: Optional[List] = None, prelude: Optional[str] = None,
     relpath: Optional[str] = None, module: Optional[str] = None, paths: Sequence[str] = (), cwd: Optional[str] = None,
+    standins: Sequence[str] = (),
 ) -> RunResult:
     """Run ``source`` (saved as ``filename`` in a private copy of ``folder``, or of
     nothing) under the instrumentation; ``onednn=False`` runs it with the frameworks'
@@ -302,11 +303,12 @@ def run_variant(
     ``module``: its dotted name, to run it as ``python -m`` would (a module of a
     package, ``folder`` being the folder above its top package); ``paths``: more folders
     of ``folder`` its imports are found in; ``cwd``: its working folder in ``folder``
-    (else the program's own)."""
+    (else the program's own); ``standins``: missing modules its imports get an inert
+    stand-in for (``runtime_check.standins``)."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
         return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign, prelude,
-                       relpath, module, paths, cwd)
+                       relpath, module, paths, cwd, list(standins))
     finally:
         _remove(tmp)
 
@@ -364,7 +366,7 @@ def _chown_tree(path: str, uid: int, gid: int) -> None:
 def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int,
             onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None, prelude=None,
             relpath: Optional[str] = None, module: Optional[str] = None, paths: Sequence[str] = (),
-            cwd: Optional[str] = None) -> RunResult:
+            cwd: Optional[str] = None, standins: Sequence[str] = ()) -> RunResult:
     iso = isolation()
     os.chmod(tmp, 0o711)  # the sandbox's user may pass through, not list (stdout, stderr stay private)
     box = os.path.join(tmp, "box")
@@ -416,6 +418,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "root": workdir,
         "paths": [d for d in (inside(p) for p in paths) if d],
         "cwd": inside(cwd) if cwd else None,
+        "standins": list(standins),
     }
     if not bwrap and sys.platform.startswith("linux"):  # (bubblewrap loads it itself)
         prog = sandbox.filter_program(unix_sockets=False)

@@ -8,6 +8,7 @@ import signal
 from typing import Dict, List, Optional, Tuple
 
 from scopelint.runtime_check.harness import RunResult
+from scopelint.runtime_check.standins import described
 
 CONFIRMED_ERROR = "confirmed:error"
 CONFIRMED_GRADS = "confirmed:grads-differ"
@@ -178,6 +179,11 @@ def compare(original: RunResult, fixed: RunResult, fix_message: str = "", line_m
                 mapped.append(m)
     if mapped:
         detail += f" [no GPU here: {', '.join(mapped)}]"
+    used = sorted({n for run in (original, fixed) for n in (run.trace or {}).get("standins") or []})
+    if used:
+        if verdict == INCONCLUSIVE and "StandIn" in detail:
+            detail = f"a value of a stand-in for a missing module ({', '.join(used)}) reaches the computation: {detail}"
+        detail += described(used)
     return verdict, detail
 
 

@@ -8,6 +8,7 @@ import difflib
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 import threading
 import time
@@ -15,10 +16,10 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 
-from scopelint.finding import SYNTAX_ERROR, Finding
+from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix
 from scopelint.noqa import UNUSED_NOQA
 from scopelint.fix import apply_edits
-from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, synth
+from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, standins, synth
 from scopelint.runtime_check.oracle import INCONCLUSIVE, _exception_text, compare, original_decides
 
 # How the fallback turns oneDNN off, per framework (the child and the harness do it).
@@ -41,6 +42,12 @@ class _Program:
     module: Optional[str] = None  # its dotted name where it runs as a module of its package (``python -m``)
     paths: Tuple[str, ...] = ()  # more folders (in ``folder``) its imports are found in
     cwd: Optional[str] = None  # its working folder in ``folder`` (None: its own)
+    standins: Tuple[str, ...] = ()  # missing modules given inert stand-ins (``runtime_check.standins``)
+    # A notebook: its findings placed in the joined program -> the cell findings they are
+    # copies of; and what the verdicts say of how it ran.
+    cell_findings: Dict[int, Finding] = field(default_factory=dict)
+    note: Optional[str] = None
+    cells: List[Tuple[int, int]] = field(default_factory=list)  # joined row - 1 -> (cell, row in cell)
 
 
 @dataclass
@@ -60,6 +67,7 @@ class _Job:
     paths: Tuple[str, ...] = ()
     cwd: Optional[str] = None
     text: Optional[str] = None  # the variant before its harness's epilogue (a later attempt's goes there)
+    standins: Tuple[str, ...] = ()
 
 
 def _lines(f: Finding) -> List[int]:
@@ -144,9 +152,6 @@ def _program_of(result, run: Optional[_Run] = None) -> _Program:
     prog = _Program(result.filename, None, findings)
     if not findings:
         return prog
-    if result.filename.endswith(".ipynb"):
-        prog.skip = "notebooks are not executed by the verifier"
-        return prog
     source = getattr(result, "source", None)
     if source is None and result.path is not None:
         try:
@@ -158,6 +163,10 @@ def _program_of(result, run: Optional[_Run] = None) -> _Program:
     if source is None:
         prog.skip = "no program text to run (stdin)"
         return prog
+    if result.filename.endswith(".ipynb"):
+        source = _notebook_program(prog, source)
+        if source is None:
+            return prog
     prog.source = source
     project = None
     if result.path is not None:
@@ -177,6 +186,10 @@ def _program_of(result, run: Optional[_Run] = None) -> _Program:
     if isinstance(planned, str):
         prog.skip = f"not self-contained, and no harness can be synthesized: {planned}"
         return prog
+    folders = [prog.folder or ""] + [os.path.join(prog.folder or "", p) for p in prog.paths]
+    if prog.relpath:
+        folders.append(os.path.join(prog.folder or "", os.path.dirname(prog.relpath)))
+    prog.standins = tuple(standins.missing_imports(source, folders))
     prog.harness = planned
     prog.harness_for = (sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings}, project)
     prog.frameworks = planned.frameworks if planned is not None else harness.frameworks_of(source)
@@ -186,6 +199,53 @@ def _program_of(result, run: Optional[_Run] = None) -> _Program:
     elif not prog.frameworks:
         prog.skip = "the program imports neither torch nor mxnet"
     return prog
+
+
+def _notebook_program(prog: _Program, text: str) -> Optional[str]:
+    """A notebook runs as ``check`` reads it: its code cells in order, as one program,
+    magics and shell lines blanked (``scopelint.notebook``). ``prog.findings`` become
+    copies placed in that program (their verdicts go back to the cell findings); None
+    (and ``prog.skip``) where the notebook cannot be read."""
+    from scopelint import notebook
+
+    try:
+        nb = notebook.load(text)
+    except ValueError as exc:
+        prog.skip = f"cannot read the notebook: {exc}"
+        return None
+    row_of = {place: row for row, place in enumerate(nb.line_map, start=1)}
+
+    def joined(cell, pos):
+        row = row_of.get((cell, pos[0]))
+        return None if row is None else (row, pos[1])
+
+    copies = []
+    for f in prog.findings:
+        start, end = joined(f.cell, f.start), joined(f.cell, f.end)
+        if start is None or end is None:
+            continue
+        fix = None
+        if f.fix is not None:
+            edits = [Edit(e.content, joined(f.cell, e.start), joined(f.cell, e.end)) for e in f.fix.edits]
+            if all(e.start is not None and e.end is not None for e in edits):
+                fix = Fix(f.fix.applicability, f.fix.message, tuple(edits))
+        copy = Finding(f.code, f.message, f.severity, f.filename, start, end, f.help, fix)
+        prog.cell_findings[id(copy)] = f
+        copies.append(copy)
+    prog.findings = copies
+    prog.cells = list(nb.line_map)
+    blanked = sum(1 for n in range(1, len(nb.cells) + 1) for line in nb.cell_lines(n)
+                  if nb.cells[n - 1].get("cell_type") == "code" and notebook._MAGIC.match(line))
+    prog.note = "notebook: its code cells run in order as one program" + (
+        f" ({blanked} magic or shell line{'s' if blanked != 1 else ''} left out)" if blanked else "")
+    return nb.source
+
+
+def _cell_line(cells: List[Tuple[int, int]], row: int) -> str:
+    if 1 <= row <= len(cells):
+        cell, line = cells[row - 1]
+        return f"cell {cell}, line {line}"
+    return f"line {row}"
 
 
 def _opcodes(source: str, fixed: str):
@@ -351,13 +411,13 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
                 if orig_key not in jobs_by_key:
                     jobs_by_key[orig_key] = _Job(orig_key, wrap(prog.source), prog.display, prog.frameworks, dev, prog.folder,
                                                  realign=regions, prelude=prelude, relpath=prog.relpath, module=prog.module,
-                                                 paths=prog.paths, cwd=prog.cwd, text=prog.source)
+                                                 paths=prog.paths, cwd=prog.cwd, text=prog.source, standins=prog.standins)
                 if fixed_key not in jobs_by_key:
                     images = sorted({im for im in (_image(r, ops[id(f)]) for r in regions) if im is not None})
                     jobs_by_key[fixed_key] = _Job(fixed_key, wrap(fixed), prog.display, prog.frameworks, dev, prog.folder,
                                                   realign=images, line_map=_line_map(ops[id(f)]), prelude=prelude,
                                                   relpath=prog.relpath, module=prog.module, paths=prog.paths, cwd=prog.cwd,
-                                                  text=fixed)
+                                                  text=fixed, standins=prog.standins)
                 jobs_by_key[orig_key].watch.update(watched[id(f)][0])
                 jobs_by_key[fixed_key].watch.update(watched[id(f)][1])
                 plan.append((f, dev, orig_key, fixed_key, None))
@@ -396,6 +456,14 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
                 f.runtime["holes"] = list(prog.harness.filled)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
             f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
+            if prog.cells:  # (lines of the joined program, as ``check`` shows them: cell and line)
+                f.runtime["detail"] = re.sub(r"\bline (\d+)", lambda m: _cell_line(prog.cells, int(m.group(1))), f.runtime["detail"])
+            if prog.note:
+                f.runtime["detail"] += f" [{prog.note}]"
+            original = prog.cell_findings.get(id(f))
+            if original is not None:  # (a notebook's: the verdict goes to the cell finding)
+                original.runtime = f.runtime
+                original.extra.update(verify_seconds=f.extra["verify_seconds"], verdicts=f.extra["verdicts"])
 
 
 def _missed(run, watch) -> bool:
@@ -512,6 +580,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
                 extra["prelude"] = job.prelude
             if job.relpath is not None:
                 extra.update(relpath=job.relpath, module=job.module, paths=job.paths, cwd=job.cwd)
+            if job.standins:
+                extra["standins"] = list(job.standins)
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result
