@@ -179,6 +179,9 @@ def compare(original: RunResult, fixed: RunResult, fix_message: str = "", line_m
                 mapped.append(m)
     if mapped:
         detail += f" [no GPU here: {', '.join(mapped)}]"
+    synthetic = sorted({n for run in (original, fixed) for n in (run.trace or {}).get("synthetic") or []})
+    if synthetic:
+        detail += f" [synthetic data in place of {', '.join(synthetic)} (not on disk; never downloaded)]"
     used = sorted({n for run in (original, fixed) for n in (run.trace or {}).get("standins") or []})
     if used:
         if verdict == INCONCLUSIVE and "StandIn" in detail:

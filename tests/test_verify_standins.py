@@ -147,3 +147,35 @@ def test_a_notebook_runs_its_code_cells_as_one_program(tmp_path):
     assert "at cell 3, line 7" in detail
     assert "notebook: its code cells run in order as one program (2 magic or shell lines left out)" in detail
     assert f"inert stand-ins for missing modules: {PLOT}" in detail
+
+
+HAS_MXNET = importlib.util.find_spec("mxnet") is not None
+
+
+@pytest.mark.frameworks
+@pytest.mark.skipif(not HAS_MXNET, reason="needs mxnet")
+def test_a_gluon_dataset_not_on_disk_is_synthetic_and_never_downloaded(tmp_path):
+    verdicts = _verify_one(tmp_path, """
+        import mxnet as mx
+        from mxnet import autograd, gluon
+        from mxnet.gluon.data.vision import transforms
+
+        mx.random.seed(0)
+        train = gluon.data.vision.FashionMNIST(root="./no-data-here", train=True).transform_first(transforms.ToTensor())
+        loader = gluon.data.DataLoader(train, batch_size=64)
+        net = gluon.nn.HybridSequential()
+        net.add(gluon.nn.Dense(32, activation="relu"), gluon.nn.Dense(10))
+        net.initialize(mx.init.Normal(0.1))
+        loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+        for x, y in loader:
+            with autograd.record():
+                out = net(x)
+            loss = loss_fn(out, y)
+            loss.backward()
+            trainer.step(x.shape[0])
+    """)
+    (code, verdict), detail = next(iter(verdicts.items()))
+    assert code == "SL101" and verdict == "confirmed:error", detail
+    assert "synthetic data in place of FashionMNIST (not on disk; never downloaded)" in detail
+    assert not (tmp_path / "no-data-here").exists()  # (the program ran in a private copy, and downloaded nothing)
