@@ -362,3 +362,31 @@ def test_a_symbolic_executors_backward_is_no_autograd():
         y = exe.outputs[0] * 2
         y.backward()
     """) == [(15, "SL101")]  # (an executor's output is an NDArray no record() saw)
+
+
+def test_an_executor_bound_from_a_returned_symbol_is_no_tensor():
+    # First contact, rounds 2 and 3 (MXNet symbolic tutorials): ``network =
+    # symbols[0].bind(...)`` then ``network.backward(out)``: an Executor, not an NDArray
+    # made while nothing records
+    assert findings("""
+        import mxnet as mx
+
+        def capsnet():
+            data = mx.sym.Variable("data")
+            out = mx.sym.FullyConnected(data, num_hidden=2)
+            return [mx.sym.MakeLoss(mx.sym.sum(out)), out]
+
+        def train(ctx=mx.cpu()):
+            symbols = capsnet()
+            args = {"data": mx.nd.ones((4, 3)), "fullyconnected0_weight": mx.nd.ones((2, 3)),
+                    "fullyconnected0_bias": mx.nd.ones((2,))}
+            grads = {"fullyconnected0_weight": mx.nd.zeros((2, 3)), "fullyconnected0_bias": mx.nd.zeros((2,))}
+            network = symbols[0].bind(ctx=ctx, args=args, args_grad=grads, grad_req="write")
+            for i in range(2):
+                out = network.forward()
+                network.backward(out)
+                loss = mx.nd.mean(network.outputs[0]) * 2
+                loss.backward()
+
+        train()
+    """) == [(19, "SL101")]  # (the NDArray made from its output outside record() has no graph)

@@ -2246,6 +2246,9 @@ class Analyzer:
                 # a method of a model, of an object of this file's classes, or of one the
                 # frameworks made (``scaler.scale(loss)``): what it computes is its own
                 return None
+            if method in _NO_TENSOR_METHODS:  # no tensor: nothing recorded or not says anything of it
+                return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (receiver,) + tuple(args), False, False,
+                             tags | UNKNOWN_RESULT, state)
             if not (UNKNOWN_RESULT <= receiver.tags or _object_of_other_code(receiver)):
                 return None  # (``self.m(x)``, ``opt.m(x)`` of a parameter: nothing known either way)
             return _unknown_result(call, state, (receiver,) + tuple(args), tags)
@@ -2907,6 +2910,13 @@ def _layer_parameter(base: Value, attr: str) -> bool:
             if layer is not None and attr in layer.get("params", ()):
                 return True
     return False
+
+
+# Methods of the frameworks' other objects that no tensor has (``api.method`` knows
+# none of them): MXNet's symbolic API (``sym.bind(...)`` / ``simple_bind`` make an
+# Executor, whose ``forward``/``backward`` run its own bound graph, no autograd). What
+# they return is no tensor of the recording model.
+_NO_TENSOR_METHODS = frozenset({"bind", "simple_bind", "get_internals", "get_children", "infer_shape", "list_arguments"})
 
 
 def _object_of_other_code(v: Value) -> bool:
