@@ -1065,7 +1065,19 @@ class StandIn:
         return False
 
     def __mro_entries__(self, bases):
-        return (object,)  # ``class Logger(wandb.Callback):``
+        # ``class Logger(wandb.Callback):``: a base of its own (two stand-in bases must
+        # differ), built with any arguments, every missing attribute a stand-in
+        name = self._standin_name
+
+        def init(self, *args, **kwargs):
+            pass
+
+        def missing(self, attr):
+            if attr.startswith("__") and attr.endswith("__"):
+                raise AttributeError(attr)
+            return StandIn(f"{name}().{attr}")
+
+        return (type(name.rsplit(".", 1)[-1], (), {"__init__": init, "__getattr__": missing}),)
 
     def __repr__(self):
         return f"<scopelint stand-in for {self._standin_name}>"

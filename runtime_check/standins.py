@@ -47,6 +47,37 @@ def missing_imports(source: str, folders: Sequence[str] = ()) -> List[str]:
     return sorted(t for t in tops if t not in NEVER and not _findable(t, folders))
 
 
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", "node_modules", "site-packages", ".tox"})
+
+
+def missing_imports_of_project(source: str, root: Optional[str], folders: Sequence[str] = (),
+                               most_files: int = 400, most_bytes: int = 8 << 20) -> List[str]:
+    """``missing_imports`` of the program and of the other ``.py`` files under ``root``
+    (the folder copied for its run: the project's modules it imports import theirs),
+    bounded in files and bytes; sorted."""
+    found = set(missing_imports(source, folders))
+    if not root or not os.path.isdir(root):
+        return sorted(found)
+    files = budget = 0
+    for here, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(names):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(here, name)
+            try:
+                size = os.path.getsize(path)
+                if files >= most_files or budget + size > most_bytes:
+                    return sorted(found)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            files, budget = files + 1, budget + size
+            found.update(missing_imports(text, list(folders) + [here]))
+    return sorted(found)
+
+
 def _unguarded_imports(body: Iterable[ast.stmt]):
     """Imports in ``body`` and the blocks under it, functions and classes included, but
     not in a ``try`` whose handlers catch ``ImportError`` (or everything), nor in those

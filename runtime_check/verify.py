@@ -189,7 +189,7 @@ def _program_of(result, run: Optional[_Run] = None) -> _Program:
     folders = [prog.folder or ""] + [os.path.join(prog.folder or "", p) for p in prog.paths]
     if prog.relpath:
         folders.append(os.path.join(prog.folder or "", os.path.dirname(prog.relpath)))
-    prog.standins = tuple(standins.missing_imports(source, folders))
+    prog.standins = tuple(standins.missing_imports_of_project(source, prog.folder if result.path is not None else None, folders))
     prog.harness = planned
     prog.harness_for = (sorted({r for f in findings for r in _lines(f)}), {f.code for f in findings}, project)
     prog.frameworks = planned.frameworks if planned is not None else harness.frameworks_of(source)

@@ -179,3 +179,23 @@ def test_a_gluon_dataset_not_on_disk_is_synthetic_and_never_downloaded(tmp_path)
     assert code == "SL101" and verdict == "confirmed:error", detail
     assert "synthetic data in place of FashionMNIST (not on disk; never downloaded)" in detail
     assert not (tmp_path / "no-data-here").exists()  # (the program ran in a private copy, and downloaded nothing)
+
+
+def test_the_projects_other_modules_imports_are_stood_in_too(tmp_path):
+    from scopelint.runtime_check.standins import missing_imports_of_project
+
+    (tmp_path / "utils.py").write_text(f"import {LOG}\nimport torch\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "io.py").write_text(f"try:\n    import {BAR}\nexcept ImportError:\n    {BAR} = None\nimport {PLOT}\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "x.py").write_text("import scopelint_absent_in_a_venv\n")
+    assert missing_imports_of_project("import utils\n", str(tmp_path), [str(tmp_path)]) == sorted([LOG, PLOT])
+
+
+@pytest.mark.frameworks
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_classes_derived_from_stand_ins_are_made(tmp_path):
+    source = TRAIN.replace("losses = []", f"class Logger({LOG}.Callback, plt.Artist):\n        def __init__(self):\n            super().__init__(verbose=1)\n\n    logger = Logger()\n    logger.on_start()\n    losses = []")
+    verdicts = _verify_one(tmp_path, source)
+    (code, verdict), detail = next(iter(verdicts.items()))
+    assert verdict == "confirmed:error", detail
