@@ -92,7 +92,9 @@ def test_vscode_extension_end_to_end(tmp_path):
     assert codes_of(problems["notebook"], "explore.ipynb") == ["SL101", "SL107"], problems["notebook"]
     # The output names the environment's scopelint and the start time.
     assert "server started in" in result["output"], result["output"]  # shown by "scopelint: Show output"
-    assert f"starting scopelint 0.1.0 in {sys.executable}" in result["output_log"], result["output_log"]
+    import scopelint
+
+    assert f"starting scopelint {scopelint.__version__} in {sys.executable}" in result["output_log"], result["output_log"]
     assert result["timings"]["server_start_ms"] is not None
     screenshot = ARTIFACTS / "vscode-diagnostics.png"
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and screenshot.stat().st_size > 20_000
