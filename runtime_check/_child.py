@@ -993,15 +993,9 @@ def install_synthetic_data(T):
         if cls is None:
             continue
 
-        def files(self):
-            if hasattr(self, "_archive_file"):  # CIFAR: the extracted batches
-                return [n for n, _ in self._train_data + self._test_data]
-            data, label = (self._train_data, self._train_label) if self._train else (self._test_data, self._test_label)
-            return [data[0], label[0]]
-
         def get_data(self, _real=cls._get_data, _shape=shape, _classes=classes, _name=name):
             root = getattr(self, "_root", "")
-            if all(os.path.exists(os.path.join(root, f)) for f in files(self)):
+            if all(os.path.exists(os.path.join(root, f)) for f in _dataset_files(self)):
                 return _real(self)
             rng = np.random.RandomState(0 if getattr(self, "_train", True) else 1)
             data = rng.randint(0, 256, size=(SYNTHETIC_SAMPLES,) + _shape).astype(np.uint8)
@@ -1011,6 +1005,18 @@ def install_synthetic_data(T):
                 used.append(_name)
 
         cls._get_data = get_data
+
+
+def _dataset_files(dataset):
+    """The files a Gluon vision dataset reads from its root."""
+    if hasattr(dataset, "_archive_file"):  # CIFAR: the extracted batches
+        return [n for n, _ in dataset._train_data + dataset._test_data]
+    data, label = (dataset._train_data, dataset._train_label) if dataset._train else (dataset._test_data, dataset._test_label)
+    return [data[0], label[0]]
+
+
+def _dunder(attr):
+    return attr.startswith("__") and attr.endswith("__")
 
 
 class StandIn:
@@ -1027,7 +1033,7 @@ class StandIn:
         object.__setattr__(self, "_standin_name", name)
 
     def __getattr__(self, attr):
-        if attr.startswith("__") and attr.endswith("__"):
+        if _dunder(attr):
             raise AttributeError(attr)
         return StandIn(f"{self._standin_name}.{attr}")
 
@@ -1073,7 +1079,7 @@ class StandIn:
             pass
 
         def missing(self, attr):
-            if attr.startswith("__") and attr.endswith("__"):
+            if _dunder(attr):
                 raise AttributeError(attr)
             return StandIn(f"{name}().{attr}")
 
@@ -1096,7 +1102,7 @@ def install_standins(T, names):
 
     class Module(types.ModuleType):
         def __getattr__(self, attr):
-            if attr.startswith("__") and attr.endswith("__"):
+            if _dunder(attr):
                 raise AttributeError(attr)
             return StandIn(f"{self.__name__}.{attr}")
 

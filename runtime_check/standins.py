@@ -15,8 +15,8 @@ A module is stood in only when the program imports it unconditionally (not under
 ``try`` that handles ``ImportError``: such code has its own way without the module, and a
 stand-in would change the path it takes), it is absolute (a relative import is the
 project's own), it is neither a framework nor NumPy (without those nothing can be
-verified), and neither this interpreter nor the program's folders can find it. Stdlib
-only, no scopelint import: the harness calls it per program."""
+verified), and neither this interpreter nor the program's folders can find it. The
+verifier decides it per program, before the runs."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ import ast
 import importlib.util
 import os
 from typing import Iterable, List, Optional, Sequence
+
+from scopelint.runtime_check.harness import COPY_SKIP
 
 # Without these the computation itself is missing: never stood in.
 NEVER = frozenset({"torch", "mxnet", "numpy", "__future__"})
@@ -47,9 +49,6 @@ def missing_imports(source: str, folders: Sequence[str] = ()) -> List[str]:
     return sorted(t for t in tops if t not in NEVER and not _findable(t, folders))
 
 
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", "node_modules", "site-packages", ".tox"})
-
-
 def missing_imports_of_project(source: str, root: Optional[str], folders: Sequence[str] = (),
                                most_files: int = 400, most_bytes: int = 8 << 20) -> List[str]:
     """``missing_imports`` of the program and of the other ``.py`` files under ``root``
@@ -60,7 +59,7 @@ def missing_imports_of_project(source: str, root: Optional[str], folders: Sequen
         return sorted(found)
     files = budget = 0
     for here, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if d not in COPY_SKIP and not d.startswith("."))  # (what the run's copy leaves out)
         for name in sorted(names):
             if not name.endswith(".py"):
                 continue

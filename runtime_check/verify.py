@@ -234,8 +234,12 @@ def _notebook_program(prog: _Program, text: str) -> Optional[str]:
         copies.append(copy)
     prog.findings = copies
     prog.cells = list(nb.line_map)
-    blanked = sum(1 for n in range(1, len(nb.cells) + 1) for line in nb.cell_lines(n)
-                  if nb.cells[n - 1].get("cell_type") == "code" and notebook._MAGIC.match(line))
+    blanked = 0  # (the lines ``notebook.python_lines`` blanked or left out, as check read them)
+    for n, cell in enumerate(nb.cells, start=1):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            lines = nb.cell_lines(n)
+            converted = notebook.python_lines(nb.cell_text(n))
+            blanked += len(lines) if converted is None else sum(a != b for a, b in zip(lines, converted))
     prog.note = "notebook: its code cells run in order as one program" + (
         f" ({blanked} magic or shell line{'s' if blanked != 1 else ''} left out)" if blanked else "")
     return nb.source

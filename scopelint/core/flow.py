@@ -51,6 +51,11 @@ LEAVING_METHODS = {"detach", "detach_", "item", "tolist", "numpy", "asnumpy", "a
 SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "get_device", "is_contiguous"})
 # Method calls on a receiver that run a model rather than tensor arithmetic.
 MODEL_METHODS = {"forward", "__call__", "hybrid_forward", "generate", "predict"}
+# Methods of the frameworks' other objects that no tensor has (``api.method`` knows
+# none of them): MXNet's symbolic API (``sym.bind(...)`` / ``simple_bind`` make an
+# Executor, whose ``forward``/``backward`` run its own bound graph, no autograd). What
+# they return is no tensor of the recording model.
+NO_TENSOR_METHODS = frozenset({"bind", "simple_bind", "get_internals", "get_children", "infer_shape", "list_arguments"})
 # What calling an instance runs, in this order of lookup.
 # A module's own methods that never call its forward (an instance is not handed on), and
 # those of them that return the module itself.
@@ -2246,7 +2251,7 @@ class Analyzer:
                 # a method of a model, of an object of this file's classes, or of one the
                 # frameworks made (``scaler.scale(loss)``): what it computes is its own
                 return None
-            if method in _NO_TENSOR_METHODS:  # no tensor: nothing recorded or not says anything of it
+            if method in NO_TENSOR_METHODS:  # no tensor: nothing recorded or not says anything of it
                 return Value(call, {fw: UNKNOWN for fw in F.FRAMEWORKS}, (receiver,) + tuple(args), False, False,
                              tags | UNKNOWN_RESULT, state)
             if not (UNKNOWN_RESULT <= receiver.tags or _object_of_other_code(receiver)):
@@ -2910,13 +2915,6 @@ def _layer_parameter(base: Value, attr: str) -> bool:
             if layer is not None and attr in layer.get("params", ()):
                 return True
     return False
-
-
-# Methods of the frameworks' other objects that no tensor has (``api.method`` knows
-# none of them): MXNet's symbolic API (``sym.bind(...)`` / ``simple_bind`` make an
-# Executor, whose ``forward``/``backward`` run its own bound graph, no autograd). What
-# they return is no tensor of the recording model.
-_NO_TENSOR_METHODS = frozenset({"bind", "simple_bind", "get_internals", "get_children", "infer_shape", "list_arguments"})
 
 
 def _object_of_other_code(v: Value) -> bool:

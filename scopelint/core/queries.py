@@ -870,8 +870,8 @@ def gradient_path(value: Value, stop) -> Iterable[Value]:
     """``graph_path`` along gradient paths only (RULES.md, "Values and gradient paths"):
     not into the inputs of a forward pass (``net(x_adv)``: the gradient the loss sends
     goes to the model's parameters; an adversarial input built from ``autograd.grad``
-    is no path) unless an input is a forward pass's output itself, as the flow already leaves out indices, samples, options and what
-    unknown code returns (``core.api``)."""
+    is no path) unless that input is a forward pass's output itself, as the flow already
+    leaves out indices, samples, options and what unknown code returns (``core.api``)."""
     seen = set()
     stack = [value]
     while stack:
