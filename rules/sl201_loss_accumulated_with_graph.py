@@ -4,7 +4,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.flow import CONTAINER, carried_tag
 from scopelint.core.names import dotted
 from scopelint.core.queries import (
-    backpropagated, backpropagated_by_callers, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call, kept_across_calls,
+    backpropagated, backpropagated_by_callers, called_in_loop_elsewhere, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call, kept_across_calls,
     recorded, returns_backpropagated, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call
@@ -165,6 +165,7 @@ class LossAccumulatedWithGraph(Rule):
             if value is None or accumulator is None or not recorded(value, TORCH):
                 continue
             per_call = False  # a helper called once per step, writing where the step's caller keeps it
+            related = ()
             handed = False  # ... or into what its caller's loop hands it and takes back
             if not loops:
                 around = loops_around(facts, _Fact(func))
@@ -177,6 +178,10 @@ class LossAccumulatedWithGraph(Rule):
                     continue  # (kept by the callers across their loops: ``log(loss, losses)``)
                 else:
                     loops, per_call = around, True
+                    elsewhere = called_in_loop_elsewhere(facts, func) if not loops else None
+                    if elsewhere is not None:  # (a method that a loop of another module calls)
+                        loops = (elsewhere,)
+                        related = ((elsewhere, f"calls `{func.name}` in a loop"),)
                     if not loops or _reset_elsewhere(facts, func, key):
                         continue
             if isinstance(value.node, NOT_TENSORS):
@@ -206,7 +211,8 @@ class LossAccumulatedWithGraph(Rule):
             if not per_call and made_this_iteration(accumulator, loops[-1]):
                 continue  # ``loss = a; loss += b`` inside one step: no iteration carries it
             fix = detach_expression(_added_expression(node), "Accumulate the value without its graph: `.detach()`")
-            found.append((node, value, Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix)))
+            found.append((node, value, Report(node, "a recorded loss is accumulated across iterations: every step's graph stays alive", fix,
+                                              related)))
         # A total kept of what another reported write accumulates (``history.append(
         # train_epoch())`` of an epoch's running loss) holds graphs only through it: one
         # bug, reported where it is made.

@@ -475,8 +475,74 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 and any(imports_it(p, mod.path) for p in (any_bare.get(n, set()) | any_attr.get(n, set())) - {mod.path})))
             if elsewhere:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_elsewhere=elsewhere)
+                entered, looped = _from_importers(program, mod, top & set(elsewhere),
+                                                  [p for p in texts if p != mod.path and imports_it(p, mod.path)])
+                if entered or looped:
+                    ctx = dataclasses.replace(ctx if ctx is not None else Context(), entered=entered, looped=looped)
         out.append(ctx)
     return out
+
+
+def _from_importers(program: Program, mod: _Module, functions: Set[str], importers: List[str]):
+    """What the ``importers`` of ``mod`` tell of its calls (``callsites.call_states``,
+    read from their text): of its module-level ``functions``, the recording state each is
+    entered in where every one of their calls agrees, as (function, framework, "on"/"off",
+    the API that set it or "", where the first call is); and of those and of its classes'
+    methods called on an instance (``Trainer.step``), the ones a loop runs, as (name,
+    where). A function one of them uses other than by a call (or names by a spelling the
+    scan does not follow) gets no entry state: its callers are not all seen."""
+    from scopelint.core.callsites import call_states
+
+    found: Dict[str, list] = {}
+    lost: Set[str] = set()
+    looped: Dict[str, str] = {}
+    classes_here = set(_CLASS.findall(mod.text or ""))
+    for path in sorted(importers):
+        importer = program.module(path)
+        if importer is None or not importer.text:
+            continue
+        names: Dict[Tuple[str, ...], str] = {}
+        classes: Dict[Tuple[str, ...], str] = {}
+        for local, dotted in importer.imports.items():
+            target = program._resolve(importer, dotted)
+            if target is None or target[0] is not mod:
+                continue
+            if target[1] in functions:
+                names[(local,)] = target[1]
+            elif target[1] in classes_here:
+                classes[(local,)] = target[1]
+            elif not target[1]:
+                names.update(((local, f), f) for f in functions)
+                classes.update(((local, c), c) for c in classes_here)
+        if importer.stars and any((r := program._resolve(importer, star)) is not None and r[0] is mod for star in importer.stars):
+            lost.update(functions)  # (``from engine import *``: its bare names are those)
+        if not names and not classes:
+            continue
+        text = importer.text
+        where = program.display(path)
+        for key, calls in call_states(text, names, classes).items():
+            if calls is None:
+                lost.add(key)
+                continue
+            for line, _, _, in_loop in calls:
+                if in_loop:
+                    looped.setdefault(key, f"{where}:{line}")
+            if "." in key:
+                continue  # (a method: some of its calls, never all)
+            found.setdefault(key, []).extend((f"{where}:{line}", torch, mx) for line, torch, mx, _ in calls)
+    entered = []
+    for key in sorted(set(found) - lost):
+        calls = found[key]
+        for fw, at in (("torch", 1), ("mxnet", 2)):
+            states = {c[at] for c in calls}
+            if len(states) != 1 or None in states:
+                continue
+            mode, api = next(iter(states))
+            entered.append((key, fw, mode, api or "", calls[0][0]))
+    return tuple(entered), tuple(sorted(looped.items()))
+
+
+_CLASS = re.compile(r"^class[ \t]+([A-Za-z_]\w*)", re.M)  # a module-level class
 
 
 _MOST_NEIGHBOURS = 2000  # files of one package read for its callers (a larger one: the run's alone)
@@ -516,12 +582,14 @@ def _package_files(folder: str, recursive: bool) -> Tuple[str, ...]:
 
 
 def _neighbours(mod: _Module) -> Tuple[str, ...]:
-    """The files whose calls may enter ``mod``'s functions: its top package's (or, for a
-    script, its folder's)."""
+    """The files whose calls may enter ``mod``'s functions: its top package's and the
+    scripts beside that package (``main.py`` next to ``engine/``, which imports it), or,
+    for a script, its folder's."""
     if not mod.roots:
         return ()
     if mod.package:
-        return _package_files(os.path.join(mod.roots[0], mod.package.split(".")[0]), True)
+        package = _package_files(os.path.join(mod.roots[0], mod.package.split(".")[0]), True)
+        return package + _package_files(mod.roots[0], False) if package else ()
     return _package_files(os.path.dirname(mod.path), False)
 
 

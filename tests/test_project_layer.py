@@ -735,3 +735,88 @@ def test_reviewed_programs_stay_quiet(tmp_path, name):
     write(tmp_path, REVIEWED_QUIET[name])
     found = [(f, r, c) for f, r, c, _ in check(tmp_path, ".") if c in ("SL203", "SL207", "SL210")]
     assert found == []
+
+
+TRAIN_STEP = """
+    import torch.nn.functional as F
+
+
+    def train_step(model, opt, x, y):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+"""
+CALLS_STEP = """
+    import torch
+    {imp}
+
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    {body}
+"""
+
+
+def test_a_function_only_called_without_grad_by_other_files_is_entered_so(tmp_path):
+    # (issue 40: the entry state from callers in other files)
+    write(tmp_path, {"helpers.py": TRAIN_STEP, "main.py": CALLS_STEP.format(
+        imp="from helpers import train_step", body="with torch.no_grad():\n        train_step(model, opt, x, y)")})
+    found = check(tmp_path, ".")
+    assert [(f, r, c) for f, r, c, _ in found] == [("helpers.py", 7, "SL101")]
+    assert "(main.py:8, inside `torch.no_grad()`)" in found[0][3]
+    assert check(tmp_path, "helpers.py") == found  # one file named: its importers are read as context
+    sarif = subprocess.run([sys.executable, "-m", "scopelint", "check", "--no-cache", "--output-format", "sarif", "."],
+                           cwd=tmp_path, capture_output=True, text=True)
+    (result,) = json.loads(sarif.stdout)["runs"][0]["results"]
+    (related,) = result["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"].endswith("main.py")
+    assert related["physicalLocation"]["region"]["startLine"] == 8
+
+
+def test_callers_that_disagree_or_are_not_all_seen_give_no_entry_state(tmp_path):
+    bodies = {
+        "one call with grad": "with torch.no_grad():\n        train_step(model, opt, x, y)\n    train_step(model, opt, x, y)",
+        "handed on": "with torch.no_grad():\n        train_step(model, opt, x, y)\n    steps = [train_step]",
+        "in a function": "def run():\n        with torch.no_grad():\n            pass\n        train_step(model, opt, x, y)\n    run()",
+        "unknown scope": "ctx = torch.no_grad()\n    with ctx:\n        train_step(model, opt, x, y)",
+    }
+    for what, body in bodies.items():
+        write(tmp_path, {"helpers.py": TRAIN_STEP, "main.py": CALLS_STEP.format(imp="from helpers import train_step", body=body)})
+        assert check(tmp_path, ".") == [], what
+    # A star import: its bare names are not followed.
+    write(tmp_path, {"helpers.py": TRAIN_STEP, "main.py": CALLS_STEP.format(
+        imp="from helpers import *", body="with torch.no_grad():\n        train_step(model, opt, x, y)")})
+    assert check(tmp_path, ".") == []
+    # Two importers, one without grad and one with it: no agreement.
+    write(tmp_path, {"helpers.py": TRAIN_STEP,
+                     "main.py": CALLS_STEP.format(imp="from helpers import train_step",
+                                                  body="with torch.no_grad():\n        train_step(model, opt, x, y)"),
+                     "other.py": CALLS_STEP.format(imp="import helpers", body="helpers.train_step(model, opt, x, y)")})
+    assert check(tmp_path, ".") == []
+
+
+def test_a_method_of_an_imported_class_called_in_another_files_loop(tmp_path):
+    trainer = """
+        import torch.nn.functional as F
+
+
+        class Trainer:
+            def __init__(self, model, opt):
+                self.model, self.opt, self.total = model, opt, 0.0
+
+            def step(self, x, y):
+                self.opt.zero_grad()
+                loss = F.mse_loss(self.model(x), y)
+                loss.backward()
+                self.opt.step()
+                self.total += loss{item}
+    """
+    main = CALLS_STEP.format(imp="from trainer import Trainer", body="t = Trainer(model, opt)\n    {loop}t.step(x, y)")
+    write(tmp_path, {"trainer.py": trainer.format(item=""), "main.py": main.format(loop="for _ in range(3):\n        ")})
+    found = check(tmp_path, ".")
+    assert [(f, r, c) for f, r, c, _ in found] == [("trainer.py", 13, "SL201")]
+    write(tmp_path, {"trainer.py": trainer.format(item=".item()")})  # the good twin
+    assert check(tmp_path, ".") == []
+    write(tmp_path, {"trainer.py": trainer.format(item=""), "main.py": main.format(loop="")})  # called once: no loop
+    assert check(tmp_path, ".") == []

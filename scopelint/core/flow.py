@@ -1006,11 +1006,25 @@ class Analyzer:
             if torch.mode is not Mode.OFF and info.name in self.context.called_off:
                 torch = Switch(Mode.UNKNOWN, Origin("called-elsewhere"))  # (and off, elsewhere)
             state = State(torch, derive(joined.mxnet), derive(joined.mx_train))
+        if info.parent is None and info.cls is None and not info.opaque and id(info) not in self._escapes:
+            state = self._entered_by_callers(info, state, info.callers_known)
         info.called_in = state
         if info.decorator is not None:
             api, dec = info.decorator
             call = dec.decorator if type(dec.decorator) is cst.Call else None
             state = _apply_scope(state, api, call, Origin("decorator", dec, api))
+        return state
+
+    def _entered_by_callers(self, info: FunctionInfo, state: State, here: bool) -> State:
+        """``state`` with the entry state other modules' calls of ``info`` agree on
+        (``Context.entered``): joined with its calls ``here``, else as they give it."""
+        for fw, callers in self.context.entered_by_callers(info.name).items():
+            mode = Mode.ON if callers.mode == "on" else Mode.OFF
+            if fw == F.TORCH and mode is Mode.ON and info.name in self.context.called_off:
+                continue  # (another file calls that name without grad)
+            sw = Switch(mode, Origin("entry", None, callers.api or None, callers))
+            mine = state.recording(fw)
+            state = state.with_recording(fw, mine.join(sw) if here else sw)
         return state
 
     # --- walking --------------------------------------------------------------------

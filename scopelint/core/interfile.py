@@ -113,6 +113,30 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class Callers:
+    """The ``Origin.where`` of a function's entry state that its calls in other modules
+    give (``Context.entered``): ``where`` the first of them is, for messages."""
+
+    name: str
+    where: str  # ``main.py:9``
+    mode: str  # "on" / "off"
+    api: str  # what set it there ("" : the framework's default)
+    framework: str = "torch"
+
+    @property
+    def spelled(self) -> str:
+        if self.api:
+            how = f"inside `{self.api}()`"
+        else:
+            how = "at module level" + (", outside every `autograd.record()`" if self.framework == "mxnet" else "")
+        return f"{self.where}, {how}"
+
+    def related(self, what: str) -> Tuple[str, str]:
+        how = f"inside `{self.api}()`" if self.api else "where recording is " + self.mode
+        return (self.where, f"calls `{self.name}` {how}")
+
+
+@dataclass(frozen=True)
 class Exited:
     """The ``Origin.where`` of a grad mode another module's function set and left on
     returning (``Summary.exit``): its caller goes on in it (for messages)."""
@@ -217,6 +241,15 @@ class Context:
     mode_free: Tuple[str, ...] = ()
     # By dotted name: functions of other modules that their module knows to be mode-free.
     mode_free_functions: Tuple[str, ...] = ()
+    # Of its module-level functions that other modules of the run call: the recording
+    # state each is entered in there, where every call agrees (``callsites.call_states``,
+    # joined by the project layer): (name, framework, "on"/"off", the API that set it or
+    # "" for the framework's default, where the first such call is). Its own calls join in.
+    entered: Tuple[Tuple[str, str, str, str, str], ...] = ()
+    # Of its module-level functions and its module-level classes' methods
+    # (``Trainer.step``): those a loop of another module of the run calls, with where
+    # the first such call is: a method called once per batch there runs many times.
+    looped: Tuple[Tuple[str, str], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
@@ -224,6 +257,11 @@ class Context:
         object.__setattr__(self, "_bases", dict(self.class_bases))
         object.__setattr__(self, "_mode_free", frozenset(self.mode_free) & frozenset(self.model_classes))
         object.__setattr__(self, "_mode_free_functions", frozenset(self.mode_free_functions))
+        entered: Dict[str, Dict[str, Callers]] = {}
+        for name, fw, mode, api, where in self.entered:
+            entered.setdefault(name, {})[fw] = Callers(name, where, mode, api, fw)
+        object.__setattr__(self, "_entered", entered)
+        object.__setattr__(self, "_looped", dict(self.looped))
 
     @property
     def needs_whole(self) -> bool:
@@ -233,7 +271,18 @@ class Context:
         without grad only make the analysis say less: the gate's slice holds what they
         bear on. Told only those or that it is imported, a file gets no package either:
         its names resolve as when it is linted alone.)"""
-        return bool(self.functions or self.model_classes or self.stars or self.framework or self.class_bases or self.imported)
+        return bool(self.functions or self.model_classes or self.stars or self.framework or self.class_bases or self.imported
+                    or self.entered or self.looped)
+
+    def entered_by_callers(self, name: str) -> Mapping[str, "Callers"]:
+        """By framework: the state other modules' calls enter the module-level function
+        ``name`` in, where they all agree (see ``entered``)."""
+        return self._entered.get(name, {})  # type: ignore[attr-defined]
+
+    def called_in_loop(self, name: str) -> Optional[str]:
+        """Where a loop of another module calls the function or method ``name``
+        (``Trainer.step``), if one does (see ``looped``)."""
+        return self._looped.get(name)  # type: ignore[attr-defined]
 
     def framework_bases(self, qname: Optional[str]) -> Tuple[str, ...]:
         return self._bases.get(qname, ()) if qname is not None else ()  # type: ignore[attr-defined]

@@ -37,6 +37,8 @@ def describe_origin(origin: Origin) -> str:
     api = spell(origin.api)
     if origin.where is not None and getattr(origin.where, "exit", False):
         return f"after a call of {origin.where.spelled}, which leaves `{api}` in effect"
+    if origin.kind == "entry" and origin.where is not None:  # its calls in other modules (``interfile.Callers``)
+        return f"in a function that is only called where recording is off ({origin.where.spelled})"
     if origin.where is not None:  # in a function of another module of the program
         how = {"with": f"inside `{api}`", "decorator": f"decorated with `@{api}`", "setter": f"after `{api}`"}
         return f"by {origin.where.spelled}, {how.get(origin.kind, 'with recording off')}"
@@ -717,6 +719,17 @@ def loops_around(facts: Facts, fact) -> tuple:
                     nxt.append(c.func)
         frontier = nxt
     return loops
+
+
+def called_in_loop_elsewhere(facts: Facts, func: Optional[FunctionInfo]) -> Optional[str]:
+    """Where a loop of another module of the run calls ``func`` (a module-level function,
+    or a method of a module-level class called on an instance there: ``trainer.step(x)``
+    once per batch), if one does (``Context.looped``): it runs many times, though no loop
+    of this file shows it."""
+    if func is None or func.parent is not None or facts.program is None:
+        return None
+    name = func.name if func.cls is None else f"{func.cls.name.value}.{func.name}"
+    return facts.program.called_in_loop(name)
 
 
 def forward_of(facts: Facts, call) -> Optional[FunctionInfo]:

@@ -1,0 +1,240 @@
+"""The recording state at each call a module makes of names it imports, read from its
+text with the stdlib ``ast`` (no analysis of the module: the project layer asks this of
+every file that imports another module of the program, so it must be cheap).
+
+A call's state is known only where the text alone decides it: inside ``with
+torch.no_grad():``/``inference_mode()``/``set_grad_enabled(False)``, ``enable_grad()``/
+``set_grad_enabled(True)``, MXNet's ``autograd.record()``/``pause()``, in a function
+decorated with ``@torch.no_grad()``/``@torch.inference_mode()``, or in module-level code
+(each framework's default: PyTorch records, MXNet does not), unless the module switches
+a mode globally (``set_grad_enabled(...)`` as a statement, ``set_recording(...)``). A
+call inside another function (its entry state is that of its own callers), a lambda, or
+a ``with`` of something unknown that may be a grad mode (``with ctx:``,
+``with maybe_no_grad():``) is unknown. A name that is used other than by a call
+(handed to a runner, stored) has callers nobody sees.
+
+The project layer (``scopelint.project``) joins these states over the program's files
+into ``Context.entered``: the state a function of another module is entered in, where
+all its calls agree.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+ON, OFF = "on", "off"
+# A framework's recording state at a call: (ON or OFF, the API that set it, None for the
+# module-level default), or None: unknown.
+State = Optional[Tuple[str, Optional[str]]]
+# (framework, state) -> the with-item or decorator call that sets it, by its last name.
+_TORCH_OFF = frozenset(("no_grad", "inference_mode"))
+_TORCH_ON = frozenset(("enable_grad",))
+_GLOBAL_SETTERS = frozenset(("set_grad_enabled", "set_recording", "set_training", "_set_grad_enabled"))
+# Words in the name of a context manager that may switch a grad mode we cannot read.
+_MAYBE_MODE = ("grad", "record", "pause", "infer", "mode", "ctx", "context", "scope")
+
+
+def _last_name(func: ast.expr) -> Optional[str]:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def _constant_bool(args) -> Optional[bool]:
+    if len(args) == 1 and isinstance(args[0], ast.Constant) and isinstance(args[0].value, bool):
+        return args[0].value
+    return None
+
+
+def _with_item(item: ast.withitem, torch: State, mxnet: State) -> Tuple[State, State]:
+    expr = item.context_expr
+    if not isinstance(expr, ast.Call):
+        return None, None  # (``with ctx:``: anything)
+    name = _last_name(expr.func)
+    if name is None:
+        return None, None
+    if name in _TORCH_OFF:
+        return (OFF, f"torch.{name}"), mxnet
+    if name in _TORCH_ON:
+        return (ON, f"torch.{name}"), mxnet
+    if name == "set_grad_enabled":
+        flag = _constant_bool(expr.args)
+        return (None if flag is None else (ON if flag else OFF, "torch.set_grad_enabled")), mxnet
+    if name == "record":
+        return torch, (ON, "mxnet.autograd.record")
+    if name == "pause":
+        return torch, (OFF, "mxnet.autograd.pause")
+    if name in ("train_mode", "predict_mode"):
+        return torch, mxnet
+    if any(w in name.lower() for w in _MAYBE_MODE):
+        return None, None
+    return torch, mxnet
+
+
+def _decorated(node) -> State:
+    """PyTorch's state a function's body runs in, as far as its own decorators tell:
+    unknown (its callers decide) unless a decorator sets it."""
+    t: State = None
+    for dec in node.decorator_list:
+        name = _last_name(dec.func if isinstance(dec, ast.Call) else dec)
+        if name in _TORCH_OFF:
+            t = (OFF, f"torch.{name}")
+        elif name in _TORCH_ON:
+            t = (ON, f"torch.{name}")
+    return t
+
+
+Call = Tuple[int, State, State, bool]  # (line, torch state, mxnet state, in a loop)
+
+
+def call_states(text: str, names: Dict[Tuple[str, ...], str],
+                classes: Optional[Dict[Tuple[str, ...], str]] = None) -> Dict[str, Optional[List[Call]]]:
+    """The calls in ``text`` of the functions ``names`` stand for: by how the text spells
+    one (``("train_step",)`` imported by name, ``("engine", "train_step")`` through a
+    module), the function's key. For each key called or used: its calls, (line, torch
+    state, mxnet state, whether a loop of the text runs it) each; or None where the text
+    uses it other than by a call (hands it on, stores it), rebinds the name it is spelled
+    by, names an attribute so by another spelling (``pkg.engine.step``, ``self.step``:
+    it may be the function), or does not parse: its callers are not all seen.
+
+    ``classes``: likewise, classes of other modules; a name bound to an instance of one in
+    the same scope (``trainer = Trainer(...)``) has its method calls (``trainer.step(x)``)
+    listed under ``"Trainer.step"`` (the class's key, a dot, the method): those are some of
+    the method's calls, never all (an instance can go anywhere)."""
+    everything: Dict[str, Optional[list]] = {key: None for key in set(names.values())}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return everything
+    classes = classes or {}
+    heads = {k[0] for k in names} | {k[0] for k in classes}
+    # A grad mode switched globally (``torch.set_grad_enabled(False)`` as a statement):
+    # what module-level code runs in is nobody's guess.
+    switched = any(isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and _last_name(n.value.func) in _GLOBAL_SETTERS
+                   for n in ast.walk(tree))
+    calls: Dict[str, list] = {}
+    escaped = set()
+    bare = set(names.values())  # (a function's key is its name in its module)
+
+    def spelled(expr: ast.expr, among=heads) -> Optional[Tuple[str, ...]]:
+        parts = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name) or expr.id not in among:
+            return None
+        parts.append(expr.id)
+        return tuple(reversed(parts))
+
+    def visit(node: ast.AST, torch: State, mxnet: State, looped: bool, instances: Dict[str, str]) -> None:
+        def down(child, t=torch, m=mxnet, lp=looped):
+            visit(child, t, m, lp, instances)
+
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name in heads:  # (rebinds a name a key is spelled by)
+                escaped.update(v for k, v in names.items() if k[0] == node.name)
+            instances.pop(node.name, None)
+            for d in node.decorator_list:
+                down(d)
+            if isinstance(node, ast.ClassDef):
+                for child in (*node.bases, *node.keywords):
+                    down(child)
+                for stmt in node.body:
+                    visit(stmt, torch, mxnet, looped, {})
+                return
+            for d in (*node.args.defaults, *node.args.kw_defaults):
+                if d is not None:
+                    down(d)
+            t = _decorated(node)
+            inner: Dict[str, str] = {}
+            for stmt in node.body:  # (its entry state is its callers': PyTorch's only if decorated)
+                visit(stmt, t, None, False, inner)
+            return
+        if isinstance(node, ast.Lambda):
+            visit(node.body, None, None, False, {})
+            return
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            t, m = torch, mxnet
+            for item in node.items:
+                down(item.context_expr, t, m)
+                if item.optional_vars is not None:
+                    down(item.optional_vars, t, m)
+                t, m = _with_item(item, t, m)
+            for stmt in node.body:
+                down(stmt, t, m)
+            return
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            for child in ((node.iter, node.target) if not isinstance(node, ast.While) else (node.test,)):
+                down(child)
+            for stmt in node.body:
+                down(stmt, lp=True)
+            if isinstance(node, ast.While):
+                down(node.test, lp=True)
+            for stmt in node.orelse:
+                down(stmt)
+            return
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            for gen in node.generators:
+                down(gen.iter)
+                for child in (gen.target, *gen.ifs):
+                    down(child, lp=True)
+            for child in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)):
+                down(child, lp=True)
+            return
+        if isinstance(node, ast.Assign):
+            down(node.value)
+            made = spelled(node.value.func) if isinstance(node.value, ast.Call) else None
+            for target in node.targets:
+                down(target)
+                if isinstance(target, ast.Name):
+                    if made is not None and made in classes and len(node.targets) == 1:
+                        instances[target.id] = classes[made]
+                    else:
+                        instances.pop(target.id, None)
+            return
+        if isinstance(node, ast.Call):
+            key = spelled(node.func)
+            if key is not None and key in names:
+                calls.setdefault(names[key], []).append((node.lineno, torch, mxnet, looped))
+                if isinstance(node.func, ast.Attribute):
+                    down(node.func.value)
+                for child in (*node.args, *node.keywords):
+                    down(child)
+                return
+            f = node.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in instances and f.value.id not in heads:
+                calls.setdefault(f"{instances[f.value.id]}.{f.attr}", []).append((node.lineno, torch, mxnet, looped))
+                for child in (*node.args, *node.keywords):
+                    down(child)
+                return
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            key = spelled(node)
+            if key is not None and key in names:  # (loaded other than by a call, stored, deleted)
+                escaped.add(names[key])
+                return
+            if isinstance(node, ast.Attribute) and node.attr in bare:
+                escaped.add(node.attr)  # (``pkg.engine.step``, ``self.step``: may be it, by a spelling not read)
+            if key is not None:
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):  # (``engine = ...``)
+                    escaped.update(v for k, v in names.items() if k[0] == node.id)
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                instances.pop(node.id, None)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            return  # (the imports that bind the keys' names)
+        elif isinstance(node, ast.Global):
+            escaped.update(v for k, v in names.items() if k[0] in node.names)
+        for child in ast.iter_child_nodes(node):
+            down(child)
+
+    module: Dict[str, str] = {}
+    try:
+        for stmt in tree.body:
+            visit(stmt, None if switched else (ON, None), None if switched else (OFF, None), False, module)
+    except RecursionError:
+        return everything
+    out: Dict[str, Optional[list]] = {key: found for key, found in calls.items() if key not in escaped}
+    out.update((key, None) for key in escaped)
+    return out

@@ -1,0 +1,83 @@
+"""The call-site scan (``scopelint.core.callsites``): the recording state and the loops
+another module's calls of a program's functions run in, read from the caller's text."""
+
+from __future__ import annotations
+
+import textwrap
+
+from scopelint.core.callsites import OFF, ON, call_states
+
+CALLER = """
+    import torch
+    import engine
+    from engine import step as st
+    from mxnet import autograd
+
+    st(1)
+    def f():
+        with torch.no_grad():
+            engine.step(2)
+        st(3)
+
+    @torch.no_grad()
+    def g():
+        engine.step(4)
+
+    with torch.enable_grad():
+        with ctx:
+            st(5)
+        st(6)
+    with autograd.record():
+        engine.step(7)
+    for batch in range(3):
+        with torch.set_grad_enabled(False):
+            st(8)
+    with torch.set_grad_enabled(flag):
+        st(9)
+    run = lambda: st(10)
+"""
+NAMES = {("st",): "step", ("engine", "step"): "step"}
+
+
+def scan(text, names=NAMES, classes=None):
+    return call_states(textwrap.dedent(text), names, classes)
+
+
+def test_each_call_gets_the_state_its_text_decides():
+    calls = {line: (torch, mx, loop) for line, torch, mx, loop in scan(CALLER)["step"]}
+    assert calls[7] == ((ON, None), (OFF, None), False)  # module level: each framework's default
+    assert calls[10] == ((OFF, "torch.no_grad"), None, False)  # in a function: only what its text sets
+    assert calls[11] == (None, None, False)  # a function's own body: its callers decide
+    assert calls[15] == ((OFF, "torch.no_grad"), None, False)  # a decorated function
+    assert calls[19] == (None, None, False)  # ``with ctx:``: anything
+    assert calls[20] == ((ON, "torch.enable_grad"), (OFF, None), False)
+    assert calls[22] == ((ON, None), (ON, "mxnet.autograd.record"), False)
+    assert calls[25] == ((OFF, "torch.set_grad_enabled"), (OFF, None), True)  # and a loop runs it
+    assert calls[27] == (None, (OFF, None), False)  # a flag nobody reads here
+    assert calls[28] == (None, None, False)  # a lambda runs later
+
+
+def test_a_use_other_than_a_call_or_another_spelling_means_callers_unseen():
+    assert scan(CALLER + "\ncallbacks = [st]\n")["step"] is None  # handed on
+    assert scan(CALLER + "\nimport pkg.engine\npkg.engine.step(0)\n")["step"] is None  # a spelling not followed
+    assert scan(CALLER + "\ndef st(x):\n    pass\n")["step"] is None  # the name rebound
+    assert scan("def broken(:\n") == {"step": None}
+
+
+def test_a_global_switch_makes_module_level_code_unknown():
+    calls = scan("import torch\nfrom engine import step as st\ntorch.set_grad_enabled(False)\nst(1)\n")["step"]
+    assert calls == [(4, None, None, False)]
+
+
+def test_method_calls_on_an_instance_of_an_imported_class():
+    text = """
+        from trainer import Trainer
+        t = Trainer(1)
+        for x in range(3):
+            t.step(x)
+        t.report()
+        t = object()
+        t.step(0)
+    """
+    found = scan(text, {}, {("Trainer",): "Trainer"})
+    assert found == {"Trainer.step": [(5, (ON, None), (OFF, None), True)], "Trainer.report": [(6, (ON, None), (OFF, None), False)]}
