@@ -1,10 +1,11 @@
+import dataclasses
 from typing import Dict, List, Optional
 
 import libcst as cst
 
 from scopelint.core.arguments import call_arg
 from scopelint.core.frameworks import MXNET, TORCH
-from scopelint.core.queries import decorated_caller, describe_origin, untracked_by
+from scopelint.core.queries import carried_off, decorated_caller, describe_origin, untracked_by
 from scopelint.fixkit import (
     block_of, code_of, dedented, drop_decorator, enclosing_with, function_of, keyword_call, localized, module_fix, quiet,
     Replacement, scope_of, sibling, spell, spell_or_import, statement_of, torch_scope_call, wrap,
@@ -55,6 +56,15 @@ class BackwardOnUntrackedValue(Rule):
             for value in b.values:
                 origin = untracked_by(value, b.frameworks)
                 if origin is None:
+                    carried = carried_off(value, b.frameworks)
+                    if carried is not None:  # (no fix: where recording should come back is the author's call)
+                        switch = dataclasses.replace(carried, kind="setter")
+                        related = ((carried.where.related("leaves recording off"),) if carried.where is not None
+                                   else ((carried.node, "turns recording off"),) if carried.node is not None else ())
+                        yield Report(b.node, f"`backward` on a value computed where the previous iteration left recording off "
+                                             f"({describe_origin(switch)}, not restored in the loop): from the second "
+                                             f"iteration on it has no graph", None, related)
+                        break
                     continue
                 if TORCH in b.frameworks and decorated_caller(ctx.facts, origin, b.func, b.frameworks) is not None:
                     continue  # SL105 reports this call

@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, run_only_from
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, run_only_from, switches_own_recording
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
@@ -97,6 +97,8 @@ class RecordingDuringInference(Rule):
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
                 if not (sw.on or (default_on and not trains_here)) or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
+                if switches_own_recording(facts, call):
+                    continue  # (its forward decides, per path)
                 if not by_name and (call.callee not in call.in_eval or lightning_hook(func)):
                     continue
                 # (a forward pass that is backpropagated, here, by a helper, or in a
@@ -124,7 +126,7 @@ class RecordingDuringInference(Rule):
         facts = ctx.facts
         backpropagated = None
         for call in facts.calls:
-            if id(call.func) in reported or not call.state.torch.on or not is_model_call(call):
+            if id(call.func) in reported or not call.state.torch.on or not is_model_call(call) or switches_own_recording(facts, call):
                 continue
             if not any(VOLATILE <= v.tags for a in call.args for v in a.ancestors()):
                 continue
@@ -147,7 +149,7 @@ class RecordingDuringInference(Rule):
         for call in facts.calls:
             if call.func is not None or not call.state.torch.on or call.callee in reported:
                 continue
-            if call.callee not in call.in_eval or not is_model_call(call):
+            if call.callee not in call.in_eval or not is_model_call(call) or switches_own_recording(facts, call):
                 continue
             if backpropagated is None:
                 backpropagated = backpropagated_nodes(facts)

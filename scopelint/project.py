@@ -193,17 +193,20 @@ class Program:
             bases = dict(found.class_bases)
             mode_free = set(found.mode_free) - set(mod.imports)  # (a name also imported: which is bound is not told)
             mode_free_functions = set(found.mode_free_functions) - set(mod.imports)
+            switching = set(found.switching)
             if context is not None:  # re-exported model classes and mode-free functions
                 for local, dotted in mod.imports.items():
                     if context.is_model_class(dotted):
                         if context.is_mode_free(dotted) and local not in found.model_classes:
                             mode_free.add(local)
+                        if context.switches_recording(dotted):
+                            switching.add(local)
                         models.add(local)
                         bases[local] = context.framework_bases(dotted)
                     elif context.is_mode_free_function(dotted) and local not in found.model_classes:
                         mode_free_functions.add(local)
             mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())),
-                                             tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)))
+                                             tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)), tuple(sorted(switching & models)))
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -293,6 +296,7 @@ class Program:
         models: Set[str] = set()
         mode_free: Set[str] = set()
         mode_free_functions: Set[str] = set()
+        switching: Set[str] = set()
         bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
@@ -319,6 +323,8 @@ class Program:
                     bases[spelled] = known.get(cname, ())
                     if cname in exports.mode_free:
                         mode_free.add(spelled)
+                    if cname in exports.switching:
+                        switching.add(spelled)
             for fname in exports.mode_free_functions:
                 if not name or fname == name:
                     mode_free_functions.add(f"{dotted}.{fname}" if not name else dotted)
@@ -329,7 +335,7 @@ class Program:
             return None
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
                        tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)),
-                       mode_free_functions=tuple(sorted(mode_free_functions)))
+                       mode_free_functions=tuple(sorted(mode_free_functions)), switching=tuple(sorted(switching)))
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:

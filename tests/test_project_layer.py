@@ -820,3 +820,74 @@ def test_a_method_of_an_imported_class_called_in_another_files_loop(tmp_path):
     assert check(tmp_path, ".") == []
     write(tmp_path, {"trainer.py": trainer.format(item=""), "main.py": main.format(loop="")})  # called once: no loop
     assert check(tmp_path, ".") == []
+
+
+def test_a_grad_mode_leaked_by_another_files_helper_carries_to_the_next_iteration(tmp_path):
+    # (issue 40: loop-carried grad mode; the first iteration records, the later ones not)
+    monitor = """
+        import torch
+
+
+        def parameter_stats(model):
+            {switch}
+            return sum(p.norm() for p in model.parameters()).item()
+    """
+    train = """
+        import torch
+        import torch.nn.functional as F
+        from monitor import parameter_stats
+
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(8, 4), torch.randn(8, 1)
+        for step in range(3):
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            print(parameter_stats(model))
+    """
+    write(tmp_path, {"monitor.py": monitor.format(switch="torch.set_grad_enabled(False)"), "train.py": train})
+    found = check(tmp_path, ".")
+    assert [(f, r, c) for f, r, c, _ in found] == [("monitor.py", 5, "SL106"), ("train.py", 11, "SL101")]
+    assert "previous iteration" in found[1][3] and "`parameter_stats` (monitor.py:4)" in found[1][3]
+    # Restored in the loop (``set_grad_enabled(True)`` at the top of each step): silent.
+    restored = textwrap.dedent(train).replace("    opt.zero_grad()", "    torch.set_grad_enabled(True)\n    opt.zero_grad()")
+    write(tmp_path, {"train.py": restored})
+    assert [(f, c) for f, _, c, _ in check(tmp_path, ".")] == [("monitor.py", "SL106")]
+    # A helper that restores what it switched (scoped): nothing carries.
+    write(tmp_path, {"monitor.py": monitor.format(switch="pass"), "train.py": train})
+    assert check(tmp_path, ".") == []
+
+
+def test_a_model_of_another_file_whose_forward_switches_recording_itself(tmp_path):
+    # (SPADE's ``Pix2PixModel.forward(data, mode="inference")`` runs its generator in
+    # ``torch.no_grad()`` itself: the test script's call after ``model.eval()`` records nothing)
+    models = """
+        import torch
+        from torch import nn
+
+
+        class Pix2Pix(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+
+            def forward(self, data, mode):
+                if mode == "inference":
+                    {inference}
+                return self.net(data).mean()
+    """
+    test = """
+        import torch
+        from models import Pix2Pix
+
+        model = Pix2Pix()
+        model.eval()
+        generated = model(torch.randn(2, 4), mode="inference")
+    """
+    write(tmp_path, {"models.py": models.format(inference="with torch.no_grad():\n                        return self.net(data)"),
+                     "test.py": test})
+    assert check(tmp_path, ".") == []
+    write(tmp_path, {"models.py": models.format(inference="return self.net(data)")})
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == [("test.py", 6, "SL103")]

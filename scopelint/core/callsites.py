@@ -238,3 +238,37 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
     out: Dict[str, Optional[list]] = {key: found for key, found in calls.items() if key not in escaped}
     out.update((key, None) for key in escaped)
     return out
+
+
+_SWITCHES = _TORCH_OFF | _TORCH_ON | {"set_grad_enabled", "record", "pause"}
+
+
+def forwards_switching_recording(tree: ast.Module, classes) -> List[str]:
+    """Of the module-level ``classes`` (names) of ``tree``, those whose ``forward`` (or
+    ``hybrid_forward``) switches the recording state itself on some path (a ``with
+    torch.no_grad():``, ``autograd.pause()``, ``set_grad_enabled(...)``, or such a
+    decorator: SPADE's ``Pix2PixModel.forward(data, mode="inference")``): whether a call
+    of their instances records is decided inside, per path."""
+    out = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in classes:
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ("forward", "hybrid_forward"):
+                if _switches(item):
+                    out.append(node.name)
+                    break
+    return out
+
+
+def _switches(func) -> bool:
+    for dec in func.decorator_list:
+        if _last_name(dec.func if isinstance(dec, ast.Call) else dec) in _SWITCHES:
+            return True
+    for n in ast.walk(func):
+        if isinstance(n, (ast.With, ast.AsyncWith)):
+            if any(isinstance(i.context_expr, ast.Call) and _last_name(i.context_expr.func) in _SWITCHES for i in n.items):
+                return True
+        elif isinstance(n, ast.Call) and _last_name(n.func) in _GLOBAL_SETTERS:
+            return True
+    return False

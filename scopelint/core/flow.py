@@ -1369,6 +1369,8 @@ class Analyzer:
                 self._provisional -= provisional
             if i + 1 < passes:  # (after the last pass, the head's carried values are not read)
                 current = _carried(stmt, before, end, _Flow.join([before, end] + self._loops[-1]))
+                if not self._loops[-1]:
+                    current = _carried_mode(before, end, current)
         self._loop_nodes.pop()
         breaks = self._loops.pop()
         # (over a literal list or tuple with items, the body runs at least once: ``losses
@@ -1789,6 +1791,8 @@ class Analyzer:
             entry_key = _entry_key(e)
             if entry_key is not None and self.flow.env is not None and entry_key in self.flow.env.vals:
                 stored = self.flow.env.vals[entry_key]  # (what ``x.d["k"] = v`` wrote here)
+            elif stored is None and self.flow.env is not None:
+                stored = _variable_entry(e, self.flow.env.vals)  # (what ``hidden[i] = h`` wrote, ``i`` unchanged)
             if stored is not None:
                 return read_from(e, stored, base)  # ``out["loss"]`` of ``out = {"loss": l}``, ``pair[0]`` of ``pair = (a, b)``
             if CONTAINER <= base.tags and "const" in base.tags:
@@ -1854,11 +1858,20 @@ class Analyzer:
             # ``g.edata["feat"] = h`` on any object: that entry holds ``h`` from here on
             # (until ``g.edata`` is rebound), whatever else is known of the object
             self._bind_name(f"{key}.[{name}]", value)
+        if key is not None and env is not None:
+            # ``hidden[i] = h``: ``hidden[i]`` holds ``h`` while ``i`` and ``hidden`` keep their
+            # values and nothing else is stored into ``hidden`` (another key may be ``i``)
+            prefix = f"{key}.[="
+            for k in [k for k in env.vals if k.startswith(prefix)]:
+                del env.vals[k]
         old = env.vals.get(key) if key is not None and env is not None else None
-        if old is None or not CONTAINER <= old.tags:
-            return
-        part = keyed(name, value) if name is not None else value
-        self._bind_name(key, container_value(old.node, (old, part), self.flow.state))
+        if old is not None and CONTAINER <= old.tags:
+            part = keyed(name, value) if name is not None else value
+            self._bind_name(key, container_value(old.node, (old, part), self.flow.state))
+        var = index.value if type(index) is cst.Name else None
+        if key is not None and env is not None and var is not None and var in env.vals:
+            self._bind_name(f"{key}.[={var}]", value)
+            self._bind_name(f"{key}.[={var}]@", env.vals[var])
 
     def _stored_item(self, e: cst.Subscript, base: Value) -> Optional[Value]:
         """``base[k]`` where ``base`` is known to hold a value under the constant ``k``:
@@ -2950,6 +2963,20 @@ def _literal_names(expr) -> Tuple[str, ...]:
     return names if len(names) == len(expr.elements) and all(names) else ()
 
 
+def _variable_entry(e: cst.Subscript, vals: Dict[str, Value]) -> Optional[Value]:
+    """What ``x[i] = v`` stored, read back as ``x[i]`` while ``i`` holds the value it held
+    then (``_store_item``); None otherwise."""
+    if len(e.slice) != 1 or type(e.slice[0].slice) is not cst.Index or type(e.slice[0].slice.value) is not cst.Name:
+        return None
+    base = dotted(e.value)
+    if base is None:
+        return None
+    var = e.slice[0].slice.value.value
+    key = f"{base}.[={var}]"
+    at = vals.get(key + "@")
+    return vals.get(key) if at is not None and at is vals.get(var) else None
+
+
 def _entry_key(e: cst.Subscript) -> Optional[str]:
     """The name under which ``x.d["k"]`` (a constant key of a dotted base) is bound."""
     if len(e.slice) != 1 or type(e.slice[0].slice) is not cst.Index:
@@ -3103,6 +3130,22 @@ def _carried(loop: cst.CSTNode, before: _Flow, end: _Flow, joined: _Flow) -> _Fl
         tags = (joined_tags(prev, new) if prev is not None else new.tags) | {"carried", carried_tag(loop)}
         joined.env.vals[key] = Value(None, dict(merged.rec), parents, merged.inference, True, tags)
     return joined
+
+
+def _carried_mode(before: _Flow, end: _Flow, head: _Flow) -> _Flow:
+    """A loop whose body leaves PyTorch's recording off by a global switch (its own
+    ``set_grad_enabled(False)``, or a call that leaves one in effect) that it entered
+    with recording on runs every later iteration with recording off: the head's state,
+    unknown as the join of the two, keeps where the switch is (``Origin`` kind
+    "carried", ``queries.carried_off``). Only SL101 reads it: from the second iteration
+    on, a backward on what the body computes before any switch has no graph."""
+    if head.state is None or before.state is None or end.state is None:
+        return head
+    first, last = before.state.torch, end.state.torch
+    if not first.on or not last.off or last.origin is None or last.origin.kind != "setter" or head.state.torch.mode is not Mode.UNKNOWN:
+        return head
+    o = last.origin
+    return _Flow(head.env, dataclasses.replace(head.state, torch=Switch(Mode.UNKNOWN, Origin("carried", o.node, o.api, o.where))))
 
 
 def _apply_scope(state: State, api: str, call: Optional[cst.Call], origin: Origin) -> State:

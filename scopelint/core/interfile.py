@@ -183,6 +183,10 @@ class Exports:
     # on the mode (``queries.mode_free_function``: stylegan2's ``upfirdn2d``): a model
     # class of another module that calls one can still be mode-free.
     mode_free_functions: Tuple[str, ...] = ()
+    # Of its model classes: those whose ``forward`` switches the recording state itself
+    # on some path (``callsites.forwards_switching_recording``): a call of an instance
+    # is not known to record.
+    switching: Tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -192,7 +196,7 @@ class Exports:
         return {"functions": [[n, _summary_json(s)] for n, s in self.functions],
                 "model_classes": list(self.model_classes), "frameworks": list(self.frameworks),
                 "class_bases": [[n, list(b)] for n, b in self.class_bases], "mode_free": list(self.mode_free),
-                "mode_free_functions": list(self.mode_free_functions)}
+                "mode_free_functions": list(self.mode_free_functions), "switching": list(self.switching)}
 
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
@@ -203,7 +207,7 @@ class Exports:
                                       tuple(tuple(g) for g in s.get("grad_calls", ())), s.get("grad_exit", "entry")))
                      for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
-                   tuple(d["mode_free"]), tuple(d["mode_free_functions"]))
+                   tuple(d["mode_free"]), tuple(d["mode_free_functions"]), tuple(d.get("switching", ())))
 
 
 def _summary_json(s: Summary) -> dict:
@@ -250,6 +254,8 @@ class Context:
     # (``Trainer.step``): those a loop of another module of the run calls, with where
     # the first such call is: a method called once per batch there runs many times.
     looped: Tuple[Tuple[str, str], ...] = ()
+    # Of ``model_classes``: those whose ``forward`` switches recording itself (``Exports``).
+    switching: Tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
@@ -297,6 +303,11 @@ class Context:
         """``qname`` is a model class of another module that has no train/eval-sensitive
         layer: known there, never guessed here."""
         return qname is not None and qname in self._mode_free  # type: ignore[attr-defined]
+
+    def switches_recording(self, qname: Optional[str]) -> bool:
+        """``qname`` is a model class of another module whose ``forward`` switches the
+        recording state itself on some path (see ``Exports.switching``)."""
+        return qname is not None and qname in self.switching
 
     def is_mode_free_function(self, qname: Optional[str]) -> bool:
         """``qname`` is a module-level function of another module that builds no layer and
@@ -369,7 +380,8 @@ def calls_a_parameter(text: str) -> bool:
 def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, lines: Mapping[str, int], filename: str,
                trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
                mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None,
-               defers: Optional[Mapping[int, tuple]] = None, detaches: Optional[Mapping[int, tuple]] = None) -> Exports:
+               defers: Optional[Mapping[int, tuple]] = None, detaches: Optional[Mapping[int, tuple]] = None,
+               switching=()) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
@@ -398,7 +410,8 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
         if not summary.trivial:
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
-                   tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)))
+                   tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)),
+                   tuple(sorted(set(switching) & set(model_classes))))
 
 
 def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=(), detaches=()) -> Summary:

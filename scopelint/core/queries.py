@@ -55,6 +55,18 @@ def describe_origin(origin: Origin) -> str:
     return "while recording was off"
 
 
+def carried_off(value: Value, frameworks: Iterable[str]) -> Optional[Origin]:
+    """The switch (``Origin`` kind "carried") a loop's previous iteration left PyTorch's
+    recording off by, where ``value`` was computed at the head of that loop's later
+    iterations: from the second iteration on it has no graph. None otherwise (and for
+    MXNet, whose head states are never so)."""
+    fws = list(frameworks)
+    if fws != [F.TORCH]:
+        return None
+    sw = value.rec[F.TORCH]
+    return sw.origin if sw.mode is Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "carried" else None
+
+
 def untracked_by(value: Value, frameworks: Iterable[str]) -> Optional[Origin]:
     """The origin of OFF if ``value`` was computed with recording off in every framework
     the call may belong to; None when it may carry a graph or nobody knows."""
@@ -730,6 +742,22 @@ def called_in_loop_elsewhere(facts: Facts, func: Optional[FunctionInfo]) -> Opti
         return None
     name = func.name if func.cls is None else f"{func.cls.name.value}.{func.name}"
     return facts.program.called_in_loop(name)
+
+
+def switches_own_recording(facts: Facts, call) -> bool:
+    """The model ``call`` runs switches the recording state itself on some path of its
+    ``forward`` (a ``with torch.no_grad():`` or ``autograd.pause()`` there, or such a
+    decorator: SPADE's ``forward(data, mode="inference")``): whether the call records is
+    decided inside, per path. Its class is of this file (``forward_of``) or a model class
+    of another module of the program that its module found so (``Context.switches_recording``)."""
+    forward = forward_of(facts, call)
+    if forward is not None:
+        return forward.decorator is not None or any(s.func is forward for s in facts.scopes)
+    value = call.callee_value
+    program = facts.program
+    if value is None or program is None:
+        return False
+    return any(t.startswith("ctor:") and program.switches_recording(t[5:]) for t in value.tags)
 
 
 def forward_of(facts: Facts, call) -> Optional[FunctionInfo]:

@@ -31,7 +31,11 @@ class Origin:
                                  the run calls (by name) with recording off, or a call
                                  here on something unknown (``x.m()`` in ``no_grad``)
                                  may be of, recording off: no guess;
-    opaque                    -- an unknown decorator or expression decides.
+    opaque                    -- an unknown decorator or expression decides;
+    carried                   -- (mode UNKNOWN) a loop's head: the first iteration
+                                 records, every later one runs with recording off,
+                                 left so by the global switch ``node`` at the end
+                                 of the previous iteration.
     """
 
     kind: str
