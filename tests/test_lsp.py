@@ -654,3 +654,31 @@ async def test_fix_and_verify_offers_the_edit_only_when_confirmed(verifying: Lan
     resolved = await asyncio.wait_for(client.code_action_resolve_async(checked), TIMEOUT)
     assert not (resolved.edit and resolved.edit.changes)
     assert any("the document changed since the action was offered" in m.message for m in client.messages)
+
+
+HELPER_STEP = """import torch.nn.functional as F
+
+
+def train_step(model, opt, x, y):
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+CALLER = """import torch
+from helper_step import train_step
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+{call}
+"""
+
+
+async def test_editing_a_caller_relints_the_open_module_it_calls(client: LanguageClient, tmp_path: Path):
+    # (issue 40: a function's entry state comes from its calls in other files; the
+    # caller's unsaved buffer decides the callee's diagnostics)
+    helper = open_doc(client, tmp_path / "helper_step.py", HELPER_STEP)
+    caller = open_doc(client, tmp_path / "run_steps.py", CALLER.format(call="train_step(model, opt, torch.randn(2, 4), torch.randn(2, 1))"))
+    await wait_diagnostics(client, helper, has())
+    change_doc(client, caller, CALLER.format(call="with torch.no_grad():\n    train_step(model, opt, torch.randn(2, 4), torch.randn(2, 1))"), 2)
+    diags = await wait_diagnostics(client, helper, has("SL101"))
+    assert diags[0].range.start.line == 5 and "run_steps.py:7" in diags[0].message

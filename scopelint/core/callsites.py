@@ -21,6 +21,7 @@ all its calls agree.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Dict, List, Optional, Tuple
 
 ON, OFF = "on", "off"
@@ -90,6 +91,16 @@ def _decorated(node) -> State:
 Call = Tuple[int, State, State, bool]  # (line, torch state, mxnet state, in a loop)
 
 
+@functools.lru_cache(maxsize=32)
+def _parsed(text: str) -> Optional[ast.Module]:
+    """``text`` parsed (None: it does not parse). Kept for a few texts: one importer is
+    read for each module of the program it imports."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def call_states(text: str, names: Dict[Tuple[str, ...], str],
                 classes: Optional[Dict[Tuple[str, ...], str]] = None) -> Dict[str, Optional[List[Call]]]:
     """The calls in ``text`` of the functions ``names`` stand for: by how the text spells
@@ -105,9 +116,8 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
     listed under ``"Trainer.step"`` (the class's key, a dot, the method): those are some of
     the method's calls, never all (an instance can go anywhere)."""
     everything: Dict[str, Optional[list]] = {key: None for key in set(names.values())}
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(text)
+    if tree is None:
         return everything
     classes = classes or {}
     heads = {k[0] for k in names} | {k[0] for k in classes}

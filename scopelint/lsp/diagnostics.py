@@ -154,14 +154,19 @@ def lint_document(ls, uri: str) -> None:
 
 def lint_dependants(ls, uri: str, delay: float) -> None:
     """After ``uri`` changed: lint again the other open documents that may import it
-    (their findings may rest on what it does)."""
+    (their findings may rest on what it does), and those it may import (theirs may rest
+    on how it calls them: the state its calls run in, its loops)."""
     from scopelint.project import imports_module
 
     path = ls.path_of(uri)
     if not path.endswith(".py"):
         return
+    changed = ls.workspace.text_documents.get(uri)
+    source = changed.source if changed is not None else ""
     for other, doc in list(ls.workspace.text_documents.items()):
-        if other != uri and other in ls.linted and lintable(ls, other) == "python" and imports_module(doc.source, path):
+        if other == uri or other not in ls.linted or lintable(ls, other) != "python":
+            continue
+        if imports_module(doc.source, path) or imports_module(source, ls.path_of(other)):
             ls.schedule(other, lint_document, delay)
 
 
