@@ -5,7 +5,7 @@ from scopelint.core.arguments import call_arg
 from scopelint.core.flow import carried_tag
 from scopelint.core.syntax import literal_bool
 from scopelint.core.frameworks import MXNET
-from scopelint.core.queries import backwards_in_loop, backwards_run_in_loop, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
+from scopelint.core.queries import backwards_in_loop, backwards_run_in_loop, detached_by_model_of_program, detaches_param, forward_of, forwarded_params, graph_path, recorded, state_kept_on_self
 from scopelint.core.roles import is_model_call
 from scopelint.fixkit import code_of, detach_expression, detached, detached_state, localized, module_fix, quiet, statement_of
 from scopelint.rule import Report, Rule
@@ -85,6 +85,8 @@ class HiddenStateNotDetached(Rule):
             forward = forward_of(facts, call) if carried and model else None
             if forward is not None:  # (a model that detaches the state it is handed)
                 carried = [i for i in carried if not detaches_param(forward, parameter_of(call.node, forward_params(forward), i), facts)]
+            elif carried and model:  # (... of a class of another module of the program)
+                carried = [i for i in carried if not detached_by_model_of_program(facts, call, i)]
             if carried:
                 expr = call.node.args[carried[0]].value
                 single = any(t in call.callee_value.tags for t in SINGLE_STATE) if call.callee_value else False

@@ -689,7 +689,7 @@ _MODULE_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]", re.M)  # a module-level f
 def _summarize(source: str, filename: str, program: Optional["Context"], functions: bool) -> "Exports":
     from scopelint.core import queries
     from scopelint.core.flow import Analyzer
-    from scopelint.core.callsites import forwards_switching_recording
+    from scopelint.core.callsites import forwards_detaching, forwards_switching_recording
     from scopelint.core.interfile import Exports, exports_of
     from scopelint.core.lower import Unsupported, lower_module
     from scopelint.core.summaries import detaches_in_place
@@ -706,11 +706,13 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
             return Exports()
     analyzer = Analyzer(module, whole=slicing.whole_of(tree), program=program)
     bases = {name: analyzer.graph.framework_bases.get(id(node), ()) for name, (node, _) in analyzer.graph.classes.items() if name in analyzer.graph.model_classes}
-    switching = forwards_switching_recording(ast.Module(body=body, type_ignores=[]), analyzer.graph.model_classes)
+    whole_tree = ast.Module(body=body, type_ignores=[])
+    switching = forwards_switching_recording(whole_tree, analyzer.graph.model_classes)
+    detaching = forwards_detaching(whole_tree, analyzer.graph.model_classes)
     if not functions:
         mode_free, mode_free_functions = _mode_free_definitions(body, source, analyzer.graph.model_classes, program)
         return Exports((), tuple(sorted(analyzer.graph.model_classes)), tuple(sorted(analyzer.names.frameworks)), tuple(sorted(bases.items())),
-                       tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)), tuple(sorted(switching)))
+                       tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)), tuple(sorted(switching)), tuple(sorted(detaching)))
     facts = analyzer.run()
     lines = {n.name: n.lineno for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     lines.update((f"{n.name}.{m.name}", m.lineno) for n in tree.body if isinstance(n, ast.ClassDef)
@@ -724,7 +726,7 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     detaches = {id(f): tuple(p for p, _ in detaches_in_place(f, lambda call, _f: getattr(facts.call_of(call), "target", None)))
                 for f in facts.functions if f.cls is None and f.parent is None}
     return exports_of(facts.functions, analyzer.graph.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
-                      mode_free_functions, forwards, defers, detaches, switching)
+                      mode_free_functions, forwards, defers, detaches, switching, detaching)
 
 
 def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> Tuple[set, set]:

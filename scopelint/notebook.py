@@ -24,8 +24,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from scopelint.finding import FILE_LOCATION, Edit, Finding, Fix
 
 # A line IPython transforms rather than runs as Python: `%magic`, `!shell`, `?help`,
-# `obj?` / `obj.attr??`, and assignments from them: `x = !ls`, `y = %who_ls`.
-_MAGIC = re.compile(r"^\s*(?:[%!?]|[\w.]+\s*\?\??\s*$|[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[%!])")
+# `obj?` / `obj.attr??`, a wildcard search (`torch.*Tensor?`), and assignments from them:
+# `x = !ls`, `y = %who_ls`.
+_MAGIC = re.compile(r"^\s*(?:[%!?]|[\w.*]+\s*\?\??\s*$|[\w.]+(?:\s*,\s*[\w.]+)*\s*=\s*[%!])")
 # Cell magics whose body is Python run in the user namespace: linted, state flows on.
 # Others (%%bash, %%writefile, %%html, %%timeit (own scope), ...) are skipped whole.
 PYTHON_CELL_MAGICS = frozenset({"time", "capture", "prun"})

@@ -194,6 +194,7 @@ class Program:
             mode_free = set(found.mode_free) - set(mod.imports)  # (a name also imported: which is bound is not told)
             mode_free_functions = set(found.mode_free_functions) - set(mod.imports)
             switching = set(found.switching)
+            detaching = {d[0]: d for d in found.detaching}
             if context is not None:  # re-exported model classes and mode-free functions
                 for local, dotted in mod.imports.items():
                     if context.is_model_class(dotted):
@@ -201,12 +202,15 @@ class Program:
                             mode_free.add(local)
                         if context.switches_recording(dotted):
                             switching.add(local)
+                        if context.detached_by_forward(dotted) is not None and local not in detaching:
+                            detaching[local] = (local, *context.detached_by_forward(dotted))
                         models.add(local)
                         bases[local] = context.framework_bases(dotted)
                     elif context.is_mode_free_function(dotted) and local not in found.model_classes:
                         mode_free_functions.add(local)
             mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())),
-                                             tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)), tuple(sorted(switching & models)))
+                                             tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)), tuple(sorted(switching & models)),
+                                             tuple(sorted(d for n, d in detaching.items() if n in models)))
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -297,6 +301,7 @@ class Program:
         mode_free: Set[str] = set()
         mode_free_functions: Set[str] = set()
         switching: Set[str] = set()
+        detaching: List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = []
         bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
@@ -325,6 +330,9 @@ class Program:
                         mode_free.add(spelled)
                     if cname in exports.switching:
                         switching.add(spelled)
+                    for d in exports.detaching:
+                        if d[0] == cname:
+                            detaching.append((spelled, d[1], d[2]))
             for fname in exports.mode_free_functions:
                 if not name or fname == name:
                     mode_free_functions.add(f"{dotted}.{fname}" if not name else dotted)
@@ -335,7 +343,8 @@ class Program:
             return None
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
                        tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)),
-                       mode_free_functions=tuple(sorted(mode_free_functions)), switching=tuple(sorted(switching)))
+                       mode_free_functions=tuple(sorted(mode_free_functions)), switching=tuple(sorted(switching)),
+                       detaching=tuple(sorted(detaching)))
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:
@@ -539,11 +548,13 @@ def _from_importers(program: Program, mod: _Module, functions: Set[str], importe
     entered = []
     for key in sorted(set(found) - lost):
         calls = found[key]
-        for fw, at in (("torch", 1), ("mxnet", 2)):
-            states = {c[at] for c in calls}
-            if len(states) != 1 or None in states:
+        parts = {"torch": [c[1] for c in calls],
+                 "mxnet": [c[2][:2] if c[2] is not None else None for c in calls],
+                 "mx_train": [(c[2][2], None) if c[2] is not None and c[2][2] is not None else None for c in calls]}
+        for fw, states in parts.items():
+            if len(set(states)) != 1 or states[0] is None:
                 continue
-            mode, api = next(iter(states))
+            mode, api = states[0]
             entered.append((key, fw, mode, api or "", calls[0][0]))
     return tuple(entered), tuple(sorted(looped.items()))
 

@@ -45,15 +45,15 @@ def scan(text, names=NAMES, classes=None):
 
 def test_each_call_gets_the_state_its_text_decides():
     calls = {line: (torch, mx, loop) for line, torch, mx, loop in scan(CALLER)["step"]}
-    assert calls[7] == ((ON, None), (OFF, None), False)  # module level: each framework's default
+    assert calls[7] == ((ON, None), (OFF, None, OFF), False)  # module level: each framework's default
     assert calls[10] == ((OFF, "torch.no_grad"), None, False)  # in a function: only what its text sets
     assert calls[11] == (None, None, False)  # a function's own body: its callers decide
     assert calls[15] == ((OFF, "torch.no_grad"), None, False)  # a decorated function
     assert calls[19] == (None, None, False)  # ``with ctx:``: anything
-    assert calls[20] == ((ON, "torch.enable_grad"), (OFF, None), False)
-    assert calls[22] == ((ON, None), (ON, "mxnet.autograd.record"), False)
-    assert calls[25] == ((OFF, "torch.set_grad_enabled"), (OFF, None), True)  # and a loop runs it
-    assert calls[27] == (None, (OFF, None), False)  # a flag nobody reads here
+    assert calls[20] == ((ON, "torch.enable_grad"), (OFF, None, OFF), False)
+    assert calls[22] == ((ON, None), (ON, "mxnet.autograd.record", ON), False)
+    assert calls[25] == ((OFF, "torch.set_grad_enabled"), (OFF, None, OFF), True)  # and a loop runs it
+    assert calls[27] == (None, (OFF, None, OFF), False)  # a flag nobody reads here
     assert calls[28] == (None, None, False)  # a lambda runs later
 
 
@@ -80,4 +80,22 @@ def test_method_calls_on_an_instance_of_an_imported_class():
         t.step(0)
     """
     found = scan(text, {}, {("Trainer",): "Trainer"})
-    assert found == {"Trainer.step": [(5, (ON, None), (OFF, None), True)], "Trainer.report": [(6, (ON, None), (OFF, None), False)]}
+    assert found == {"Trainer.step": [(5, (ON, None), (OFF, None, OFF), True)], "Trainer.report": [(6, (ON, None), (OFF, None, OFF), False)]}
+
+
+def test_mxnet_training_flag_of_each_scope():
+    text = """
+        from mxnet import autograd
+        from engine import step
+        with autograd.train_mode():
+            step(1)
+        with autograd.record(train_mode=False):
+            step(2)
+        with autograd.pause(True):
+            step(3)
+        with autograd.predict_mode():
+            step(4)
+    """
+    calls = {line: mx for line, _, mx, _ in scan(text, {("step",): "step"})["step"]}
+    assert calls == {5: (OFF, None, ON), 7: (ON, "mxnet.autograd.record", OFF), 9: (OFF, "mxnet.autograd.pause", ON),
+                     11: (OFF, None, OFF)}

@@ -105,7 +105,7 @@ def test_noqa_in_a_cell():
 
 MAGICS = [
     "%matplotlib inline\n%load_ext autoreload\nimport torch\n",
-    "!pip install x\nfiles = !ls\nmodel = torch.nn.Linear(3, 1)\ntorch.nn.Linear?\nmodel.forward??\n",
+    "!pip install x\nfiles = !ls\nmodel = torch.nn.Linear(3, 1)\ntorch.nn.Linear?\nmodel.forward??\ntorch.*Tensor?\n",
     "%%time\nwith torch.no_grad():\n    y = model(torch.ones(2, 3))\n",
     "%%bash\necho $HOME\nfor f in *; do echo $f; done\n",
     "%%timeit\nmodel(torch.ones(2, 3))\n",

@@ -411,7 +411,7 @@ MODE_FREE_LAYOUTS = {
     "helper_builds_a_batch_norm": ({"model.py": sr_net(layer="make_extra()") + MAKE.format(layer="nn.BatchNorm2d(4)")}, True),
     "helper_calls_a_parameter": ({"model.py": sr_net(imp="import torch.nn.functional as F", forward="x = apply(F.relu, x)")
                                   + "\n\ndef apply(fn, x):\n    return fn(x)\n"}, True),
-    "helper_decorated": ({"model.py": sr_net(imp="import functools\nimport torch.nn.functional as F", forward="x = leaky(x)")
+    "helper_decorated": ({"model.py": sr_net(imp="import functools, torch.nn.functional as F", forward="x = leaky(x)")
                           + LEAKY.replace("def leaky", "@functools.lru_cache()\ndef leaky")}, True),
     "helper_of_another_module": ({"model.py": sr_net(imp="from ops import leaky", forward="x = leaky(x)"),
                                   "ops.py": "import torch.nn.functional as F\n" + LEAKY}, False),

@@ -28,6 +28,9 @@ ON, OFF = "on", "off"
 # A framework's recording state at a call: (ON or OFF, the API that set it, None for the
 # module-level default), or None: unknown.
 State = Optional[Tuple[str, Optional[str]]]
+# MXNet's: (recording ON or OFF, the API that set it, its training flag ON/OFF/None), or
+# None: unknown.
+MxState = Optional[Tuple[str, Optional[str], Optional[str]]]
 # (framework, state) -> the with-item or decorator call that sets it, by its last name.
 _TORCH_OFF = frozenset(("no_grad", "inference_mode"))
 _TORCH_ON = frozenset(("enable_grad",))
@@ -50,7 +53,7 @@ def _constant_bool(args) -> Optional[bool]:
     return None
 
 
-def _with_item(item: ast.withitem, torch: State, mxnet: State) -> Tuple[State, State]:
+def _with_item(item: ast.withitem, torch: State, mxnet: MxState) -> Tuple[State, MxState]:
     expr = item.context_expr
     if not isinstance(expr, ast.Call):
         return None, None  # (``with ctx:``: anything)
@@ -64,15 +67,29 @@ def _with_item(item: ast.withitem, torch: State, mxnet: State) -> Tuple[State, S
     if name == "set_grad_enabled":
         flag = _constant_bool(expr.args)
         return (None if flag is None else (ON if flag else OFF, "torch.set_grad_enabled")), mxnet
-    if name == "record":
-        return torch, (ON, "mxnet.autograd.record")
-    if name == "pause":
-        return torch, (OFF, "mxnet.autograd.pause")
-    if name in ("train_mode", "predict_mode"):
-        return torch, mxnet
+    if name in ("record", "pause", "train_mode", "predict_mode"):
+        # MXNet: recording, and the training flag (Dropout/BatchNorm); ``train_mode=`` as
+        # written, else each scope's default
+        given = _keyword_or_first(expr, "train_mode")
+        train = {"record": ON, "pause": OFF, "train_mode": ON, "predict_mode": OFF}[name]
+        if name in ("record", "pause") and (expr.args or expr.keywords):
+            train = None if given is None else (ON if given else OFF)
+        if name == "record":
+            return torch, (ON, "mxnet.autograd.record", train)
+        if name == "pause":
+            return torch, (OFF, "mxnet.autograd.pause", train)
+        return torch, (mxnet[0], mxnet[1], train) if mxnet is not None else None
     if any(w in name.lower() for w in _MAYBE_MODE):
         return None, None
     return torch, mxnet
+
+
+def _keyword_or_first(call: ast.Call, keyword: str) -> Optional[bool]:
+    """The constant bool ``call`` gives as its first argument or as ``keyword=``."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value.value if isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool) else None
+    return _constant_bool(call.args[:1]) if call.args else None
 
 
 def _decorated(node) -> State:
@@ -88,7 +105,7 @@ def _decorated(node) -> State:
     return t
 
 
-Call = Tuple[int, State, State, bool]  # (line, torch state, mxnet state, in a loop)
+Call = Tuple[int, State, MxState, bool]  # (line, torch state, mxnet state, in a loop)
 
 
 @functools.lru_cache(maxsize=32)
@@ -139,7 +156,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
         parts.append(expr.id)
         return tuple(reversed(parts))
 
-    def visit(node: ast.AST, torch: State, mxnet: State, looped: bool, instances: Dict[str, str]) -> None:
+    def visit(node: ast.AST, torch: State, mxnet: MxState, looped: bool, instances: Dict[str, str]) -> None:
         def down(child, t=torch, m=mxnet, lp=looped):
             visit(child, t, m, lp, instances)
 
@@ -242,7 +259,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
     module: Dict[str, str] = {}
     try:
         for stmt in tree.body:
-            visit(stmt, None if switched else (ON, None), None if switched else (OFF, None), False, module)
+            visit(stmt, None if switched else (ON, None), None if switched else (OFF, None, OFF), False, module)
     except RecursionError:
         return everything
     out: Dict[str, Optional[list]] = {key: found for key, found in calls.items() if key not in escaped}
@@ -280,5 +297,38 @@ def _switches(func) -> bool:
             if any(isinstance(i.context_expr, ast.Call) and _last_name(i.context_expr.func) in _SWITCHES for i in n.items):
                 return True
         elif isinstance(n, ast.Call) and _last_name(n.func) in _GLOBAL_SETTERS:
+            return True
+    return False
+
+
+def forwards_detaching(tree: ast.Module, classes) -> List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]]:
+    """Of the module-level ``classes`` of ``tree``: those whose ``forward`` cuts the graph
+    of a state it is handed itself (``h = h.detach()``, ``h.detach_()``, ``h =
+    tuple(s.detach() for s in h)``: ``queries.detaches_param`` as ``ast`` reads it), as
+    (class, its ``forward``'s parameters after ``self``, those it detaches)."""
+    out = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.name not in classes:
+            continue
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ("forward", "hybrid_forward"):
+                params = tuple(a.arg for a in (*item.args.posonlyargs, *item.args.args))[1:]
+                if item.name == "hybrid_forward":
+                    params = params[1:]  # (``F``)
+                cut = tuple(p for p in params if _detaches(item, p))
+                if cut:
+                    out.append((node.name, params, cut))
+                break
+    return out
+
+
+def _detaches(func, name: str) -> bool:
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("detach", "detach_")
+                   for c in ast.walk(n.value)):
+                return True
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "detach_" \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == name:
             return True
     return False

@@ -1023,6 +1023,9 @@ class Analyzer:
             if fw == F.TORCH and mode is Mode.ON and info.name in self.context.called_off:
                 continue  # (another file calls that name without grad)
             sw = Switch(mode, Origin("entry", None, callers.api or None, callers))
+            if fw == "mx_train":  # (MXNet's training flag)
+                state = dataclasses.replace(state, mx_train=state.mx_train.join(sw) if here else sw)
+                continue
             mine = state.recording(fw)
             state = state.with_recording(fw, mine.join(sw) if here else sw)
         return state
@@ -1237,6 +1240,13 @@ class Analyzer:
                 b = self._branch(stmt.orelse, start) if known is None or known is not flag[1] else unreachable
             if flag is not None and known is None:
                 a, b = self._knowing(a, flag[0], flag[1]), self._knowing(b, flag[0], not flag[1])
+            none = _none_test(stmt.test)
+            if none is not None:  # (where ``x is None`` holds and nothing rebound it, ``x`` is None: no graph)
+                key, body_none = none
+                if body_none:
+                    a = _none_where(a, start, key)
+                else:
+                    b = _none_where(b, start, key)
             self.flow = _Flow.join([a, b])
         elif type(stmt) is cst.Else:
             self._block(stmt.body)
@@ -1568,6 +1578,21 @@ class Analyzer:
                     # (of a call's result, read out of it: the call stays its def-use parent)
                     self._bind(el.value, read_from(part.node or el.value, part, holder) if holder is not None else part)
                 return
+            stars = [i for i, el in enumerate(elements) if type(el) is cst.StarredElement]
+            if (
+                type(made) in (cst.Tuple, cst.List) and len(stars) == 1 and len(made.elements) == len(value.parents) >= len(elements) - 1
+                and not any(type(el) is cst.StarredElement for el in made.elements)
+            ):  # ``loss, *_, avg = a, b, c, d``: the names before and after the star get theirs
+                at, parts = stars[0], value.parents
+                after = len(elements) - at - 1
+                middle = parts[at:len(parts) - after]
+                for i, el in enumerate(elements):
+                    if i == at:
+                        self._bind(el.value, container_value(el.value, list(middle), self.flow.state))
+                        continue
+                    part = parts[i] if i < at else parts[len(parts) - (len(elements) - i)]
+                    self._bind(el.value, read_from(part.node or el.value, part, holder) if holder is not None else part)
+                return
             # One element of something unpacked: derived from the whole, but which part
             # carries what is unknown ("part": rules must not equate two parts).
             tags = value.tags | PART
@@ -1797,6 +1822,10 @@ class Analyzer:
                 return read_from(e, stored, base)  # ``out["loss"]`` of ``out = {"loss": l}``, ``pair[0]`` of ``pair = (a, b)``
             if CONTAINER <= base.tags and "const" in base.tags:
                 return opaque_value(e, CONST)  # an item of a list of numbers
+            if self._maybe_tuple_item(e, base):
+                # ``ot[0]`` of what an unknown callee returned (a loss helper handed in,
+                # gluon-face's ``LGMLoss``): maybe a tuple's item, made where the call was
+                return Value(e, dict(base.rec), (base,), base.inference, True, frozenset(), base.state)
             item = computed_value(e, state, [base], True)
             item.inference = item.inference or base.inference  # an item or view of inference tensors
             return item
@@ -1846,6 +1875,47 @@ class Analyzer:
             return container_value(e, self._comprehension(e), state)
         self._ev_children(e)
         return opaque_value(e)
+
+    def _maybe_tuple_item(self, e: cst.Subscript, base: Value) -> bool:
+        """``base[<int>]`` where ``base`` is what a callee nobody here knows returned (a
+        parameter, a function of another package, a model of a class of another package):
+        it may be a tuple (a loss that returns ``(loss, extra)``), whose item was made
+        where the call ran, not where it is read. Not a framework op or layer's result,
+        nor a function of this file or the program (their returns are known)."""
+        if len(e.slice) != 1 or type(e.slice[0].slice) is not cst.Index:
+            return False
+        index = e.slice[0].slice.value
+        if type(index) is cst.UnaryOperation and type(index.operator) is cst.Minus:
+            index = index.expression
+        if type(index) is not cst.Integer:
+            return False
+        if base.node is None:  # (items of containers joined, ``for ot in outs``: what each was is not known)
+            return bool(base.parents)
+        return type(base.node) is cst.Call and self._maybe_tuple_call(base.node)
+
+    def _maybe_tuple_call(self, call: cst.Call) -> bool:
+        fact = self._calls.get(id(call))
+        if fact is None or fact.target is not None or fact.external is not None:
+            return False
+        if fact.qname is not None and (F.framework_of(fact.qname) is not None or self.context.is_model_class(fact.qname)):
+            return False
+        value = fact.callee_value
+        if value is not None:
+            classes = [t[9:] for t in value.tags if t.startswith("instance:")]
+            if classes:  # a model of this file: a tuple where its forward returns one
+                return len(classes) == 1 and self._returns_tuple(classes[0])
+        return value is None or not any(
+            t == "model" or (t.startswith("ctor:") and F.framework_of(t[5:]) is not None) for t in value.tags)
+
+    def _returns_tuple(self, cls: str) -> bool:
+        """Every ``return`` of the ``forward`` (``hybrid_forward``) of this file's class
+        ``cls`` returns a tuple written out (``return loss, logits``)."""
+        for name in ("forward", "hybrid_forward"):
+            found = self.graph.method_of(cls, name)
+            if found is not None:
+                returns = [n for n in walk(found.node.body, is_nested_scope) if type(n) is cst.Return]
+                return bool(returns) and all(type(r.value) is cst.Tuple for r in returns)
+        return False
 
     def _store_item(self, target: cst.Subscript, value: Value) -> None:
         """``d[k] = v``, ``losses[i] = loss`` on a container: it holds ``v`` too (under
@@ -3130,6 +3200,28 @@ def _carried(loop: cst.CSTNode, before: _Flow, end: _Flow, joined: _Flow) -> _Fl
         tags = (joined_tags(prev, new) if prev is not None else new.tags) | {"carried", carried_tag(loop)}
         joined.env.vals[key] = Value(None, dict(merged.rec), parents, merged.inference, True, tags)
     return joined
+
+
+def _none_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+    """``x is None`` / ``x is not None`` on a dotted name: (the name, whether the body runs
+    where it is None)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    c = test.comparisons[0]
+    key = dotted(test.left)
+    if key is None or type(c.comparator) is not cst.Name or c.comparator.value != "None" or type(c.operator) not in (cst.Is, cst.IsNot):
+        return None
+    return key, type(c.operator) is cst.Is
+
+
+def _none_where(flow: _Flow, start: _Flow, key: str) -> _Flow:
+    """``flow`` (a branch taken where ``key`` is None) with ``key`` bound to None, where the
+    branch left it as it found it at ``start``."""
+    if flow.env is None or start.env is None or flow.env.vals.get(key) is not start.env.vals.get(key):
+        return flow
+    out = _Flow(flow.env.copy(), flow.state)
+    out.env.vals[key] = opaque_value(None, CONST)
+    return out
 
 
 def _carried_mode(before: _Flow, end: _Flow, head: _Flow) -> _Flow:

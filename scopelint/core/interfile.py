@@ -187,6 +187,9 @@ class Exports:
     # on some path (``callsites.forwards_switching_recording``): a call of an instance
     # is not known to record.
     switching: Tuple[str, ...] = ()
+    # Of its model classes: those whose ``forward`` detaches a state it is handed
+    # (``callsites.forwards_detaching``): (class, its parameters after ``self``, those).
+    detaching: Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...]], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -196,7 +199,8 @@ class Exports:
         return {"functions": [[n, _summary_json(s)] for n, s in self.functions],
                 "model_classes": list(self.model_classes), "frameworks": list(self.frameworks),
                 "class_bases": [[n, list(b)] for n, b in self.class_bases], "mode_free": list(self.mode_free),
-                "mode_free_functions": list(self.mode_free_functions), "switching": list(self.switching)}
+                "mode_free_functions": list(self.mode_free_functions), "switching": list(self.switching),
+                "detaching": [[c, list(p), list(d)] for c, p, d in self.detaching]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
@@ -207,7 +211,8 @@ class Exports:
                                       tuple(tuple(g) for g in s.get("grad_calls", ())), s.get("grad_exit", "entry")))
                      for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
-                   tuple(d["mode_free"]), tuple(d["mode_free_functions"]), tuple(d.get("switching", ())))
+                   tuple(d["mode_free"]), tuple(d["mode_free_functions"]), tuple(d.get("switching", ())),
+                   tuple((c, tuple(p), tuple(x)) for c, p, x in d.get("detaching", ())))
 
 
 def _summary_json(s: Summary) -> dict:
@@ -247,8 +252,9 @@ class Context:
     mode_free_functions: Tuple[str, ...] = ()
     # Of its module-level functions that other modules of the run call: the recording
     # state each is entered in there, where every call agrees (``callsites.call_states``,
-    # joined by the project layer): (name, framework, "on"/"off", the API that set it or
-    # "" for the framework's default, where the first such call is). Its own calls join in.
+    # joined by the project layer): (name, framework or "mx_train" for MXNet's training
+    # flag, "on"/"off", the API that set it or "" for the framework's default, where the
+    # first such call is). Its own calls join in.
     entered: Tuple[Tuple[str, str, str, str, str], ...] = ()
     # Of its module-level functions and its module-level classes' methods
     # (``Trainer.step``): those a loop of another module of the run calls, with where
@@ -256,6 +262,8 @@ class Context:
     looped: Tuple[Tuple[str, str], ...] = ()
     # Of ``model_classes``: those whose ``forward`` switches recording itself (``Exports``).
     switching: Tuple[str, ...] = ()
+    # Of ``model_classes``: (class, forward's parameters, those it detaches) (``Exports``).
+    detaching: Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...]], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
@@ -308,6 +316,14 @@ class Context:
         """``qname`` is a model class of another module whose ``forward`` switches the
         recording state itself on some path (see ``Exports.switching``)."""
         return qname is not None and qname in self.switching
+
+    def detached_by_forward(self, qname: Optional[str]) -> Optional[Tuple[Tuple[str, ...], Tuple[str, ...]]]:
+        """(its ``forward``'s parameters after ``self``, those it detaches) of the model
+        class ``qname`` of another module, where its ``forward`` detaches a state."""
+        for name, params, cut in self.detaching:
+            if name == qname:
+                return params, cut
+        return None
 
     def is_mode_free_function(self, qname: Optional[str]) -> bool:
         """``qname`` is a module-level function of another module that builds no layer and
@@ -381,7 +397,7 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
                trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
                mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None,
                defers: Optional[Mapping[int, tuple]] = None, detaches: Optional[Mapping[int, tuple]] = None,
-               switching=()) -> Exports:
+               switching=(), detaching=()) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
@@ -411,7 +427,7 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
                    tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)),
-                   tuple(sorted(set(switching) & set(model_classes))))
+                   tuple(sorted(set(switching) & set(model_classes))), tuple(sorted(d for d in detaching if d[0] in set(model_classes))))
 
 
 def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=(), detaches=()) -> Summary:

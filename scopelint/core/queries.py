@@ -760,6 +760,25 @@ def switches_own_recording(facts: Facts, call) -> bool:
     return any(t.startswith("ctor:") and program.switches_recording(t[5:]) for t in value.tags)
 
 
+def detached_by_model_of_program(facts: Facts, call, index: int) -> bool:
+    """``call`` runs a model class of another module of the program whose ``forward``
+    detaches the parameter that argument ``index`` sets (``Context.detached_by_forward``:
+    ``if h is not None: h = h.detach()``), as ``detaches_param`` asks of this file's."""
+    from scopelint.core.arguments import parameter_of
+
+    value = call.callee_value
+    program = facts.program
+    if value is None or program is None:
+        return False
+    for t in value.tags:
+        if t.startswith("ctor:"):
+            found = program.detached_by_forward(t[5:])
+            if found is not None:
+                params, cut = found
+                return parameter_of(call.node, list(params), index) in cut
+    return False
+
+
 def forward_of(facts: Facts, call) -> Optional[FunctionInfo]:
     """The function a model call runs: a local function it names, or the ``forward``
     (``hybrid_forward``) of the class of the file whose instance it calls."""
