@@ -1077,8 +1077,8 @@ class Analyzer:
         for fact in sorted([*self._calls.values(), *self._effects.values()], key=lambda c: c.seq):
             if fact.func is not info or fact.qname is not None or fact.method not in ("step", "zero_grad"):
                 continue
-            if fact.via is None and fact.node.args:
-                continue  # (``scaler.step(opt)``, a closure: not followed)
+            if fact.via is None and fact.node.args and not (fact.method == "zero_grad" and all(a.keyword is not None for a in fact.node.args)):
+                continue  # (``scaler.step(opt)``, a closure: not followed; ``zero_grad(set_to_none=True)`` is a zeroing)
             receiver = (fact.callee or "")[: -len(fact.method) - 1]
             if receiver and "(" not in receiver:
                 calls.append((fact.method, receiver, fact.grads, fact.inner or fact.node))
@@ -1802,12 +1802,12 @@ class Analyzer:
                 # ``[None] * n``, ``a + [b]``, ``losses_a + losses_b``: a list of the items
                 # of its list operands
                 return container_value(e, [v for v in (left, right) if CONTAINER <= v.tags], state)
-            return computed_value(e, state, [left, right], True)
+            return _untracked_arithmetic(computed_value(e, state, [left, right], True), (left, right))
         if t is cst.UnaryOperation:
             operand = self._ev(e.expression)
             if "const" in operand.tags:
                 return opaque_value(e, CONST)
-            return computed_value(e, state, [operand], True)
+            return _untracked_arithmetic(computed_value(e, state, [operand], True), (operand,))
         if t is cst.Subscript:
             base = self._ev(e.value)
             for el in e.slice:
@@ -3200,6 +3200,36 @@ def _carried(loop: cst.CSTNode, before: _Flow, end: _Flow, joined: _Flow) -> _Fl
         tags = (joined_tags(prev, new) if prev is not None else new.tags) | {"carried", carried_tag(loop)}
         joined.env.vals[key] = Value(None, dict(merged.rec), parents, merged.inference, True, tags)
     return joined
+
+
+def _untracked_arithmetic(value: Value, operands: Sequence[Value]) -> Value:
+    """Arithmetic whose operands carry no graph in a framework (made with its recording
+    off, or numbers) carries none there either, wherever it runs: ``test_loss / n`` after
+    the ``no_grad`` block that summed ``test_loss`` (udacity's validation loop)."""
+    for fw, sw in list(value.rec.items()):
+        if sw.off:
+            continue
+        offs = [_off_in(o, fw) for o in operands]
+        if all(o is not None for o in offs) and any(o is not True for o in offs):
+            value.rec[fw] = next(o for o in offs if o is not True)
+    return value
+
+
+def _off_in(value: Value, fw: str, depth: int = 3):
+    """How ``value`` carries no graph in ``fw``: the scope or switch it was made under
+    with recording off (explicitly: ``no_grad()``, ``pause()``), True for a number, or (a join of such: ``total = 0`` then ``total +=``
+    under ``no_grad``) its parts'; None when it may carry one."""
+    sw = value.rec[fw]
+    if sw.off and sw.origin is not None and sw.origin.explicit and "leaf" not in value.tags:
+        return sw  # (under ``no_grad()``/``pause()``: not data made where nothing records yet, a leaf to be)
+    if "const" in value.tags:
+        return True
+    if sw.mode is not Mode.UNKNOWN or value.node is not None or not value.parents or depth <= 0:
+        return None
+    parts = [_off_in(p, fw, depth - 1) for p in value.parents]
+    if any(p is None for p in parts):
+        return None
+    return next((p for p in parts if p is not True), True)
 
 
 def _none_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
