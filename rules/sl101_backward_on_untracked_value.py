@@ -57,6 +57,11 @@ class BackwardOnUntrackedValue(Rule):
                 origin = untracked_by(value, b.frameworks)
                 if origin is None:
                     carried = carried_off(value, b.frameworks)
+                    # (a switch inside a function of this file is SL106's finding, where the
+                    # fix goes: one bug, one finding; at module level, or in another module's
+                    # helper, this is the only one here)
+                    if carried is not None and carried.where is None and carried.node is not None and function_of(ctx, carried.node) is not None:
+                        carried = None
                     if carried is not None:  # (no fix: where recording should come back is the author's call)
                         switch = dataclasses.replace(carried, kind="setter")
                         related = ((carried.where.related("leaves recording off"),) if carried.where is not None
