@@ -15,7 +15,13 @@ a ``with`` of something unknown that may be a grad mode (``with ctx:``,
 
 The project layer (``scopelint.project``) joins these states over the program's files
 into ``Context.entered``: the state a function of another module is entered in, where
-all its calls agree.
+all its calls agree; and the calls a loop runs (of functions, and of methods called on an
+instance of an imported class: ``trainer.step(x)``) into ``Context.looped``.
+
+Two facts of a module's own model classes are read here too, for the modules that call
+their instances (``Exports``): a ``forward`` that switches recording itself on some path
+(``forwards_switching_recording``) and one that detaches the state it is handed
+(``forwards_detaching``).
 """
 
 from __future__ import annotations
