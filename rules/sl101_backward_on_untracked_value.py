@@ -62,13 +62,13 @@ class BackwardOnUntrackedValue(Rule):
                     # helper, this is the only one here)
                     if carried is not None and carried.where is None and carried.node is not None and function_of(ctx, carried.node) is not None:
                         carried = None
-                    if carried is not None:  # (no fix: where recording should come back is the author's call)
+                    if carried is not None:  # (the fix records the value's computation: ``enable_grad()``)
                         switch = dataclasses.replace(carried, kind="setter")
                         related = ((carried.where.related("leaves recording off"),) if carried.where is not None
                                    else ((carried.node, "turns recording off"),) if carried.node is not None else ())
                         yield Report(b.node, f"`backward` on a value computed where the previous iteration left recording off "
                                              f"({describe_origin(switch)}, not restored in the loop): from the second "
-                                             f"iteration on it has no graph", None, related)
+                                             f"iteration on it has no graph", _wrap_untracked(ctx, b, value, TORCH), related)
                         break
                     continue
                 if TORCH in b.frameworks and decorated_caller(ctx.facts, origin, b.func, b.frameworks) is not None:

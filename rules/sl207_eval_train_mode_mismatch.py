@@ -162,8 +162,8 @@ class EvalTrainModeMismatch(Rule):
                 sw.origin.explicit or off_at_every_call(facts, call.func, [TORCH]) is not None)  # (its callers' no_grad)
             if not explicit or not is_model_call(call) or (helper and not model_made_known(facts, call)):
                 continue
-            if _unseen_parameter(call):
-                continue  # (a model its unseen callers hand in, and may have put in eval mode)
+            if _unseen_parameter(facts, call):
+                continue  # (a model nobody seen hands in: its callers may have put it in eval mode)
             if eval_changes_nothing(facts, call):
                 continue  # a model of this file or the program without Dropout/BatchNorm: eval() would change nothing
             key = id(call.func) if call.func is not None else id(_held_out_loop(call))
@@ -173,12 +173,15 @@ class EvalTrainModeMismatch(Rule):
                 yield Report(call.node, f"`{call.callee}` evaluated under `no_grad` but never put in `eval()`: Dropout/BatchNorm still act as in training", fix)
 
 
-def _unseen_parameter(call) -> bool:
-    """The model ``call`` runs is a parameter of its function that no call seen here
-    gives a value (d2l's library ``predict(net, X)``, called from other files)."""
+def _unseen_parameter(facts, call) -> bool:
+    """The model ``call`` runs is a parameter of its function, which no call of this file
+    or of the program's other files runs (d2l's library ``predict(net, X)``, called from
+    notebooks nobody linted): nothing says what model it is handed."""
     func = call.func
     root = (call.callee or "").split(".", 1)[0]
-    return func is not None and root in func.param_names and root not in func.params and not func.callers_known
+    if func is None or root not in func.param_names or root in func.params or func.callers_known:
+        return False
+    return not facts.sites_of(func) and func.name not in getattr(facts.program, "called_elsewhere", ())
 
 
 def _runs_the_training_forward(facts, call) -> bool:
