@@ -47,6 +47,11 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from scopelint.runtime_check.holes import bound_names  # noqa: E402
+
 FIXTURES = ROOT / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 LAYOUTS = ("core", "module")
@@ -54,19 +59,6 @@ LAYOUTS = ("core", "module")
 
 class NotApplicable(Exception):
     pass
-
-
-def _module_bound(node: ast.stmt) -> Set[str]:
-    """Names a module-level statement (not an import, def or class) binds."""
-    out: Set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in n.names)
-    return out
 
 
 def _free(node: ast.stmt) -> Set[str]:
@@ -115,7 +107,7 @@ def split(text: str, layout: str = "core") -> Dict[str, str]:
         raise NotApplicable("a private name (not re-exported by a star import either)")
     script_vars: Set[str] = set()
     for node in rest:
-        script_vars |= _module_bound(node)
+        script_vars |= bound_names(node)  # (what a module-level statement binds)
     read = set().union(*(_free(d) for d in defs))
     globals_ = {g for d in defs for n in ast.walk(d) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names}
     if (read | globals_) & (script_vars - set(names)) or globals_:

@@ -208,7 +208,7 @@ class _Uses(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _defined(tree: ast.AST) -> Set[str]:
+def bound_names(tree: ast.AST) -> Set[str]:
     """Every name the fragment binds anywhere (an over-approximation: a name bound in
     one scope counts as defined in all)."""
     out: Set[str] = set()
@@ -286,7 +286,7 @@ def analyze(source: str) -> Optional[Analysis]:
         return None
     uses = _Uses()
     uses.visit(tree)
-    bound = _defined(tree)
+    bound = bound_names(tree)
     shadowed = {n for n in SHADOWED_BUILTINS - bound
                 if n not in uses.called and (n in uses.call_args or n in uses.attrs or n in uses.subscripted)}
     defined = (bound | set(dir(builtins)) | {"__file__", "__name__"}) - shadowed

@@ -202,8 +202,9 @@ class Program:
                             mode_free.add(local)
                         if context.switches_recording(dotted):
                             switching.add(local)
-                        if context.detached_by_forward(dotted) is not None and local not in detaching:
-                            detaching[local] = (local, *context.detached_by_forward(dotted))
+                        cut = context.detached_by_forward(dotted)
+                        if cut is not None and local not in detaching:
+                            detaching[local] = (local, *cut)
                         models.add(local)
                         bases[local] = context.framework_bases(dotted)
                     elif context.is_mode_free_function(dotted) and local not in found.model_classes:

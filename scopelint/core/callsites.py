@@ -276,22 +276,24 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
 _SWITCHES = _TORCH_OFF | _TORCH_ON | {"set_grad_enabled", "record", "pause"}
 
 
+def _forwards(tree: ast.Module, classes):
+    """(class name, its ``forward`` or ``hybrid_forward``) of the module-level ``classes``
+    of ``tree`` that define one."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in classes:
+            found = next((item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and item.name in ("forward", "hybrid_forward")), None)
+            if found is not None:
+                yield node.name, found
+
+
 def forwards_switching_recording(tree: ast.Module, classes) -> List[str]:
     """Of the module-level ``classes`` (names) of ``tree``, those whose ``forward`` (or
     ``hybrid_forward``) switches the recording state itself on some path (a ``with
     torch.no_grad():``, ``autograd.pause()``, ``set_grad_enabled(...)``, or such a
     decorator: SPADE's ``Pix2PixModel.forward(data, mode="inference")``): whether a call
     of their instances records is decided inside, per path."""
-    out = []
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or node.name not in classes:
-            continue
-        for item in node.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ("forward", "hybrid_forward"):
-                if _switches(item):
-                    out.append(node.name)
-                    break
-    return out
+    return [name for name, forward in _forwards(tree, classes) if _switches(forward)]
 
 
 def _switches(func) -> bool:
@@ -313,18 +315,13 @@ def forwards_detaching(tree: ast.Module, classes) -> List[Tuple[str, Tuple[str, 
     tuple(s.detach() for s in h)``: ``queries.detaches_param`` as ``ast`` reads it), as
     (class, its ``forward``'s parameters after ``self``, those it detaches)."""
     out = []
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef) or node.name not in classes:
-            continue
-        for item in node.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ("forward", "hybrid_forward"):
-                params = tuple(a.arg for a in (*item.args.posonlyargs, *item.args.args))[1:]
-                if item.name == "hybrid_forward":
-                    params = params[1:]  # (``F``)
-                cut = tuple(p for p in params if _detaches(item, p))
-                if cut:
-                    out.append((node.name, params, cut))
-                break
+    for name, forward in _forwards(tree, classes):
+        params = tuple(a.arg for a in (*forward.args.posonlyargs, *forward.args.args))[1:]
+        if forward.name == "hybrid_forward":
+            params = params[1:]  # (``F``)
+        cut = tuple(p for p in params if _detaches(forward, p))
+        if cut:
+            out.append((name, params, cut))
     return out
 
 

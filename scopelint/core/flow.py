@@ -1881,7 +1881,8 @@ class Analyzer:
         parameter, a function of another package, a model of a class of another package):
         it may be a tuple (a loss that returns ``(loss, extra)``), whose item was made
         where the call ran, not where it is read. Not a framework op or layer's result,
-        nor a function of this file or the program (their returns are known)."""
+        nor a function of this file or the program (their returns are known). A value of
+        no node of its own (items of containers joined: ``for ot in outs``) may be either."""
         if len(e.slice) != 1 or type(e.slice[0].slice) is not cst.Index:
             return False
         index = e.slice[0].slice.value
@@ -1894,6 +1895,7 @@ class Analyzer:
         return type(base.node) is cst.Call and self._maybe_tuple_call(base.node)
 
     def _maybe_tuple_call(self, call: cst.Call) -> bool:
+        """``call``'s callee is one whose result may be a tuple: see ``_maybe_tuple_item``."""
         fact = self._calls.get(id(call))
         if fact is None or fact.target is not None or fact.external is not None:
             return False
