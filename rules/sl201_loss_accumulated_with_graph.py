@@ -44,6 +44,15 @@ def _reset_elsewhere(facts, func, key) -> bool:
     return False
 
 
+def _constant_index(node) -> bool:
+    """``d["k"] = v`` / ``xs[0] = v``: a write under a key written out, the same entry
+    every iteration."""
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else []
+    return bool(targets) and all(
+        isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
+        and isinstance(t.slice[0].slice.value, (cst.SimpleString, cst.Integer)) for t in targets)
+
+
 def _added_expression(node):
     """The expression a write accumulates: ``total += <e>``, ``total = total + <e>``, ``xs.append(<e>)``."""
     if isinstance(node, cst.AugAssign):
@@ -158,8 +167,9 @@ class LossAccumulatedWithGraph(Rule):
         ]
         # ``log[step] = loss``, ``losses[i] = loss``: an entry of a dict or list kept across
         # iterations, as ``append`` keeps one (RULES.md, SL201)
+        # (not under a constant key, ``loss_dict["d"] = d_loss``: each step overwrites the last)
         writes += [(m.node, m.before, m.value, m.loops, m.func, m.key) for m in facts.mutations
-                   if m.kind == "subscript" and m.before is not None and CONTAINER <= m.before.tags]
+                   if m.kind == "subscript" and m.before is not None and CONTAINER <= m.before.tags and not _constant_index(m.node)]
         found = []
         for node, accumulator, value, loops, func, key in writes:
             if value is None or accumulator is None or not recorded(value, TORCH):
