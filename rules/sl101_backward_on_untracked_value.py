@@ -132,7 +132,8 @@ def backward_on_untracked(ctx, backward, value, origin) -> Optional[NodeFix]:
             return None
         new = keyword_call(record, train_mode=_mx_train_arg(call, False))
         return localized(call, new, f"Record the computation: `{code_of(call)}` -> `{code_of(new)}`")
-    if origin.kind in ("default", "entry"):
+    if origin.kind in ("default", "entry") or (origin.kind == "setter" and fw == TORCH):
+        # (after ``set_grad_enabled(False)``: ``enable_grad()`` records inside it)
         return _wrap_untracked(ctx, backward, value, fw)
     if origin.kind == "decorator" and fw == TORCH:
         callee = next((f for f in ctx.facts.functions if f.decorator is not None and f.decorator[1] is origin.node), None)
@@ -170,7 +171,7 @@ def _wrap_untracked(ctx, backward, value, fw: str, dissolve: Optional[cst.With] 
     for v in value.ancestors():
         if v.node is None or not v.rec[fw].off or v.rec[fw].origin is None:
             continue
-        if v.rec[fw].origin.kind not in ("default", "entry"):
+        if v.rec[fw].origin.kind not in ("default", "entry", "setter"):
             continue
         stmt = statement_of(module, v.node)
         here = block_of(module, stmt) if stmt is not None else None

@@ -17,7 +17,7 @@ class ParamUpdateOutsideNoGrad(Rule):
     fixable = "unsafe"
     frameworks = ("torch",)
     summary = "A manual update of a parameter that requires grad runs while recording."
-    help = "Put the update inside `with torch.no_grad():` (and zero `.grad` after it)."
+    help = "Update the parameter in place inside `with torch.no_grad():` (`w -= lr * w.grad`, not `w = w - ...`), and zero `.grad` after it."
     why = """
         `w -= lr * w.grad` or `p.add_(...)` on a leaf that requires grad, with
         recording on, raises `RuntimeError: a leaf Variable that requires grad is

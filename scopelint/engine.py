@@ -454,11 +454,12 @@ def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:
     if implied:
         # A fragment (a forum post, an issue, a notebook cell pasted alone): the framework
         # names it uses without importing them are read as their imports, appended at
-        # the end so that every line keeps its number; what a fix would rewrite there is
-        # not the user's text, so fragments get findings without fixes.
+        # the end so that every line keeps its number. A fix keeps only if it edits the
+        # user's lines alone (one that would add an import after the read ones goes).
         result = _lint_python(code + implied, filename, settings)
         last = len(slicing.split_lines(code))
-        result.findings = [replace(f, fix=None) for f in result.findings if f.start[0] <= last]
+        result.findings = [f if f.fix is None or all(e.end[0] <= last for e in f.fix.edits) else replace(f, fix=None)
+                           for f in result.findings if f.start[0] <= last]
     else:
         result = _lint_python(code, filename, settings)
     if result.findings or UNUSED_NOQA in settings.select:
@@ -475,20 +476,70 @@ _MXNET_NAMES = {"mx": "import mxnet as mx", "mxnet": "import mxnet", "nd": "from
                 "gluon": "from mxnet import gluon"}
 
 
+_MXNET_WORDS = ("nd.", "gluon.", "mx.", "autograd.record")
+_MXNET_LOOP_WORDS = _MXNET_WORDS + ("collect_params", "asnumpy", "asscalar", "attach_grad", "autograd.", "trainer.step", "ctx")
+_TORCH_LOOP = re.compile(r"\b(?:opt|optim|optimizer|optimiser)\w*\.zero_grad\(")
+
+
 def fragment_imports(code: str) -> str:
     """The import lines a fragment implies (``""``: none; see docs/model.md, "Fragments"):
     a text that names a framework (``torch.no_grad()``, ``mx.nd.array``) but imports
     neither, where ``torch`` (or ``mx``/``mxnet``/``nd``/``gluon``) is used and bound
     nowhere -- then such a name can only be the framework's module, and the other
     conventional names (``nn``, ``F``, ``optim``, ``autograd``) of that framework, used
-    and bound nowhere, are read so too. Names the fragment defines are never read so."""
-    if slicing.imported_frameworks(code) or not (slicing.mentions_framework(code) or any(
-            w in code for w in ("nd.", "gluon.", "mx.", "autograd.record"))):
+    and bound nowhere, are read so too. Names the fragment defines are never read so. A
+    text naming no framework that runs PyTorch's loop (``optimizer.zero_grad()``,
+    ``.backward()``, no Gluon word) implies ``import torch``."""
+    imported = slicing.imported_frameworks(code)
+    if imported:
+        # A module that imports a framework's submodule (``import torch.nn as nn``) and
+        # reads ``torch`` from a star import (``from utils import *``, whose module
+        # imports torch): the framework's module name, used and bound nowhere here, is
+        # what the star import binds.
+        return _star_bound_frameworks(code, imported) if "import *" in code and len(imported) == 1 else ""
+    # Naming no framework at all, ``optimizer.zero_grad()`` with ``loss.backward()`` is
+    # PyTorch's loop (Gluon zeroes through ``collect_params()`` and steps a Trainer with
+    # a batch size): read as ``import torch``.
+    torch_loop = _TORCH_LOOP.search(code) is not None and ".backward(" in code and not any(w in code for w in _MXNET_LOOP_WORDS)
+    if not (torch_loop or slicing.mentions_framework(code) or any(w in code for w in _MXNET_WORDS)):
         return ""
+    names = _free_and_bound(code)
+    if names is None:
+        return ""
+    free, bound = names
+    mxnet_on = bool(free & {"mx", "mxnet", "nd", "gluon"})
+    torch_on = "torch" in free or (torch_loop and not mxnet_on and "torch" not in bound)
+    if torch_on == mxnet_on:
+        return ""  # (neither, or both: not guessed)
+    return _implied(free, torch_on)
+
+
+def _star_bound_frameworks(code: str, imported) -> str:
+    names = _free_and_bound(code)
+    if names is None:
+        return ""
+    free = names[0]
+    torch_on = "torch" in imported and "torch" in free
+    if not (torch_on or ("mxnet" in imported and free & {"mx", "mxnet", "nd", "gluon"})):
+        return ""
+    return _implied(free, torch_on)
+
+
+def _implied(free, torch_on: bool) -> str:
+    names = _TORCH_NAMES if torch_on else _MXNET_NAMES
+    lines = [line for name, line in names.items() if name in free or (name == "torch" and torch_on)]
+    if "autograd" in free:
+        lines.append("from torch import autograd" if torch_on else "from mxnet import autograd")
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
+
+
+def _free_and_bound(code: str):
+    """The names ``code`` uses and binds nowhere, and those it binds (None: it does not
+    parse)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
+        return None
     used, bound = set(), set()
     for node in ast.walk(tree):
         t = type(node)
@@ -502,17 +553,7 @@ def fragment_imports(code: str) -> str:
             bound.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
         elif t is ast.ExceptHandler and node.name:
             bound.add(node.name)
-    free = used - bound
-    lines = []
-    torch_on = "torch" in free
-    mxnet_on = bool(free & {"mx", "mxnet", "nd", "gluon"})
-    if torch_on == mxnet_on:
-        return ""  # (neither, or both: not guessed)
-    names = _TORCH_NAMES if torch_on else _MXNET_NAMES
-    lines = [line for name, line in names.items() if name in free]
-    if "autograd" in free:
-        lines.append("from torch import autograd" if torch_on else "from mxnet import autograd")
-    return "\n" + "\n".join(lines) + "\n" if lines else ""
+    return used - bound, bound
 
 
 def _noqa_policy(settings: Settings):

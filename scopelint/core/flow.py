@@ -9,6 +9,7 @@ same file when they all agree, from its decorator, or is unknown.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -173,6 +174,19 @@ def _join_values(a: Value, b: Value) -> Value:
     return Value(None, rec, (a, b), a.inference and b.inference, True, joined_tags(a, b))
 
 
+_SCOPE_WORDS = re.compile(r"no_?grad|inference_mode|grad_enabled|enable_grad|autograd_pause|^pause$|^record$|train_mode|predict_mode")
+
+
+def _scope_spelled(func: cst.BaseExpression) -> bool:
+    """An unresolved callee spelled as a recording scope: ``backend.no_grad``,
+    ``self._get_no_grad_ctx_mgr``, ``ag.record``."""
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    return name is not None and (name in F.SCOPE_LAST_NAMES or _SCOPE_WORDS.search(name) is not None)
+
+
+_TARGET_KEYWORDS = frozenset({"target", "targets", "label", "labels", "y", "y_true"})
+
+
 def _is_none(v: Value) -> bool:
     return type(v.node) is cst.Name and v.node.value == "None" and "const" in v.tags and not v.parents
 
@@ -201,6 +215,10 @@ def _join_grads(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
     for x, y in ((a, b), (b, a)):
         if x is not None and y == ("computed",) and x[0] in ("zeroed", "zeroed-some") and x[2] is True:
             return ("zeroed-some", x[1], True)
+        if x is not None and y == ENTRY_GRADS and x[0] in ("zeroed", "zeroed-some") and x[2] == "entry":
+            # a helper that zeroes on some paths (``if step % k == 0: opt.zero_grad()``):
+            # what its callers had, zeroed on those paths (``_grads_at``)
+            return ("zeroed-some", x[1], "entry")
     return None
 
 
@@ -265,8 +283,14 @@ def _grads_at(grads: Optional[tuple], before: Optional[tuple], call: cst.Call) -
     they were ``before``. Zeroed after a backward of the caller's: at the call."""
     if grads == ENTRY_GRADS:
         return before
-    if grads is None or grads[0] != "zeroed" or grads[2] != "entry":
+    if grads is None or grads[0] not in ("zeroed", "zeroed-some") or grads[2] != "entry":
         return grads
+    if grads[0] == "zeroed-some":
+        # zeroed on some of the callee's paths: after a backward, the step that follows
+        # uses zero gradients on those; otherwise what was there, if it was zero already
+        if _after_backward(before) is True:
+            return ("zeroed-some", call, True)
+        return before if before is not None and before[0] == "zeroed" else None
     return ("zeroed", call, _after_backward(before))
 
 
@@ -1539,11 +1563,12 @@ class Analyzer:
                 self._scopes[id(item)] = ScopeFact(item, stmt, q, called, before, inside, self.func)
                 self.flow.state = inside
             elif (not called and any("scope" in v.tags for v in value.ancestors())) or (
-                called and q is None and any("scope" in v.tags for v in self._lookup(expr.func).ancestors())
+                called and q is None and (_scope_spelled(expr.func) or any("scope" in v.tags for v in self._lookup(expr.func).ancestors()))
             ):
                 # ``with scope:`` where ``scope`` may hold a recording scope, or ``with ctx():``
-                # where ``ctx`` may be one (``nullcontext if grad else torch.no_grad``):
-                # anything goes.
+                # where ``ctx`` may be one (``nullcontext if grad else torch.no_grad``), or a
+                # call we cannot resolve spelled as one (``torch.no_grad()`` where ``torch``
+                # came from somewhere unseen, ``self._get_no_grad_ctx_mgr()``): anything goes.
                 opaque = Switch(Mode.UNKNOWN, Origin("opaque"))
                 self.flow.state = State(opaque, opaque, opaque)
             if item.asname is not None:
@@ -2044,6 +2069,8 @@ class Analyzer:
                       for a in call.args])
         state = self.flow.state
         env = self.flow.env
+        if len(args) > 1 and F.is_loss_name((qname or dotted(func) or "").rsplit(".", 1)[-1]):
+            args = self._targets_of_fragment(call, args, state)
         callee_value = self._lookup(func, receiver) if qname is None and dotted(func) is not None else None
         if made_here is not None and type(func) is cst.Call and roles.made_loss(made_here):
             callee_value = made_here
@@ -2291,6 +2318,19 @@ class Analyzer:
             if bound:  # ``Output(loss=l, logits=z)``: its fields hold what it is handed
                 made.parents = tuple(keyed("." + f, bound[p]) for p, f in fields if f is not None and p in bound)
         return made
+
+    def _targets_of_fragment(self, call: cst.Call, args: Tuple[Value, ...], state: State) -> Tuple[Value, ...]:
+        """``criterion(out, y)`` where ``y`` is a hole (``Names.hole``: defined off-screen,
+        in a fragment): a loss's target is data, as in every training loop that defines
+        it (``for x, y in loader``). Only the targets: the first argument, the prediction,
+        stays what it is (unknown, for a hole)."""
+        out = list(args)
+        for i, a in enumerate(call.args):
+            if type(a.value) is not cst.Name or a.star or (i == 0 if a.keyword is None else a.keyword.value not in _TARGET_KEYWORDS):
+                continue
+            if self.names.hole(a.value.value, self.scope) and (self.flow.env is None or a.value.value not in self.flow.env.vals):
+                out[i] = no_graph_value(a.value, state)
+        return tuple(out)
 
     def _framework_value(self, call: cst.Call, qname: str, args, state: State, tags: frozenset) -> Value:
         """What a framework function returns, as the API model says (``core.api``): a

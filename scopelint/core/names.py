@@ -8,6 +8,7 @@ binding that merely shares a name (``record = ...``, a parameter called ``pause`
 
 from __future__ import annotations
 
+import builtins
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -240,6 +241,31 @@ def _bind(scope: Scope, node: cst.CSTNode, program: Optional["Imports"] = None) 
         bound.update(_target_names(node.target))
 
 
+_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__builtins__", "__spec__", "get_ipython", "display"}
+
+
+def _bound_anywhere(module: cst.Module):
+    """Every name any statement, parameter, comprehension or import of ``module`` binds
+    (over-inclusive: the names of ``a.b = ...``'s object count); True where a star
+    import or a ``match`` statement (captures) could bind names not spelled here."""
+    bound: Set[str] = set()
+    for n in walk(module):
+        t = type(n)
+        if t in (cst.ImportStar, cst.Match):
+            return True
+        if t in (cst.AssignTarget, cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr):
+            bound.update(x.value for x in walk(n.target) if type(x) is cst.Name)
+        elif t is cst.AsName:
+            bound.update(x.value for x in walk(n.name) if type(x) is cst.Name)
+        elif t in (cst.Param, cst.FunctionDef, cst.ClassDef):
+            bound.add(n.name.value)
+        elif t is cst.ImportAlias and n.asname is None:
+            bound.add(_import_name(n.name).split(".", 1)[0])
+        elif t in (cst.Global, cst.Nonlocal):
+            bound.update(a.name.value for a in n.names)
+    return bound
+
+
 class Names:
     """Resolves expressions to canonical framework names, scope by scope."""
 
@@ -251,6 +277,7 @@ class Names:
         self.walrus = walrus
         self.program = program
         self._assigned = None
+        self._anywhere = None  # ``hole``: every name bound anywhere (True: a star import or ``match`` may bind any)
         self._scopes: Dict[int, Scope] = {}
         self.root = self.scope_of(module, None)
         # A name both imported and bound otherwise is ambiguous: ``bound`` wins in
@@ -260,6 +287,19 @@ class Names:
             fw = framework_of(q)
             if fw:
                 self.frameworks.add(fw)
+
+    def hole(self, name: str, scope: Scope) -> bool:
+        """``name`` is a hole where ``scope`` reads it: bound by nothing the reading
+        resolves to, by no other scope, comprehension or parameter of the module, no
+        builtin, and no star import whose names are unknown could bind it. Running the
+        text as it is would raise ``NameError``; a fragment (a forum post, a notebook
+        cell, an issue) uses it for something defined off-screen (docs/model.md,
+        "Fragments"). Python's builtins are never holes."""
+        if scope.binder(name) is not None or scope.resolve_name(name) is not None or name in _BUILTINS:
+            return False
+        if self._anywhere is None:
+            self._anywhere = _bound_anywhere(self.module)
+        return self._anywhere is not True and name not in self._anywhere
 
     def assigned(self):
         """Once per module: what ``name = <expr>`` binds, by the expression's id, and the
