@@ -95,7 +95,10 @@ class RecordingDuringInference(Rule):
             for call in facts.calls_in(func):
                 sw = call.state.torch
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
-                if not (sw.on or (default_on and not trains_here)) or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
+                # (where a function that backpropagates is entered, recording is on: its
+                # backward needs it; what it runs after ``model.eval()`` is judged below)
+                if not (sw.on or (default_on and (not trains_here or call.callee in call.in_eval))) \
+                        or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
                 if switches_own_recording(facts, call):
                     continue  # (its forward decides, per path)
@@ -214,6 +217,8 @@ class RecordingDuringInference(Rule):
                 continue
             if (scope.func is None and has_module_backward) or (scope.func is not None and id(scope.func) in trains):
                 continue
+            if is_unit_test(scope.func, facts):
+                continue  # (a test that records to check training-mode behaviour, apache/mxnet's ``test_lstm_clip``)
             inside = [c for c in facts.calls if c.state.mxnet.origin is not None and c.state.mxnet.origin.node is scope.item]
             if not any(is_model_call(c) for c in inside):
                 continue

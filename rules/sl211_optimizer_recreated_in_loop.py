@@ -5,7 +5,7 @@ import libcst as cst
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimizer_owners, spelled_in_loop, stepped_optimizer
 from scopelint.core.roles import is_data_iterable, is_optimizer_step
-from scopelint.core.syntax import runs_once, walk
+from scopelint.core.syntax import parents, runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -70,6 +70,8 @@ class OptimizerRecreatedInLoop(Rule):
             loop = loops[-1]
             if not _steps_in(facts, steps[id(ctor.node)], loop) or runs_once(loop) or not _steps_of_training(loop):
                 continue
+            if ctor.loops and _guarded_once(facts.module, ctor.node, loop):
+                continue  # (``if epoch == start:``, ``if opt is None:``: built once, or when a flag says)
             # Every model it is built over persists (one rebuilt in the iteration: a fresh run).
             spelled = []
             for params, owner in owned:
@@ -89,6 +91,35 @@ class OptimizerRecreatedInLoop(Rule):
                     "its momentum/adaptive state and step count restart every iteration",
                     fix,
                 )
+
+
+def _guarded_once(module, node, loop) -> bool:
+    """``node`` sits, inside ``loop``, under an ``if`` that may hold once only or when
+    something outside says so: an equality (``epoch == start``), an identity (``opt is
+    None``), a negation or a bare flag. A periodic or threshold test (``epoch % 20 == 0``
+    is periodic, ``epoch in milestones``, ``epoch > 10``) rebuilds it again and again."""
+    table = parents(module)
+    child, up = node, table.get(id(node))
+    while up is not None and up is not loop:
+        if type(up) is cst.If and child is not up.test and not _rebuilds_repeatedly(up.test):
+            return True
+        child, up = up, table.get(id(up))
+    return False
+
+
+def _rebuilds_repeatedly(test) -> bool:
+    t = type(test)
+    if t is cst.Name and test.value == "True":
+        return True
+    if t is cst.Comparison:
+        ops = {type(c.operator) for c in test.comparisons}
+        if ops <= {cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual, cst.In}:
+            return True
+        # ``epoch % k == 0``: periodic
+        return ops == {cst.Equal} and type(test.left) is cst.BinaryOperation and type(test.left.operator) is cst.Modulo
+    if t is cst.BooleanOperation:
+        return _rebuilds_repeatedly(test.left) and _rebuilds_repeatedly(test.right)
+    return False
 
 
 def _spelled_in(facts, ctor, owner, name: Optional[str], loop):

@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import CONTAINER
+from scopelint.core.flow import CONTAINER, gluon_forward
 from scopelint.core.frameworks import MXNET
 from scopelint.core.names import dotted
 from scopelint.core.queries import is_object, loops_around, made_this_iteration, plain_builtin
@@ -55,16 +55,26 @@ class InplaceWriteWhileRecording(Rule):
         for m in facts.mutations:
             if m.kind not in ("augassign", "subscript", "out", "inplace") or not m.state.mxnet.on:
                 continue
+            if m.kind == "augassign" and type(m.node) is cst.AugAssign and type(m.node.value) in _LIST_LITERALS:
+                continue  # (``states += [s]``: a Python list grows)
             in_graph = m.before.rec[MXNET].on
             # A value carried from the previous iteration: in the graph from the second on.
             carried = "carried" in m.before.tags and m.before.parents[-1].rec[MXNET].on
+            origin = m.state.mxnet.origin
+            block = origin is not None and origin.kind == "block-entry"
+            # (the first write of a loop that puts an array in the graph: only inside a
+            # ``record()`` the code opens, not a Block's forward, whose loops over a graph
+            # library's fields, NMS masks and bookkeeping arrays are no graph of its own)
             if (in_graph or carried) and not _python_list(facts, m) and (
-                    _array_in_graph(facts, m.before) or _rewritten_each_iteration(facts, m)):
+                    _array_in_graph(facts, m.before) or (not block and _rewritten_each_iteration(facts, m))):
                 fix = augassign_to_assign(m.node) or write_to_rebind(m.node) or drop_out_argument(m.node)
-                yield Report(m.node, "in-place write inside `autograd.record()` to an array that is part of the recorded graph", fix)
+                where = ("in a Gluon Block's forward, which its training call runs inside `autograd.record()`,"
+                         if block else "inside `autograd.record()`")
+                yield Report(m.node, f"in-place write {where} to an array that is part of the recorded graph", fix)
 
 
 _LIST_METHODS = ("append", "extend", "insert")
+_LIST_LITERALS = (cst.List, cst.Tuple, cst.ListComp)
 
 
 def _python_list(facts, m) -> bool:
@@ -128,9 +138,11 @@ def _in_graph_uncached(facts, v, memo: dict, depth: int) -> bool:
     tags = v.tags
     if "left-graph" in tags or "const" in tags or depth > 200 or is_object(v):
         return False
-    if "leaf" in tags:
-        return True
+    if "leaf" in tags or "block-input" in tags:
+        return True  # (an array given ``attach_grad``; the prediction a Gluon loss is handed)
     node = v.node
+    if type(node) is cst.Comparison:
+        return False  # (a mask: comparisons carry no graph, RULES.md "Values and gradient paths")
     if type(node) is cst.Call:
         if not v.rec[MXNET].on:
             return False  # made in ``pause()`` or outside ``record()``: nothing recorded
@@ -140,6 +152,9 @@ def _in_graph_uncached(facts, v, memo: dict, depth: int) -> bool:
         last = (fact.callee or "").rsplit(".", 1)[-1]
         if is_model_call(fact) or made_model(fact.callee_value) or (fact.qname is None and F.MODEL_NAME.search(last)):
             return True  # (``outer.net(x)``: a model's forward pass, by name)
+        if fact.qname is None and fact.func is not None and gluon_forward(fact.func) and (fact.callee or "").count(".") == 1 \
+                and fact.callee.startswith("self."):
+            return True  # (``self.conv(x)`` in a Gluon Block's forward: a child block's, however __init__ made it)
         known = (
             (fact.qname is not None and F.framework_of(fact.qname) == MXNET)
             or (fact.qname is None and fact.receiver is not None and not is_object(fact.receiver))  # ``x.as_in_context(ctx)``

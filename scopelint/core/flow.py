@@ -187,6 +187,30 @@ def _scope_spelled(func: cst.BaseExpression) -> bool:
 _TARGET_KEYWORDS = frozenset({"target", "targets", "label", "labels", "y", "y_true"})
 
 
+def gluon_forward(info: FunctionInfo) -> bool:
+    """``forward``/``hybrid_forward`` of a class deriving from a Gluon ``Block`` (a
+    ``HybridBlock``, a ``gluon.loss.Loss``), here or through the program's classes."""
+    return info.parent is None and info.cls is not None and info.name in ("forward", "hybrid_forward") and (
+        any(b.startswith("mxnet.gluon.") for b in info.framework_bases)
+        or any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases)) \
+        and not _PREDICTION_CLASS.search(info.cls.name.value)
+
+
+# A Block named for prediction (gluonts' ``DeepARPredictionNetwork`` beside its
+# ``DeepARTrainingNetwork``): made to predict, not entered recording.
+_PREDICTION_CLASS = re.compile(r"Predict|Inference|Infer[A-Z]|Sampl|Eval|Test")
+
+
+LAST_APPENDED = frozenset({"last-appended"})  # tag: a list whose last item is its last parent (``append``)
+BLOCK_INPUT = frozenset({"block-input"})  # tag: the prediction a Gluon loss's forward is handed
+
+
+def _loss_class(info: FunctionInfo) -> bool:
+    """A loss: derives from ``gluon.loss.Loss`` (here or through the program's classes),
+    or is named one (``CtdetLoss(gluon.Block)``)."""
+    return any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases) or F.is_loss_name(info.cls.name.value)
+
+
 def _is_none(v: Value) -> bool:
     return type(v.node) is cst.Name and v.node.value == "None" and "const" in v.tags and not v.parents
 
@@ -957,6 +981,11 @@ class Analyzer:
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
         sites = self._site_args.get(id(info))
+        if not sites and not info.opaque and gluon_forward(info) and _loss_class(info):
+            # A Gluon loss's forward that nothing here calls: it is handed the model's
+            # prediction, which its training call records (``BLOCK_INPUT``; SL304).
+            first = [p for p in info.node.params.params[1:] if p.name.value != "F"][:1]
+            return {p.name.value: opaque_value(p, BLOCK_INPUT) for p in first}
         if info.opaque or id(info) in self._escapes or not sites:
             return {}
         out: Dict[str, Value] = {}
@@ -998,6 +1027,12 @@ class Analyzer:
             elsewhere = (info.name in self.context.called_off or _lightning_no_grad_hook(info)
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
+            if not elsewhere and gluon_forward(info):
+                # A Gluon Block's (or Loss's) forward that nothing here calls: Blocks exist to
+                # be trained, and their training forward runs inside ``record()`` (their
+                # callers' file, the library's users). Recording is on when it matters for
+                # what is written in place there (SL304); the training flag stays unknown.
+                state = dataclasses.replace(state, mxnet=Switch(Mode.ON, Origin("block-entry")))
         else:
             info.callers_known = True
             states = list(sites.values())
@@ -1982,6 +2017,9 @@ class Analyzer:
         found = entry(base, key) if key is not None else None
         if found is not None:
             return found
+        if LAST_APPENDED <= base.tags and type(index) is cst.UnaryOperation and type(index.operator) is cst.Minus \
+                and type(index.expression) is cst.Integer and index.expression.value == "1" and base.parents:
+            return base.parents[-1]  # ``losses.append(loss)`` then ``losses[-1]``: ``loss``
         if type(index) is cst.Integer and TUPLE_RESULT <= base.tags and int(index.value, 0) < len(base.parents):
             return base.parents[int(index.value, 0)]  # ``x.topk(k)[1]``
         if type(index) is cst.Integer and type(base.node) not in (cst.Tuple, cst.List) and len(base.parents) == 1 \
@@ -2211,7 +2249,9 @@ class Analyzer:
             elif method in ("append", "extend", "insert") and recv_key is not None and receiver is not None:
                 # The container now holds what was put in: keep the def-use link.
                 if CONTAINER <= receiver.tags and method == "append":
-                    self._bind_name(recv_key, container_value(receiver.node, (receiver,) + args[:1], state))
+                    grown = container_value(receiver.node, (receiver,) + args[:1], state)
+                    # (its ``[-1]`` is what was appended last: ``losses[-1].backward()``)
+                    self._bind_name(recv_key, dataclasses.replace(grown, tags=grown.tags | LAST_APPENDED) if args else grown)
                 else:
                     self._bind_name(recv_key, Value(receiver.node, dict(receiver.rec), (receiver,) + args, False, True, receiver.tags - CONTAINER))
             elif method == "detach_" and recv_key is not None and receiver is not None and not call.args:

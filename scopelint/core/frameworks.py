@@ -21,6 +21,7 @@ _PREFIX_ALIASES = (
     ("torch.autograd.grad_mode.", "torch.autograd."),
     ("mxnet.contrib.autograd.", "mxnet.autograd."),
     ("torch.nn.parameter.", "torch.nn."),
+    ("mxnet.gluon.block.", "mxnet.gluon."),  # (``from mxnet.gluon.block import HybridBlock``)
 )
 
 

@@ -113,6 +113,11 @@ def _collect_bindings(scope: Scope, root: ScopeNode, walrus: bool = True, progra
         params = root.params
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             scope.bound.add(p.name.value)
+        if root.name.value == "hybrid_forward" and len(params.params) > 1 and params.params[1].name.value == "F":
+            # Gluon hands ``hybrid_forward`` its operator namespace: ``mx.nd`` run
+            # imperatively (``mx.sym`` once hybridized, where the same operators record)
+            scope.bound.discard("F")
+            scope.imports["F"] = "mxnet.nd"
         for p in (params.star_arg, params.star_kwarg):
             if type(p) is cst.Param:
                 scope.bound.add(p.name.value)

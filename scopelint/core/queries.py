@@ -1478,6 +1478,11 @@ def optimized_by_name(facts: Facts, func: Optional[FunctionInfo], opt: Optional[
 def optimizer_constructor(facts: Facts, value: Optional[Value]):
     """The CallFact of the ``torch.optim.X(...)`` / ``gluon.Trainer(...)`` call that made
     ``value``, when the flow saw it do so."""
+    if value is not None and value.node is None and value.parents:
+        # A join over branches or iterations (``if epoch % 20 == 0: opt = SGD(...)``, then
+        # the optimizer of the iteration before): the one optimizer every joined value is.
+        made = {id(v.node): v for v in _joined_leaves(value)}
+        value = next(iter(made.values())) if len(made) == 1 else None
     node = getattr(value, "node", None)
     fact = facts.call_of(node) if type(node) is cst.Call else None
     depth = 0
@@ -1489,6 +1494,18 @@ def optimizer_constructor(facts: Facts, value: Optional[Value]):
         fact = facts.call_of(value.node) if type(value.node) is cst.Call else None
         depth += 1
     return fact if fact is not None and F.is_optimizer_constructor(fact.qname) else None
+
+
+def _joined_leaves(value: Value, depth: int = 0, seen=None) -> List[Value]:
+    """The values with an expression of their own that a join (no node: branches, a
+    loop's carried value) stands for; a cycle through the carried value adds nothing."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or depth > 8:
+        return []
+    seen.add(id(value))
+    if value.node is not None or not value.parents:
+        return [value]
+    return [leaf for p in value.parents for leaf in _joined_leaves(p, depth + 1, seen)]
 
 
 def stepped_optimizer(facts: Facts, step):

@@ -569,6 +569,9 @@ def defined_names(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
     return frozenset(top), frozenset(inner)
 
 
+_INPLACE_WRITE = r"[-+*/]=|\]\s*=[^=]|\bout\s*="
+
+
 def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: Tuple[str, ...]) -> bool:
     """Whether ``text``, in a file that may import ``frameworks``, may hold an anchor."""
     if "#" in text:
@@ -605,6 +608,8 @@ def text_may_anchor(text: str, frameworks: Iterable[str], inference_functions: T
         return True  # ``Variable(x, volatile=True)`` (SL103)
     if not text.isascii() and _rx(_NOT_ASCII_CALL).search(text):
         return True
+    if "mxnet" in frameworks and "forward" in text and _rx(_INPLACE_WRITE).search(text):
+        return True  # (an in-place write a Gluon Block's forward may hold: ``_block_writes``)
     lowered = text.lower()
     if any(part in lowered and _rx(_LOSS_CALLS[part]).search(lowered) for part in _LOSS_PARTS):
         return True
@@ -1031,6 +1036,22 @@ def whole_of(tree: ast.Module) -> Whole:
                  backprop=_backprop(found))
 
 
+def _block_writes(found: Dict[type, List[ast.AST]]) -> Set[int]:
+    """The in-place writes (``out += x``, ``y[:] = v``, ``out=y``) in a ``forward`` or
+    ``hybrid_forward`` of an MXNet file: a Gluon Block's forward records when it trains
+    (``flow``: its entry; SL304), wherever its ``record()`` is."""
+    lines: Set[int] = set()
+    for fn in found[ast.FunctionDef]:
+        if fn.name not in ("forward", "hybrid_forward"):
+            continue
+        for node in ast.walk(fn):
+            t = type(node)
+            if t is ast.AugAssign or (t is ast.Subscript and type(node.ctx) is ast.Store) or (
+                    t is ast.keyword and node.arg == "out"):
+                lines.add(node.lineno)
+    return lines
+
+
 def _backprop(found: Dict[type, List[ast.AST]]) -> bool:
     """``Whole.backprop`` of the nodes ``_index`` found: something may backpropagate. A
     superset of what the analysis takes for a backward pass (``flow``: any
@@ -1104,6 +1125,8 @@ def plan(source: str, inference_functions: Sequence[str], tree: Optional[ast.Mod
     scope_names = frozenset().union(*(_SCOPE_NAMES[fw] for fw in frameworks))
     backprop = _backprop(found)
     anchor_lines = _anchor_lines(found, imported, scope_names, inference_functions, backprop)
+    if "mxnet" in frameworks:
+        anchor_lines |= _block_writes(found)
     if not anchor_lines:
         return Plan(None, Whole(frameworks), 0, total)
 
