@@ -97,7 +97,7 @@ class RecordingDuringInference(Rule):
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
                 # (where a function that backpropagates is entered, recording is on: its
                 # backward needs it; what it runs after ``model.eval()`` is judged below)
-                if not (sw.on or (default_on and (not trains_here or call.callee in call.in_eval))) \
+                if not (sw.on or (default_on and (not trains_here or _evaluation_loop(facts, call)))) \
                         or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
                 if switches_own_recording(facts, call):
@@ -233,7 +233,26 @@ class RecordingDuringInference(Rule):
             )
 
 
+def _evaluation_loop(facts, call) -> bool:
+    """In a function that backpropagates, entered where nobody here says: a forward pass
+    of a model in eval mode inside a loop that runs no backward (the epoch function's
+    validation loop), whose result is not stored or handed on (``self.outputs = ...``
+    read by a loss helper trains)."""
+    if call.callee not in call.in_eval or not call.loops or _stored(facts, call):
+        return False
+    loop = call.loops[-1]
+    return not any(loop in b.loops for b in facts.backwards)
+
+
 _SHOWN = frozenset({"print", "len", "str", "repr", "format", "isinstance", "type", "float", "int", "bool"})
+
+
+def _stored(facts, call) -> bool:
+    """The forward pass's result is assigned to an attribute or an entry (``self.outputs
+    = self.model(images)``): a later reader (a loss helper) may backpropagate it."""
+    table = parents(call.func.node if call.func is not None else facts.module)
+    up = table.get(id(call.node))
+    return type(up) is cst.Assign and any(type(t.target) in (cst.Attribute, cst.Subscript) for t in up.targets)
 
 
 def _handed_on(facts, call) -> bool:

@@ -7,6 +7,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, origins
 from scopelint.core.roles import is_optimizer_name, is_optimizer_step, optimizer_name
+from scopelint.core.syntax import parents, walk
 from scopelint.fixkit import module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -62,6 +63,9 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 continue
             reported.add(id(zero))
             via = next((e.via for e in facts.effects_at(zero) if e.method == "zero_grad"), None)
+            inner = next((e.inner for e in facts.effects_at(zero) if e.method == "zero_grad"), None)
+            if _skips_a_bad_step(facts.module, inner if inner is not None else zero):
+                continue  # (``if not torch.isfinite(norm): opt.zero_grad(set_to_none=True)``: the step is skipped on purpose)
             if via is not None:  # (a helper that zeroes: dropping its call is a fix when zeroing is all it does)
                 fix = drop_statement(ctx, zero, f"Do not call `{via.name}()` between backward and step") if _only_zeroes(via) else None
                 yield Report(zero, f"`{via.name}()` zeroes the gradients after backward and before `{step.callee}()`: "
@@ -122,3 +126,20 @@ def drop_statement(ctx, node: cst.CSTNode, message: str) -> Optional[NodeFix]:
 
 
 RULE = ZeroGradBetweenBackwardAndStep
+
+
+_NONFINITE = frozenset({"isfinite", "isnan", "isinf", "isneginf", "isposinf"})
+
+
+def _skips_a_bad_step(module, node) -> bool:
+    """The zeroing sits under an ``if`` that tests for a non-finite value: it drops a bad
+    batch's gradients so that the step skips it (AMP's and clipping's idiom), on purpose."""
+    table = parents(module)
+    up = table.get(id(node))
+    while up is not None and type(up) is not cst.FunctionDef:
+        if type(up) is cst.If and any((type(n) is cst.Name and n.value in _NONFINITE) or (type(n) is cst.Attribute and n.attr.value in _NONFINITE)
+                                      or (type(n) is cst.SimpleString and n.value.strip("\"'").lower() in ("nan", "inf"))
+                                      for n in walk(up.test)):
+            return True
+        up = table.get(id(up))
+    return False

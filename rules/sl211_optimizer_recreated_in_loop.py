@@ -82,6 +82,8 @@ class OptimizerRecreatedInLoop(Rule):
                 if names[0] not in spelled:
                     spelled.append(names[0])
             else:
+                if ctor.loops and any(_model_changed_before(facts.module, ctor.node, loop, n) for n in spelled):
+                    continue  # (``model.grow()`` then a new optimizer: over the parameters it now has)
                 fix = hoist(ctx, ctor, loop)
                 over = " and ".join(f"`{n}`" for n in spelled)
                 which = "which persists" if len(spelled) == 1 else "which persist"
@@ -95,30 +97,61 @@ class OptimizerRecreatedInLoop(Rule):
 
 def _guarded_once(module, node, loop) -> bool:
     """``node`` sits, inside ``loop``, under an ``if`` that may hold once only or when
-    something outside says so: an equality (``epoch == start``), an identity (``opt is
-    None``), a negation or a bare flag. A periodic or threshold test (``epoch % 20 == 0``
-    is periodic, ``epoch in milestones``, ``epoch > 10``) rebuilds it again and again."""
+    something outside says so: the loop's variable equal to something (``epoch ==
+    start``), an identity (``opt is None``), a bare flag or its negation. Any other test
+    (``epoch % 20 == 0``, ``epoch in milestones``, ``epoch > 10``, ``mode == "finetune"``,
+    ``!=``) may hold again and again: the optimizer is rebuilt each time."""
     table = parents(module)
+    targets = {n.value for n in walk(loop.target) if type(n) is cst.Name} if type(loop) is cst.For else set()
     child, up = node, table.get(id(node))
     while up is not None and up is not loop:
-        if type(up) is cst.If and child is not up.test and not _rebuilds_repeatedly(up.test):
+        if type(up) is cst.If and child is not up.test and _holds_once(up.test, targets):
             return True
         child, up = up, table.get(id(up))
     return False
 
 
-def _rebuilds_repeatedly(test) -> bool:
+_SAME_PARAMETERS = frozenset({"train", "eval", "to", "cuda", "cpu", "float", "half", "double", "zero_grad", "parameters",
+                              "named_parameters", "state_dict", "load_state_dict", "requires_grad_", "modules", "children"})
+
+
+def _model_changed_before(module, node, loop, name: str) -> bool:
+    """In the iteration, before the optimizer is built, a method of ``name`` is called that
+    may change which parameters it has (``model.grow()``, ``model.add_stage()``): the new
+    optimizer is over new parameters (progressive growing)."""
+    table = parents(module)
+    up = table.get(id(node))
+    while up is not None and up is not loop:
+        for stmt in getattr(up, "body", ()) if type(getattr(up, "body", None)) in (list, tuple) else ():
+            if stmt is node or any(n is node for n in walk(stmt)):
+                break
+            for n in walk(stmt):
+                if type(n) is cst.Call and type(n.func) is cst.Attribute and dotted(n.func.value) == name \
+                        and n.func.attr.value not in _SAME_PARAMETERS:
+                    return True
+        up = table.get(id(up))
+    return False
+
+
+def _holds_once(test, loop_vars) -> bool:
     t = type(test)
-    if t is cst.Name and test.value == "True":
-        return True
+    if t in (cst.Name, cst.Attribute):
+        return not (t is cst.Name and test.value == "True")  # (a flag: its owner says when)
+    if t is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = test.expression
+        return not any(type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo for n in walk(inner))
     if t is cst.Comparison:
         ops = {type(c.operator) for c in test.comparisons}
-        if ops <= {cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual, cst.In}:
+        if ops & {cst.Is, cst.IsNot}:
             return True
-        # ``epoch % k == 0``: periodic
-        return ops == {cst.Equal} and type(test.left) is cst.BinaryOperation and type(test.left.operator) is cst.Modulo
+        if ops == {cst.Equal} and type(test.left) is not cst.BinaryOperation:
+            names = {n.value for n in walk(test) if type(n) is cst.Name}
+            return bool(names & loop_vars)  # (``epoch == start``: one iteration)
+        return False
     if t is cst.BooleanOperation:
-        return _rebuilds_repeatedly(test.left) and _rebuilds_repeatedly(test.right)
+        return _holds_once(test.left, loop_vars) or _holds_once(test.right, loop_vars)
+    if t is cst.Call:
+        return True  # (``if needs_reset(model):``: its code says when)
     return False
 
 

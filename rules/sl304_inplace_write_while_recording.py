@@ -3,12 +3,12 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import CONTAINER, gluon_forward
+from scopelint.core.flow import BLOCK_INPUT, CONTAINER, gluon_forward
 from scopelint.core.frameworks import MXNET
 from scopelint.core.names import dotted
 from scopelint.core.queries import is_object, loops_around, made_this_iteration, plain_builtin
 from scopelint.core.roles import is_model_call, made_loss, made_model
-from scopelint.core.syntax import is_nested_scope, walk
+from scopelint.core.syntax import is_nested_scope, parents, walk
 from scopelint.fixkit import localized
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -62,6 +62,8 @@ class InplaceWriteWhileRecording(Rule):
             carried = "carried" in m.before.tags and m.before.parents[-1].rec[MXNET].on
             origin = m.state.mxnet.origin
             block = origin is not None and origin.kind == "block-entry"
+            if block and _asks_recording(facts.module, m.node):
+                continue  # (``if not autograd.is_recording(): out *= 0.5``: the forward says)
             # (the first write of a loop that puts an array in the graph: only inside a
             # ``record()`` the code opens, not a Block's forward, whose loops over a graph
             # library's fields, NMS masks and bookkeeping arrays are no graph of its own)
@@ -71,6 +73,20 @@ class InplaceWriteWhileRecording(Rule):
                 where = ("in a Gluon Block's forward, which its training call runs inside `autograd.record()`,"
                          if block else "inside `autograd.record()`")
                 yield Report(m.node, f"in-place write {where} to an array that is part of the recorded graph", fix)
+
+
+def _asks_recording(module, node) -> bool:
+    """``node`` sits under an ``if`` that asks ``autograd.is_recording()`` or
+    ``is_training()``: the Block's forward chooses what to do per state."""
+    table = parents(module)
+    up = table.get(id(node))
+    while up is not None and type(up) is not cst.FunctionDef:
+        if type(up) is cst.If and any(type(n) is cst.Name and n.value in ("is_recording", "is_training")
+                                      or type(n) is cst.Attribute and n.attr.value in ("is_recording", "is_training")
+                                      for n in walk(up.test)):
+            return True
+        up = table.get(id(up))
+    return False
 
 
 _LIST_METHODS = ("append", "extend", "insert")
@@ -138,7 +154,7 @@ def _in_graph_uncached(facts, v, memo: dict, depth: int) -> bool:
     tags = v.tags
     if "left-graph" in tags or "const" in tags or depth > 200 or is_object(v):
         return False
-    if "leaf" in tags or "block-input" in tags:
+    if "leaf" in tags or BLOCK_INPUT <= tags:
         return True  # (an array given ``attach_grad``; the prediction a Gluon loss is handed)
     node = v.node
     if type(node) is cst.Comparison:
@@ -152,9 +168,9 @@ def _in_graph_uncached(facts, v, memo: dict, depth: int) -> bool:
         last = (fact.callee or "").rsplit(".", 1)[-1]
         if is_model_call(fact) or made_model(fact.callee_value) or (fact.qname is None and F.MODEL_NAME.search(last)):
             return True  # (``outer.net(x)``: a model's forward pass, by name)
-        if fact.qname is None and fact.func is not None and gluon_forward(fact.func) and (fact.callee or "").count(".") == 1 \
-                and fact.callee.startswith("self."):
-            return True  # (``self.conv(x)`` in a Gluon Block's forward: a child block's, however __init__ made it)
+        if fact.qname is None and fact.target is None and fact.func is not None and gluon_forward(fact.func) \
+                and (fact.callee or "").count(".") == 1 and fact.callee.startswith("self."):
+            return True  # (``self.conv(x)`` in a Gluon Block's forward, no method of its class: a child block)
         known = (
             (fact.qname is not None and F.framework_of(fact.qname) == MXNET)
             or (fact.qname is None and fact.receiver is not None and not is_object(fact.receiver))  # ``x.as_in_context(ctx)``

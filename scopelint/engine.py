@@ -458,8 +458,11 @@ def _lint_code(code: str, filename: str, settings: Settings) -> LintResult:
         # user's lines alone (one that would add an import after the read ones goes).
         result = _lint_python(code + implied, filename, settings)
         last = len(slicing.split_lines(code))
-        result.findings = [f if f.fix is None or all(e.end[0] <= last for e in f.fix.edits) else replace(f, fix=None)
-                           for f in result.findings if f.start[0] <= last]
+        # (nor one that writes a framework name the text never uses: ``with torch.no_grad():``
+        # in a post that names no framework would raise NameError where it is pasted back)
+        unused = [line.split()[-1] for line in implied.split("\n") if line and line.split()[-1] not in code]
+        result.findings = [f if f.fix is None or all(e.end[0] <= last and not any(n in e.content for n in unused) for e in f.fix.edits)
+                           else replace(f, fix=None) for f in result.findings if f.start[0] <= last]
     else:
         result = _lint_python(code, filename, settings)
     if result.findings or UNUSED_NOQA in settings.select:
@@ -478,6 +481,7 @@ _MXNET_NAMES = {"mx": "import mxnet as mx", "mxnet": "import mxnet", "nd": "from
 
 _MXNET_WORDS = ("nd.", "gluon.", "mx.", "autograd.record")
 _MXNET_LOOP_WORDS = _MXNET_WORDS + ("collect_params", "asnumpy", "asscalar", "attach_grad", "autograd.", "trainer.step", "ctx")
+_IMPORT_LINE = re.compile(r"^\s*(?:import|from)\s", re.M)
 _TORCH_LOOP = re.compile(r"\b(?:opt|optim|optimizer|optimiser)\w*\.zero_grad\(")
 
 
@@ -500,7 +504,8 @@ def fragment_imports(code: str) -> str:
     # Naming no framework at all, ``optimizer.zero_grad()`` with ``loss.backward()`` is
     # PyTorch's loop (Gluon zeroes through ``collect_params()`` and steps a Trainer with
     # a batch size): read as ``import torch``.
-    torch_loop = _TORCH_LOOP.search(code) is not None and ".backward(" in code and not any(w in code for w in _MXNET_LOOP_WORDS)
+    torch_loop = _TORCH_LOOP.search(code) is not None and ".backward(" in code and not any(w in code for w in _MXNET_LOOP_WORDS) \
+        and _IMPORT_LINE.search(code) is None  # (a program that imports something else may be tinygrad's, JAX's...)
     if not (torch_loop or slicing.mentions_framework(code) or any(w in code for w in _MXNET_WORDS)):
         return ""
     names = _free_and_bound(code)

@@ -189,3 +189,154 @@ def test_sl201_the_last_item_read_back_is_the_last_appended():
 def test_sl304_not_in_a_block_made_to_predict():
     # gluonts' ``...PredictionNetwork`` beside its ``...TrainingNetwork``: never trained
     assert found(RESIDUAL.replace("class Unit(", "class UnitPredictionNetwork(")) == []
+
+
+# --- a review's counterexamples (each was a false alarm of this change before its fix) ----
+def test_review_counterexamples_stay_silent():
+    cases = {
+        # SL103: the eval-mode forward is stored and a loss helper backpropagates it
+        "stored": """
+            import torch
+
+            class Trainer:
+                def compute_loss(self, targets):
+                    return torch.nn.functional.mse_loss(self.outputs, targets)
+
+                def step(self, images, targets):
+                    self.model.eval()
+                    self.outputs = self.model(images)
+                    loss = self.compute_loss(targets)
+                    loss.backward()
+        """,
+        # SL304: a helper method of the Block makes a fresh mask
+        "method_mask": """
+            from mxnet import gluon, nd
+
+            class Head(gluon.Block):
+                def _make_mask(self, n):
+                    return nd.zeros((n, 4))
+
+                def forward(self, x):
+                    mask = self._make_mask(x.shape[0])
+                    mask[:, 0] = 1
+                    return x * mask
+        """,
+        # SL304: the forward asks whether it records
+        "asks": """
+            from mxnet import autograd, gluon
+
+            class Head(gluon.Block):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = gluon.nn.Dense(4)
+
+                def forward(self, x):
+                    out = self.dense(x)
+                    if not autograd.is_recording():
+                        out *= 0.5
+                    return out
+        """,
+        # SL203: a helper drops a non-finite batch's gradients on purpose
+        "nonfinite": """
+            import torch
+
+            def drop_nonfinite(optimizer, model):
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if not torch.isfinite(norm):
+                    optimizer.zero_grad(set_to_none=True)
+
+            def train(model, loader, optimizer, criterion):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    criterion(model(x), y).backward()
+                    drop_nonfinite(optimizer, model)
+                    optimizer.step()
+        """,
+        # SL203: a helper that steps, then zeroes, when an accumulation is due
+        "steps_itself": """
+            import torch
+
+            def step_if_due(optimizer, i, k):
+                if (i + 1) % k == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+
+            def train(model, loader, optimizer, criterion, k=4):
+                optimizer.zero_grad()
+                for i, (x, y) in enumerate(loader):
+                    (criterion(model(x), y) / k).backward()
+                    step_if_due(optimizer, i, k)
+                    if i == len(loader) - 1 and (i + 1) % k != 0:
+                        optimizer.step()
+                        optimizer.zero_grad()
+        """,
+        # SL211: a progressive-growing stage adds parameters, then a new optimizer
+        "grows": """
+            import torch
+
+            def fit(model, data):
+                for epoch in range(9):
+                    if epoch % 3 == 0:
+                        model.grow()
+                        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+                    for x, y in data:
+                        optimizer.zero_grad()
+                        torch.nn.functional.mse_loss(model(x), y).backward()
+                        optimizer.step()
+        """,
+        # a hole that is no target: a distillation loss's student output
+        "distill": """
+            with torch.no_grad():
+                teacher_out = teacher(x)
+            criterion(teacher_out, student_out).backward()
+        """,
+        # a program of another autograd library (imports, never names torch)
+        "tinygrad": """
+            from tinygrad import Tensor, nn
+
+            def evaluate(model, batches):
+                return [model(x).numpy() for x in batches]
+
+            def train(model, opt, batches):
+                for x, y in batches:
+                    opt.zero_grad()
+                    loss = (model(x) - y).square().mean()
+                    loss.backward()
+                    opt.step()
+        """,
+    }
+    for name, code in cases.items():
+        assert found(textwrap.dedent(code)) == [], name
+
+
+def test_sl211_a_mode_test_rebuilds_every_time_it_holds():
+    code = textwrap.dedent("""
+        import torch
+
+        def fit(model, data, mode):
+            for epoch in range(9):
+                if mode == "finetune":
+                    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+                for x, y in data:
+                    optimizer.zero_grad()
+                    torch.nn.functional.mse_loss(model(x), y).backward()
+                    optimizer.step()
+    """)
+    assert found(code) == [(7, "SL211")]
+
+
+def test_a_fragment_fix_writes_no_framework_name_the_post_never_uses():
+    post = textwrap.dedent("""
+        def evaluate(model, loader):
+            model.eval()
+            return [model(x) for x in loader]
+
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    """)
+    result = lint_source(post, "post.py")
+    assert [(f.start[0], f.code) for f in result.findings] == [(4, "SL103")]
+    assert all(f.fix is None for f in result.findings)

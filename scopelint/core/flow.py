@@ -184,12 +184,16 @@ def _scope_spelled(func: cst.BaseExpression) -> bool:
     return name is not None and (name in F.SCOPE_LAST_NAMES or _SCOPE_WORDS.search(name) is not None)
 
 
+# A hole named as a target (``y``, ``labels``): not a distillation loss's second
+# prediction (``criterion(teacher_out, student_out)``).
+_TARGET_NAME = re.compile(r"^(?:batch_|b_)?(?:y|ys|y_?true|targets?|labels?|lbls?|gts?|truth|tgts?)$")
 _TARGET_KEYWORDS = frozenset({"target", "targets", "label", "labels", "y", "y_true"})
 
 
 def gluon_forward(info: FunctionInfo) -> bool:
     """``forward``/``hybrid_forward`` of a class deriving from a Gluon ``Block`` (a
-    ``HybridBlock``, a ``gluon.loss.Loss``), here or through the program's classes."""
+    ``HybridBlock``, a ``gluon.loss.Loss``), here or through the program's classes, and
+    not named for prediction (``DeepARPredictionNetwork``)."""
     return info.parent is None and info.cls is not None and info.name in ("forward", "hybrid_forward") and (
         any(b.startswith("mxnet.gluon.") for b in info.framework_bases)
         or any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases)) \
@@ -198,7 +202,7 @@ def gluon_forward(info: FunctionInfo) -> bool:
 
 # A Block named for prediction (gluonts' ``DeepARPredictionNetwork`` beside its
 # ``DeepARTrainingNetwork``): made to predict, not entered recording.
-_PREDICTION_CLASS = re.compile(r"Predict|Inference|Infer[A-Z]|Sampl|Eval|Test")
+_PREDICTION_CLASS = re.compile(r"Prediction|Inference")
 
 
 LAST_APPENDED = frozenset({"last-appended"})  # tag: a list whose last item is its last parent (``append``)
@@ -1133,6 +1137,7 @@ class Analyzer:
         statuses = {env.grads for env in exits}
         exit = statuses.pop() if len(statuses) == 1 else (ENTRY_GRADS if not statuses else None)
         calls = []
+        steps = False
         for fact in sorted([*self._calls.values(), *self._effects.values()], key=lambda c: c.seq):
             if fact.func is not info or fact.qname is not None or fact.method not in ("step", "zero_grad"):
                 continue
@@ -1141,6 +1146,9 @@ class Analyzer:
             receiver = (fact.callee or "")[: -len(fact.method) - 1]
             if receiver and "(" not in receiver:
                 calls.append((fact.method, receiver, fact.grads, fact.inner or fact.node))
+                steps = steps or fact.method == "step"
+        if steps and exit is not None and exit[0] == "zeroed-some":
+            exit = None  # (it steps, then zeroes, on some paths: a step of its own, not one it robs)
         return GradEffects(exit, tuple(calls))
 
     def _callback_effects_at(self, call: cst.Call, runner: FunctionInfo, args) -> None:
@@ -2368,7 +2376,8 @@ class Analyzer:
         for i, a in enumerate(call.args):
             if type(a.value) is not cst.Name or a.star or (i == 0 if a.keyword is None else a.keyword.value not in _TARGET_KEYWORDS):
                 continue
-            if self.names.hole(a.value.value, self.scope) and (self.flow.env is None or a.value.value not in self.flow.env.vals):
+            if _TARGET_NAME.match(a.value.value) and self.names.hole(a.value.value, self.scope) \
+                    and (self.flow.env is None or a.value.value not in self.flow.env.vals):
                 out[i] = no_graph_value(a.value, state)
         return tuple(out)
 
