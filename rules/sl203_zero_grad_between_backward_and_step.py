@@ -7,7 +7,7 @@ from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, origins
 from scopelint.core.roles import is_optimizer_name, is_optimizer_step, optimizer_name
-from scopelint.core.syntax import parents, walk
+from scopelint.core.syntax import enclosing_if_tests, spells_any, walk
 from scopelint.fixkit import module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -134,12 +134,6 @@ _NONFINITE = frozenset({"isfinite", "isnan", "isinf", "isneginf", "isposinf"})
 def _skips_a_bad_step(module, node) -> bool:
     """The zeroing sits under an ``if`` that tests for a non-finite value: it drops a bad
     batch's gradients so that the step skips it (AMP's and clipping's idiom), on purpose."""
-    table = parents(module)
-    up = table.get(id(node))
-    while up is not None and type(up) is not cst.FunctionDef:
-        if type(up) is cst.If and any((type(n) is cst.Name and n.value in _NONFINITE) or (type(n) is cst.Attribute and n.attr.value in _NONFINITE)
-                                      or (type(n) is cst.SimpleString and n.value.strip("\"'").lower() in ("nan", "inf"))
-                                      for n in walk(up.test)):
-            return True
-        up = table.get(id(up))
-    return False
+    return any(spells_any(test, _NONFINITE) or any(type(n) is cst.SimpleString and n.value.strip("\"'").lower() in ("nan", "inf")
+                                                   for n in walk(test))
+               for test in enclosing_if_tests(module, node))

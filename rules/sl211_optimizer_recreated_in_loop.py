@@ -5,7 +5,7 @@ import libcst as cst
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimizer_owners, spelled_in_loop, stepped_optimizer
 from scopelint.core.roles import is_data_iterable, is_optimizer_step
-from scopelint.core.syntax import parents, runs_once, walk
+from scopelint.core.syntax import enclosing_if_tests, parents, runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -101,14 +101,8 @@ def _guarded_once(module, node, loop) -> bool:
     start``), an identity (``opt is None``), a bare flag or its negation. Any other test
     (``epoch % 20 == 0``, ``epoch in milestones``, ``epoch > 10``, ``mode == "finetune"``,
     ``!=``) may hold again and again: the optimizer is rebuilt each time."""
-    table = parents(module)
     targets = {n.value for n in walk(loop.target) if type(n) is cst.Name} if type(loop) is cst.For else set()
-    child, up = node, table.get(id(node))
-    while up is not None and up is not loop:
-        if type(up) is cst.If and child is not up.test and _holds_once(up.test, targets):
-            return True
-        child, up = up, table.get(id(up))
-    return False
+    return any(_holds_once(test, targets) for test in enclosing_if_tests(module, node, stop=loop))
 
 
 _SAME_PARAMETERS = frozenset({"train", "eval", "to", "cuda", "cpu", "float", "half", "double", "zero_grad", "parameters",

@@ -3,12 +3,12 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.flow import BLOCK_INPUT, CONTAINER, gluon_forward
+from scopelint.core.flow import BLOCK_INPUT, CONTAINER
 from scopelint.core.frameworks import MXNET
 from scopelint.core.names import dotted
 from scopelint.core.queries import is_object, loops_around, made_this_iteration, plain_builtin
-from scopelint.core.roles import is_model_call, made_loss, made_model
-from scopelint.core.syntax import is_nested_scope, parents, walk
+from scopelint.core.roles import is_child_block_call, is_model_call, made_loss, made_model
+from scopelint.core.syntax import enclosing_if_tests, is_nested_scope, spells_any, walk
 from scopelint.fixkit import localized
 from scopelint.rule import NodeFix, Report, Rule
 
@@ -78,15 +78,7 @@ class InplaceWriteWhileRecording(Rule):
 def _asks_recording(module, node) -> bool:
     """``node`` sits under an ``if`` that asks ``autograd.is_recording()`` or
     ``is_training()``: the Block's forward chooses what to do per state."""
-    table = parents(module)
-    up = table.get(id(node))
-    while up is not None and type(up) is not cst.FunctionDef:
-        if type(up) is cst.If and any(type(n) is cst.Name and n.value in ("is_recording", "is_training")
-                                      or type(n) is cst.Attribute and n.attr.value in ("is_recording", "is_training")
-                                      for n in walk(up.test)):
-            return True
-        up = table.get(id(up))
-    return False
+    return any(spells_any(test, ("is_recording", "is_training")) for test in enclosing_if_tests(module, node))
 
 
 _LIST_METHODS = ("append", "extend", "insert")
@@ -168,8 +160,7 @@ def _in_graph_uncached(facts, v, memo: dict, depth: int) -> bool:
         last = (fact.callee or "").rsplit(".", 1)[-1]
         if is_model_call(fact) or made_model(fact.callee_value) or (fact.qname is None and F.MODEL_NAME.search(last)):
             return True  # (``outer.net(x)``: a model's forward pass, by name)
-        if fact.qname is None and fact.target is None and fact.func is not None and gluon_forward(fact.func) \
-                and (fact.callee or "").count(".") == 1 and fact.callee.startswith("self."):
+        if is_child_block_call(fact):
             return True  # (``self.conv(x)`` in a Gluon Block's forward, no method of its class: a child block)
         known = (
             (fact.qname is not None and F.framework_of(fact.qname) == MXNET)

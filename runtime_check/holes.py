@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set
 
+from scopelint.core.fragments import bound_names
+
 # Names a snippet uses without importing them, and the import that defines each.
 IMPORTS = {
     "torch": ("torch", "import torch"),
@@ -206,25 +208,6 @@ class _Uses(ast.NodeVisitor):
             if stores & loads:
                 self.recurrent = True
         self.generic_visit(node)
-
-
-def bound_names(tree: ast.AST) -> Set[str]:
-    """Every name the fragment binds anywhere (an over-approximation: a name bound in
-    one scope counts as defined in all)."""
-    out: Set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            out.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                out.add((a.asname or a.name).split(".")[0])
-        elif isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            out.add(node.name)
-    return out
 
 
 def _classify(h: Hole, u: _Uses) -> None:

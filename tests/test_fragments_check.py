@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from scopelint.engine import fragment_imports, lint_source
+from scopelint.core.fragments import fragment_imports
+from scopelint.engine import lint_source
 
 NO_GRAD_LOSS = """
     model.train()

@@ -9,7 +9,6 @@ same file when they all agree, from its decorator, or is unknown.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import defaultdict
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
@@ -174,45 +173,12 @@ def _join_values(a: Value, b: Value) -> Value:
     return Value(None, rec, (a, b), a.inference and b.inference, True, joined_tags(a, b))
 
 
-_SCOPE_WORDS = re.compile(r"no_?grad|inference_mode|grad_enabled|enable_grad|autograd_pause|^pause$|^record$|train_mode|predict_mode")
-
-
-def _scope_spelled(func: cst.BaseExpression) -> bool:
-    """An unresolved callee spelled as a recording scope: ``backend.no_grad``,
-    ``self._get_no_grad_ctx_mgr``, ``ag.record``."""
-    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
-    return name is not None and (name in F.SCOPE_LAST_NAMES or _SCOPE_WORDS.search(name) is not None)
-
-
-# A hole named as a target (``y``, ``labels``): not a distillation loss's second
-# prediction (``criterion(teacher_out, student_out)``).
-_TARGET_NAME = re.compile(r"^(?:batch_|b_)?(?:y|ys|y_?true|targets?|labels?|lbls?|gts?|truth|tgts?)$")
-_TARGET_KEYWORDS = frozenset({"target", "targets", "label", "labels", "y", "y_true"})
-
-
-def gluon_forward(info: FunctionInfo) -> bool:
-    """``forward``/``hybrid_forward`` of a class deriving from a Gluon ``Block`` (a
-    ``HybridBlock``, a ``gluon.loss.Loss``), here or through the program's classes, and
-    not named for prediction (``DeepARPredictionNetwork``)."""
-    return info.parent is None and info.cls is not None and info.name in ("forward", "hybrid_forward") and (
-        any(b.startswith("mxnet.gluon.") for b in info.framework_bases)
-        or any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases)) \
-        and not _PREDICTION_CLASS.search(info.cls.name.value)
-
-
-# A Block named for prediction (gluonts' ``DeepARPredictionNetwork`` beside its
-# ``DeepARTrainingNetwork``): made to predict, not entered recording.
-_PREDICTION_CLASS = re.compile(r"Prediction|Inference")
-
-
 LAST_APPENDED = frozenset({"last-appended"})  # tag: a list whose last item is its last parent (``append``)
 BLOCK_INPUT = frozenset({"block-input"})  # tag: the prediction a Gluon loss's forward is handed
 
 
-def _loss_class(info: FunctionInfo) -> bool:
-    """A loss: derives from ``gluon.loss.Loss`` (here or through the program's classes),
-    or is named one (``CtdetLoss(gluon.Block)``)."""
-    return any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases) or F.is_loss_name(info.cls.name.value)
+def _last_name(func: cst.BaseExpression) -> Optional[str]:
+    return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
 
 
 def _is_none(v: Value) -> bool:
@@ -985,7 +951,7 @@ class Analyzer:
     def _param_values(self, info: FunctionInfo) -> Dict[str, Value]:
         """Each parameter's value joined over all call sites, when every site is known."""
         sites = self._site_args.get(id(info))
-        if not sites and not info.opaque and gluon_forward(info) and _loss_class(info):
+        if not sites and not info.opaque and roles.is_gluon_forward(info) and roles.is_loss_class(info):
             # A Gluon loss's forward that nothing here calls: it is handed the model's
             # prediction, which its training call records (``BLOCK_INPUT``; SL304).
             first = [p for p in info.node.params.params[1:] if p.name.value != "F"][:1]
@@ -1031,7 +997,7 @@ class Analyzer:
             elsewhere = (info.name in self.context.called_off or _lightning_no_grad_hook(info)
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
-            if not elsewhere and gluon_forward(info):
+            if not elsewhere and roles.is_gluon_forward(info):
                 # A Gluon Block's (or Loss's) forward that nothing here calls: Blocks exist to
                 # be trained, and their training forward runs inside ``record()`` (their
                 # callers' file, the library's users). Recording is on when it matters for
@@ -1606,7 +1572,7 @@ class Analyzer:
                 self._scopes[id(item)] = ScopeFact(item, stmt, q, called, before, inside, self.func)
                 self.flow.state = inside
             elif (not called and any("scope" in v.tags for v in value.ancestors())) or (
-                called and q is None and (_scope_spelled(expr.func) or any("scope" in v.tags for v in self._lookup(expr.func).ancestors()))
+                called and q is None and (F.spelled_as_scope(_last_name(expr.func)) or any("scope" in v.tags for v in self._lookup(expr.func).ancestors()))
             ):
                 # ``with scope:`` where ``scope`` may hold a recording scope, or ``with ctx():``
                 # where ``ctx`` may be one (``nullcontext if grad else torch.no_grad``), or a
@@ -2373,12 +2339,9 @@ class Analyzer:
         it (``for x, y in loader``). Only the targets: the first argument, the prediction,
         stays what it is (unknown, for a hole)."""
         out = list(args)
-        for i, a in enumerate(call.args):
-            if type(a.value) is not cst.Name or a.star or (i == 0 if a.keyword is None else a.keyword.value not in _TARGET_KEYWORDS):
-                continue
-            if _TARGET_NAME.match(a.value.value) and self.names.hole(a.value.value, self.scope) \
-                    and (self.flow.env is None or a.value.value not in self.flow.env.vals):
-                out[i] = no_graph_value(a.value, state)
+        for i, name in roles.target_arguments(call):
+            if self.names.hole(name.value, self.scope) and (self.flow.env is None or name.value not in self.flow.env.vals):
+                out[i] = no_graph_value(name, state)
         return tuple(out)
 
     def _framework_value(self, call: cst.Call, qname: str, args, state: State, tags: frozenset) -> Value:

@@ -62,6 +62,16 @@ SCOPES: Dict[str, tuple] = {
 }
 # The last part of every scope's name: a name or attribute spelled so may refer to one.
 SCOPE_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in SCOPES)
+# Words an unresolved callee's last part is spelled with when it opens a recording
+# scope (``backend.no_grad``, ``self._get_no_grad_ctx_mgr``, ``ag.record``).
+_SCOPE_WORDS = re.compile(r"no_?grad|inference_mode|grad_enabled|enable_grad|autograd_pause|^pause$|^record$|train_mode|predict_mode")
+
+
+def spelled_as_scope(name: Optional[str]) -> bool:
+    """An unresolved callee whose last part is ``name`` is spelled as a recording scope."""
+    return name is not None and (name in SCOPE_LAST_NAMES or _SCOPE_WORDS.search(name) is not None)
+
+
 # Keyword that carries the switch for "arg"-style scopes and inference_mode.
 SCOPE_ARG_KEYWORD = {
     "torch.set_grad_enabled": "mode",

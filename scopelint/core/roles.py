@@ -352,3 +352,48 @@ def is_held_out_data(expr) -> bool:
     iterated to evaluate."""
     name = _iterated_name(expr)
     return name is not None and bool(_DATA_NAME.search(name)) and bool(_HELD_OUT.search(name))
+
+
+def is_gluon_forward(info) -> bool:
+    """``forward``/``hybrid_forward`` of a class deriving from a Gluon ``Block`` (a
+    ``HybridBlock``, a ``gluon.loss.Loss``), here or through the program's classes, and
+    not named for prediction (``DeepARPredictionNetwork``). ``info``: a FunctionInfo."""
+    return info.parent is None and info.cls is not None and info.name in ("forward", "hybrid_forward") and (
+        any(b.startswith("mxnet.gluon.") for b in info.framework_bases)
+        or any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases)) \
+        and not _PREDICTION_CLASS.search(info.cls.name.value)
+
+
+def is_child_block_call(call: CallFact) -> bool:
+    """``self.conv(x)`` in a Gluon Block's forward where ``conv`` is no method of its
+    class: a child block's forward pass."""
+    return call.qname is None and call.target is None and call.func is not None and is_gluon_forward(call.func) \
+        and (call.callee or "").count(".") == 1 and call.callee.startswith("self.")
+
+
+# A Block named for prediction (gluonts' ``DeepARPredictionNetwork`` beside its
+# ``DeepARTrainingNetwork``): made to predict, not entered recording.
+_PREDICTION_CLASS = re.compile(r"Prediction|Inference")
+
+
+def is_loss_class(info) -> bool:
+    """A method's class is a loss: derives from ``gluon.loss.Loss`` (here or through the
+    program's classes), or is named one (``CtdetLoss(gluon.Block)``)."""
+    return any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases) or F.is_loss_name(info.cls.name.value)
+
+
+# An argument named as a target (``y``, ``labels``), in a loss call's target position:
+# not a distillation loss's second prediction (``criterion(teacher_out, student_out)``).
+_TARGET_NAME = re.compile(r"^(?:batch_|b_)?(?:y|ys|y_?true|targets?|labels?|lbls?|gts?|truth|tgts?)$")
+_TARGET_KEYWORDS = frozenset({"target", "targets", "label", "labels", "y", "y_true"})
+
+
+def target_arguments(call: cst.Call):
+    """(index, name) of each argument of a loss call ``call`` that is a plain name spelled
+    as a target, in a target's position (not the first positional argument, the
+    prediction; a keyword named ``target``/``labels``...)."""
+    for i, a in enumerate(call.args):
+        if type(a.value) is not cst.Name or a.star or (i == 0 if a.keyword is None else a.keyword.value not in _TARGET_KEYWORDS):
+            continue
+        if _TARGET_NAME.match(a.value.value):
+            yield i, a.value

@@ -204,6 +204,24 @@ def parents(module: cst.Module) -> Dict[int, cst.CSTNode]:
     return table
 
 
+def enclosing_if_tests(module: cst.Module, node: cst.CSTNode, stop: Optional[cst.CSTNode] = None) -> Iterator[cst.BaseExpression]:
+    """The tests of the ``if`` statements whose branches hold ``node``, innermost first,
+    up to the function around it (or ``stop``, a statement around it)."""
+    table = parents(module)
+    child, up = node, table.get(id(node))
+    while up is not None and up is not stop and type(up) is not cst.FunctionDef:
+        if type(up) is cst.If and child is not up.test:
+            yield up.test
+        child, up = up, table.get(id(up))
+
+
+def spells_any(expr: cst.CSTNode, words) -> bool:
+    """``expr`` names one of ``words``, as a name or as an attribute (``isnan``,
+    ``torch.isnan``)."""
+    return any((type(n) is cst.Name and n.value in words) or (type(n) is cst.Attribute and n.attr.value in words)
+               for n in walk(expr))
+
+
 def forget_parents(module: cst.Module) -> None:
     """Drop ``module``'s parent table (its file's findings are made)."""
     hit = _PARENTS.get(id(module))
