@@ -82,13 +82,16 @@ class GraphBrokenByConversion(Rule):
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
-                    if mxnet_partial and other_path and _number_taken_out(facts, conv) and _trained_elsewhere(facts, conv, value, fw, reconnected):
+                    summand = _only_a_summand(value, conv, fw)
+                    if mxnet_partial and other_path and _number_taken_out(facts, conv) and not summand \
+                            and _trained_elsewhere(facts, conv, value, fw, reconnected):
                         continue  # a REINFORCE advantage ``r - v.asnumpy()[0, 0]``: a constant on purpose
                     # Next to a real second path, only a deliberate stop-gradient is fine
                     # (``target.detach()``, ``R - value.item()``); ``torch.tensor(losses)``
                     # there still drops those losses' gradients (when they are known to
                     # hold a graph: a model's output, a leaf).
-                    if other_path and not mxnet_partial and (fw == MXNET or _stop_gradient(facts, conv) or not _reads_model_output(facts, conv, fw)):
+                    if other_path and not mxnet_partial and not (summand and _reads_model_output(facts, conv, fw)) \
+                            and (fw == MXNET or _stop_gradient(facts, conv) or not _reads_model_output(facts, conv, fw)):
                         # (a number taken out of a model's output that no backward trains
                         # otherwise is no baseline: ``natural + beta * torch.tensor(
                         # robust.item())`` drops the robust term's gradient -- TRADES)
@@ -118,6 +121,60 @@ def _number_taken_out(facts, conv) -> bool:
     sub = parents(facts.module).get(id(node))
     return type(sub) is cst.Subscript and sub.value is node and all(
         type(el.slice) is cst.Index and type(el.slice.value) is cst.Integer for el in sub.slice)
+
+
+def _only_a_summand(value, conv, fw) -> bool:
+    """Every way from the backpropagated ``value`` down to the conversion adds it (``loss
+    + 0.1 * nd.array([out.abs().mean().asscalar()])``): past it, nothing that carries a
+    graph is multiplied by it or handed with it to a call. Such a term is a constant
+    of the loss: its gradient, the reason it was added, is lost. (A number that scales a
+    graph value, ``(r - v.item()) * logp``, is a coefficient: a baseline on purpose.)"""
+    found = False
+    stack = [(value, 0)]
+    seen = set()
+    while stack:
+        v, depth = stack.pop()
+        if v is conv or v.node is conv.node:
+            found = True
+            continue
+        if id(v) in seen or depth > 40:
+            continue
+        seen.add(id(v))
+        leads = [p for p in v.parents if _leads_to(p, conv)]
+        if not leads:
+            continue
+        adds = type(v.node) is cst.BinaryOperation and type(v.node.operator) in (cst.Add, cst.Subtract)
+        others = [p for p in v.parents if not any(p is q for q in leads)]
+        if not adds and any(_mixed(o, conv, fw) for o in others):
+            return False  # (a coefficient of a graph value, or handed to a call beside one)
+        if not _linear(v.node) and any(_mixed(p, conv, fw) for p in leads):
+            return False  # (``((out - target) ** 2)``: the number shapes the gradient of ``out``)
+        stack.extend((p, depth + 1) for p in leads)
+    return found
+
+
+_LINEAR_METHODS = frozenset({"mean", "sum", "reshape", "view", "squeeze", "unsqueeze", "flatten"})
+
+
+def _linear(node) -> bool:
+    """An operation whose gradient does not depend on its operands' values."""
+    t = type(node)
+    if t is cst.BinaryOperation:
+        return type(node.operator) in (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)  # (by a constant: the caller checks)
+    if t is cst.UnaryOperation:
+        return True
+    return t is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _LINEAR_METHODS
+
+
+def _mixed(v, conv, fw) -> bool:
+    """``v`` carries a graph besides the conversion's number (a graph value, or one the
+    number was added to)."""
+    stop = lambda u: u is conv or u.node is conv.node or _left(u)  # noqa: E731
+    return any(may_carry_graph(u, fw, unknown=False) for u in graph_path(v, stop) if not stop(u))
+
+
+def _leads_to(v, conv) -> bool:
+    return any(u is conv or u.node is conv.node for u in graph_path(v, lambda u: u is conv or u.node is conv.node))
 
 
 def _trained_elsewhere(facts, conv, value, fw, reconnected=frozenset()) -> bool:

@@ -15,6 +15,7 @@ Nothing here imports a framework.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional, Sequence, Union
@@ -171,7 +172,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     if own is not None:
         models = [Hole("_self", "param", kind="model")] + models
     need_model = any(k in by_kind for k in ("optimizer", "trainer", "scheduler"))
-    if need_model and not models:
+    built = [] if models else [Hole(n, "param", kind="model") for n in built_models(source)]
+    if need_model and not models and not built:
         h = (by_kind.get("optimizer") or by_kind.get("trainer") or by_kind.get("scheduler"))[0]
         return f"cannot fill `{h.name}` ({h.kind}): the fragment builds its own model, which the harness cannot reach before it runs"
     out.append(f"_B, _F, _C, _H, _T = {BATCH}, {feats}, {classes}, {HIDDEN}, {STEPS}")
@@ -216,8 +218,13 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             else:
                 mid = ["torch.nn.BatchNorm1d(_H)", "torch.nn.ReLU()", "torch.nn.Dropout(0.5)"] if mode else ["torch.nn.ReLU()"]
                 out.append(f"{m.name} = torch.nn.Sequential(torch.nn.Linear(_F, _H), {', '.join(mid)}, torch.nn.Linear(_H, _C))")
+        if built and by_kind.get("optimizer"):
+            out += LAZY
         for h in by_kind.get("optimizer", []):
-            out.append(f"{h.name} = torch.optim.SGD({_model_for(h, models).name}.parameters(), lr=0.1, momentum=0.9)")
+            if built:  # (the fragment builds its model when it runs: the optimizer takes its parameters at first use)
+                out.append(f"{h.name} = _Lazy({_model_for(h, built).name!r}, lambda _m: torch.optim.SGD(_m.parameters(), lr=0.1, momentum=0.9))")
+            else:
+                out.append(f"{h.name} = torch.optim.SGD({_model_for(h, models).name}.parameters(), lr=0.1, momentum=0.9)")
         for h in by_kind.get("trainer", []):
             return f"cannot fill `{h.name}` (an MXNet Trainer) in a PyTorch fragment"
         for h in by_kind.get("scheduler", []):
@@ -278,8 +285,14 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 mid = ", gluon.nn.BatchNorm(in_channels=_H), gluon.nn.Dropout(0.5)" if mode else ""
                 out.append(f"{m.name}.add(gluon.nn.Dense(_H, in_units=_F, activation='relu'){mid}, gluon.nn.Dense(_C, in_units=_H))")
             out.append(f"{m.name}.initialize(mx.init.Xavier())")
+        if built and (by_kind.get("trainer") or by_kind.get("optimizer")):
+            out += LAZY
         for h in by_kind.get("trainer", []) + by_kind.get("optimizer", []):
-            out.append(f"{h.name} = gluon.Trainer({_model_for(h, models).name}.collect_params(), 'sgd', {{'learning_rate': 0.1, 'momentum': 0.9}})")
+            made = "gluon.Trainer(%s.collect_params(), 'sgd', {'learning_rate': 0.1, 'momentum': 0.9})"
+            if built:
+                out.append(f"{h.name} = _Lazy({_model_for(h, built).name!r}, lambda _m: {made % '_m'})")
+            else:
+                out.append(f"{h.name} = {made % _model_for(h, models).name}")
         if by_kind.get("scheduler"):
             h = by_kind["scheduler"][0]
             return f"cannot fill `{h.name}` (a scheduler) in an MXNet fragment"
@@ -435,6 +448,41 @@ METER_CLASS = [
 # `.cuda()` becomes a differentiable copy on the CPU -- like the real one, a new tensor
 # (a non-leaf when its source requires grad, which SL302 is about) -- and a module's
 # `.cuda()` keeps it where it is. Nothing changes where CUDA is present.
+# An optimizer (or Trainer) over a model the fragment builds itself: made at its first use,
+# when the fragment has run the lines that build the model.
+LAZY = [
+    "class _Lazy:",
+    "    def __init__(self, model, make):",
+    "        self._model, self._make, self._made = model, make, None",
+    "    def __getattr__(self, name):",
+    "        if self._made is None:  # (the model, from the globals the fragment runs in)",
+    "            self._made = self._make(__import__('sys')._getframe(1).f_globals[self._model])",
+    "        return getattr(self._made, name)",
+]
+
+
+def built_models(source: str) -> List[str]:
+    """The names a fragment binds, at module level, to a network it builds: ``netD =
+    nn.Sequential(...)``, ``model = Net()``, ``net = gluon.nn.Dense(...)``: a call of a
+    name spelled as a class (a layer, a container, the fragment's own class) whose result
+    the fragment calls."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    called = {n.func.id for n in ast.walk(tree) if type(n) is ast.Call and type(n.func) is ast.Name}
+    out = []
+    for node in tree.body:
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                and type(node.value) is ast.Call:
+            f = node.value.func
+            last = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+            if last[:1].isupper() and not last.isupper() and node.targets[0].id in called \
+                    and not last.endswith(("Loss", "Optimizer", "Trainer", "Loader", "Dataset")):
+                out.append(node.targets[0].id)
+    return out
+
+
 CUDA_STAND_IN = [
     "if not torch.cuda.is_available():  # (no CUDA here: `.cuda()` stays on the CPU)",
     "    torch.Tensor.cuda = lambda self, *args, **kwargs: self.to(copy=True)",

@@ -18,6 +18,7 @@ in a message, an edited field) is a miss too, never another result.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -53,15 +54,21 @@ def _code_stamp() -> str:
     an edited development install never reads results of the code it replaced."""
     h = hashlib.blake2b(f"{__version__}:{FORMAT}".encode(), digest_size=16)
     pkg = Path(__file__).resolve().parent
-    for dirpath, dirnames, filenames in os.walk(pkg):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(dirpath, name))
-                except OSError:
-                    continue
-                h.update(f"{os.path.relpath(os.path.join(dirpath, name), pkg)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    # (a development install maps ``scopelint.rules`` to the repository's ``rules/``,
+    # outside the package's folder: its sources count too)
+    spec = importlib.util.find_spec("scopelint.rules")  # (not imported: that imports every rule)
+    places = (spec.submodule_search_locations or []) if spec is not None else []
+    roots = [pkg] + [Path(p).resolve() for p in places if pkg not in Path(p).resolve().parents]
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    try:
+                        st = os.stat(os.path.join(dirpath, name))
+                    except OSError:
+                        continue
+                    h.update(f"{os.path.relpath(os.path.join(dirpath, name), root.parent)}:{st.st_size}:{st.st_mtime_ns};".encode())
     return h.hexdigest()
 
 

@@ -264,3 +264,24 @@ def test_fixtures_identical_with_cache_jobs_and_gate(tmp_path):
     assert snapshot(check_paths(tasks(), 2, cache)) == base  # cold, writes
     assert snapshot(check_paths(tasks(), 1, cache)) == base  # warm
     assert snapshot(check_paths(tasks(gate=False), 2)) == base
+
+
+def test_the_code_stamp_covers_the_rules_wherever_they_live(tmp_path, monkeypatch):
+    # A development install maps ``scopelint.rules`` to the repository's ``rules/``,
+    # outside the package's folder: editing a rule there must not read results the old
+    # rule made (found with an edited SL206 that a cached run kept silent).
+    import importlib.util
+    import types
+
+    rules = tmp_path / "rules"
+    write(rules, {"__init__.py": "", "sl999.py": "X = 1\n"})
+    real = importlib.util.find_spec
+
+    def find_spec(name, *a, **k):
+        return types.SimpleNamespace(submodule_search_locations=[str(rules)]) if name == "scopelint.rules" else real(name, *a, **k)
+
+    monkeypatch.setattr(cache_mod.importlib.util, "find_spec", find_spec)
+    before = cache_mod._code_stamp()
+    assert cache_mod._code_stamp() == before
+    (rules / "sl999.py").write_text("X = 22\n")
+    assert cache_mod._code_stamp() != before

@@ -153,3 +153,83 @@ def test_an_unresolved_call_spelled_as_a_recording_scope_is_unknown():
     """
     assert findings(code)[0] == []
     assert findings(code.replace("backend.no_grad()", "backend.timer()"))[0] == [(11, "SL103")]
+
+
+GAN_STEP = """
+    for real, _ in dataloader:
+        fake = netG(torch.randn(real.size(0), 16))
+        d_fake = netD(fake)
+        d_loss = criterion(netD(real), ones) + criterion(d_fake, zeros)
+        g_loss = criterion(d_fake, ones)
+        optimizerD.zero_grad()
+        d_loss.backward(retain_graph=True)
+        optimizerD.step()
+        optimizerG.zero_grad()
+        g_loss.backward()
+        optimizerG.step()
+"""
+
+
+def test_optimizers_defined_off_screen_step_the_network_named_for_them():
+    # PyTorch-forum GAN threads ("modified by an inplace operation" after 1.5): optimizerD,
+    # a hole, holds netD's parameters by its name; it steps between two backwards through
+    # netD's forward (runtime_check/fragments/*_post_gan_step_between_backwards.py).
+    assert (9, "SL210") in findings(GAN_STEP)[0]
+    # a name that says nothing of which network it holds, with two networks: silent
+    assert all(c != "SL210" for _, c in findings(GAN_STEP.replace("optimizerD", "optimizer"))[0])
+    # named for the other network, whose forward the two share nothing of the step's model
+    swapped = GAN_STEP.replace("netG(", "gen(").replace("optimizerD", "opt_gen")
+    assert all(c != "SL210" for _, c in findings(swapped)[0])
+    # one model only: a plainly named optimizer is its optimizer
+    actor = """
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        for x, ret in loader:
+            out = model(x)
+            critic_loss = ((out[:, 0] - ret) ** 2).mean()
+            actor_loss = -(out[:, 1] * ret).mean()
+            optimizer.zero_grad()
+            critic_loss.backward(retain_graph=True)
+            optimizer.step()
+            actor_loss.backward()
+    """
+    assert (9, "SL210") in findings(actor)[0]
+    assert findings(actor.replace("nn.ReLU(), ", "").replace("nn.Linear(8, 2)", "nn.Tanh()"))[0] == []  # (one layer: unknown)
+
+
+def test_a_hole_is_one_value_wherever_it_is_read_and_autograd_record_is_mxnets():
+    # discuss.mxnet.io saliency threads: ``img`` comes from an earlier cell. Read twice,
+    # it is one value (the forward's input is what attach_grad() replaces), and a text
+    # whose only framework name is ``autograd`` opening ``record()`` is MXNet's.
+    code = """
+        with autograd.record():
+            out = net(img)
+            score = out[0, label]
+        img.attach_grad()
+        score.backward()
+    """
+    assert fragment_imports(textwrap.dedent(code)) == "\nfrom mxnet import autograd\n"
+    assert findings(code)[0] == [(5, "SL303")]
+    assert findings(code.replace("net(img)", "net(other)"))[0] == []  # (another input: no use of img)
+    # torch.autograd has no record(): ``autograd.grad(...)`` alone is not read as MXNet
+    assert fragment_imports("g = autograd.grad(loss, [x])\n") == ""
+
+
+def test_a_number_added_to_the_loss_alone_is_a_lost_term():
+    # A penalty taken out with asscalar() and wrapped back: added to the loss, it is a
+    # constant of it (fixtures/SL206/*_penalty_term_asscalar.py). As a coefficient of a
+    # graph value (a baseline), or inside a nonlinear term with the output (a target),
+    # it is on purpose.
+    code = """
+        for data, label in train_data:
+            with autograd.record():
+                out = net(data)
+                penalty = nd.array([out.abs().mean().asscalar()])
+                loss = loss_fn(out, label).mean() + 0.01 * penalty
+            loss.backward()
+            trainer.step(data.shape[0])
+    """
+    assert findings(code)[0] == [(5, "SL206")]
+    coefficient = code.replace("+ 0.01 * penalty", "* penalty")
+    assert findings(coefficient)[0] == []
+    target = code.replace("loss_fn(out, label).mean() + 0.01 * penalty", "((out - penalty) ** 2).mean()")
+    assert findings(target)[0] == []

@@ -101,6 +101,19 @@ def test_a_snippet_gets_a_harness_that_compiles_and_keeps_its_lines():
     assert sorted(h.filled) == sorted(["train_loader: loader", "optimizer: optimizer", "model: model", "criterion: loss"])
 
 
+def test_an_optimizer_over_a_model_the_fragment_builds_is_made_at_its_first_use():
+    # The post builds netG/netD itself and leaves the optimizers off-screen: each is made,
+    # over the network named for it, when the fragment first uses it.
+    src = (corpus.FRAGMENTS / "bad_torch_post_gan_step_between_backwards.py").read_text()
+    assert synth.built_models(src) == ["netG", "netD"]
+    h = synth.plan(src, [16], {"SL210"})
+    assert isinstance(h, synth.Harness)
+    assert "optimizerD = _Lazy('netD', lambda _m: torch.optim.SGD(_m.parameters()" in h.prelude
+    assert "optimizerG = _Lazy('netG'," in h.prelude
+    ast.parse(h.text(src))
+    assert synth.built_models("criterion = nn.BCELoss()\nn = Counter()\nnet = Net()\ny = criterion(net(x), n[x])\n") == ["net"]
+
+
 def test_mode_rules_get_dropout_and_batchnorm_and_functions_get_called():
     src = (corpus.FRAGMENTS / "bad_torch_helper_epoch_loss.py").read_text()
     plain = synth.plan(src, [16], {"SL201"})

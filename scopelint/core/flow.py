@@ -1752,6 +1752,14 @@ class Analyzer:
         if type(node) is cst.Name and self.func is not None and key in self.graph.module_constants \
                 and self.scope.binder(key) is self.names.root:
             return opaque_value(node, CONST)  # a module's ``alpha = 0.5``, read in a function
+        if type(node) is cst.Name and self.names.hole(key, self.scope):
+            # A fragment's name defined off-screen (``img`` of a pasted saliency map): one
+            # value wherever it is read, as a defined name would be.
+            holes = self.__dict__.setdefault("_hole_values", {})
+            value = holes.get(key)
+            if value is None:
+                value = holes[key] = opaque_value(node, frozenset())
+            return value
         return opaque_value(node, self._attribute_tags(node, base))
 
     def _handed_self(self, node: cst.Name) -> Value:

@@ -22,6 +22,7 @@ _MXNET_NAMES = {"mx": "import mxnet as mx", "mxnet": "import mxnet", "nd": "from
 
 _MXNET_WORDS = ("nd.", "gluon.", "mx.", "autograd.record")
 _MXNET_LOOP_WORDS = _MXNET_WORDS + ("collect_params", "asnumpy", "asscalar", "attach_grad", "autograd.", "trainer.step", "ctx")
+_MXNET_AUTOGRAD = re.compile(r"\bautograd\.(?:record|pause|train_mode|predict_mode)\(")
 _IMPORT_LINE = re.compile(r"^\s*(?:import|from)\s", re.M)
 _TORCH_LOOP = re.compile(r"\b(?:opt|optim|optimizer|optimiser)\w*\.zero_grad\(")
 
@@ -33,7 +34,8 @@ def fragment_imports(code: str) -> str:
     nowhere -- then such a name can only be the framework's module, and the other
     conventional names (``nn``, ``F``, ``optim``, ``autograd``) of that framework, used
     and bound nowhere, are read so too. Names the fragment defines are never read so. A
-    text naming no framework that runs PyTorch's loop (``optimizer.zero_grad()``,
+    text whose only framework name is ``autograd``, opening ``autograd.record()`` or
+    ``pause()``, is MXNet's. A text naming no framework that runs PyTorch's loop (``optimizer.zero_grad()``,
     ``.backward()``, no Gluon word) implies ``import torch``."""
     imported = slicing.imported_frameworks(code)
     if imported:
@@ -53,7 +55,8 @@ def fragment_imports(code: str) -> str:
     if names is None:
         return ""
     free, bound = names
-    mxnet_on = bool(free & {"mx", "mxnet", "nd", "gluon"})
+    # (``autograd.record()``/``autograd.pause()`` are MXNet's alone: torch.autograd has neither)
+    mxnet_on = bool(free & {"mx", "mxnet", "nd", "gluon"}) or ("autograd" in free and _MXNET_AUTOGRAD.search(code) is not None)
     torch_on = "torch" in free or (torch_loop and not mxnet_on and "torch" not in bound)
     if torch_on == mxnet_on:
         return ""  # (neither, or both: not guessed)

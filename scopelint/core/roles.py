@@ -305,13 +305,29 @@ def is_generator_name(name: str) -> bool:
 
 def is_discriminator_optimizer(name: str) -> bool:
     """``optD``, ``optimizer_d``, ``d_optimizer``, ``trainerD``, ``opt_disc``."""
+    return _optimizer_of(name, ("d", "disc", "discriminator", "critic", "netd"))
+
+
+def is_generator_optimizer(name: str) -> bool:
+    """``optG``, ``optimizer_g``, ``g_optimizer``, ``trainerG``, ``opt_gen``."""
+    return _optimizer_of(name, ("g", "gen", "generator", "netg"))
+
+
+def _optimizer_of(name: str, owners) -> bool:
     n = name.rsplit(".", 1)[-1]
     rest = re.sub(r"^(optimizer|optimiser|optim|opt|trainer)_?", "", n, flags=re.IGNORECASE)
-    if rest != n and rest.lower() in ("d", "disc", "discriminator", "critic", "netd"):
+    if rest != n and rest.lower() in owners:
         return True
-    return bool(re.match(r"^(d|disc|discriminator|critic|netd)_(opt|optim|optimizer|trainer)$", n, re.IGNORECASE))
+    m = re.match(r"^([a-z]+)_?(opt|optim|optimizer|optimiser|trainer)$", n, re.IGNORECASE)
+    return m is not None and m.group(1).lower() in owners
 
 
+def optimizer_named_for(opt: str, model: str) -> bool:
+    """A GAN's optimizer and model named for one network: ``optimizerD`` and ``netD``,
+    ``g_optimizer`` and ``generator`` (how a fragment, which defines neither, says which
+    optimizer holds which model's parameters)."""
+    return (is_discriminator_optimizer(opt) and is_discriminator_name(model)) or \
+        (is_generator_optimizer(opt) and is_generator_name(model))
 
 
 def is_loss_call(call: CallFact) -> bool:
