@@ -155,9 +155,12 @@ class CallGraph:
         return self.instance_tags(name)
 
     def constructed(self, expr: cst.BaseExpression, scope: Scope) -> Optional[frozenset]:
-        """What ``expr`` makes, if it is a constructor call of a framework or local model class."""
+        """What ``expr`` makes, if it is a constructor call of a framework or local model class
+        (also past methods that return the module: ``Net(...).to(device)``)."""
         if type(expr) is not cst.Call:
             return None
+        while type(expr.func) is cst.Attribute and expr.func.attr.value in F.RETURNS_SELF and type(expr.func.value) is cst.Call:
+            expr = expr.func.value
         if type(expr.func) is cst.Name and expr.func.value in self.classes and scope.resolve_name(expr.func.value) is None:
             return self.instance_tags(expr.func.value)
         qname = self.names.qualify(expr.func, scope)

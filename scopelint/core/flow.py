@@ -59,8 +59,7 @@ NO_TENSOR_METHODS = frozenset({"bind", "simple_bind", "get_internals", "get_chil
 # What calling an instance runs, in this order of lookup.
 # A module's own methods that never call its forward (an instance is not handed on), and
 # those of them that return the module itself.
-RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_",
-                          "type", "share_memory", "apply", "as_in_context"})
+RETURNS_SELF = F.RETURNS_SELF
 MODULE_METHODS = RETURNS_SELF | frozenset({
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
     "named_modules", "state_dict", "load_state_dict", "zero_grad", "register_buffer", "register_parameter",
@@ -1185,7 +1184,8 @@ class Analyzer:
         grown = self._grown(info, exits)
         if not returned:
             return Returns(grown=grown)
-        left = all("left-graph" in v.tags or "const" in v.tags for v in returned)
+        # (a number computed from numbers taken out, ``loss(...).item() / 2``, has left too)
+        left = all("left-graph" in v.tags or "const" in v.tags or "number" in v.tags for v in returned)
         rec = []
         for fw in F.FRAMEWORKS:
             switches = {v.rec[fw] for v in returned}

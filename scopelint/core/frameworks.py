@@ -62,6 +62,11 @@ SCOPES: Dict[str, tuple] = {
 }
 # The last part of every scope's name: a name or attribute spelled so may refer to one.
 SCOPE_LAST_NAMES = frozenset(q.rpartition(".")[2] for q in SCOPES)
+# A module's (a Block's) own methods that return the module itself: ``Net().to(device)``
+# is the ``Net`` instance.
+RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_",
+                          "type", "share_memory", "apply", "as_in_context"})
+
 # Words an unresolved callee's last part is spelled with when it opens a recording
 # scope (``backend.no_grad``, ``self._get_no_grad_ctx_mgr``, ``ag.record``).
 _SCOPE_WORDS = re.compile(r"no_?grad|inference_mode|grad_enabled|enable_grad|autograd_pause|^pause$|^record$|train_mode|predict_mode")
