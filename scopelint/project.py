@@ -463,7 +463,8 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             any_bare.setdefault(name, set()).add(path)
         for name in called_attr:
             any_attr.setdefault(name, set()).add(path)
-    out = []
+    out: List[Optional[Context]] = []
+    asked = []  # (index in ``out``, module, its functions called elsewhere, the files importing it)
     for mod, ctx in zip(mods, found):
         if mod is not None and mod.text and "forward" in mod.text and _DEFINES_FORWARD.search(mod.text) and imported_by_name(mod):
             ctx = dataclasses.replace(ctx if ctx is not None else Context(), imported=True)
@@ -491,61 +492,95 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 and any(imports_it(p, mod.path) for p in (any_bare.get(n, set()) | any_attr.get(n, set())) - {mod.path})))
             if elsewhere:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_elsewhere=elsewhere)
-                entered, looped = _from_importers(program, mod, top & set(elsewhere),
-                                                  [p for p in texts if p != mod.path and imports_it(p, mod.path)])
-                if entered or looped:
-                    ctx = dataclasses.replace(ctx if ctx is not None else Context(), entered=entered, looped=looped)
+                asked.append((len(out), mod, top & set(elsewhere), [p for p in texts if p != mod.path and imports_it(p, mod.path)]))
         out.append(ctx)
+    # (each importer read once for every module it imports: one scan answers for all)
+    for i, (entered, looped) in zip([a[0] for a in asked], _from_importers(program, [a[1:] for a in asked])):
+        if entered or looped:
+            out[i] = dataclasses.replace(out[i] if out[i] is not None else Context(), entered=entered, looped=looped)
     return out
 
 
-def _from_importers(program: Program, mod: _Module, functions: Set[str], importers: List[str]):
-    """What the ``importers`` of ``mod`` tell of its calls (``callsites.call_states``,
-    read from their text): of its module-level ``functions``, the recording state each is
-    entered in where every one of their calls agrees, as (function, framework, "on"/"off",
-    the API that set it or "", where the first call is); and of those and of its classes'
-    methods called on an instance (``Trainer.step``), the ones a loop runs, as (name,
-    where). A function one of them uses other than by a call (or names by a spelling the
-    scan does not follow) gets no entry state: its callers are not all seen."""
+def _call_states(program: Program, text: str, names, classes):
+    """``callsites.call_states``, kept in the run's store (a warm run reads the calls each
+    importer makes instead of walking it again: on a package whose modules import each
+    other, most of a warm run's time)."""
     from scopelint.core.callsites import call_states
 
-    found: Dict[str, list] = {}
-    lost: Set[str] = set()
-    looped: Dict[str, str] = {}
-    classes_here = set(_CLASS.findall(mod.text or ""))
-    for path in sorted(importers):
-        importer = program.module(path)
-        if importer is None or not importer.text:
-            continue
-        names: Dict[Tuple[str, ...], str] = {}
-        classes: Dict[Tuple[str, ...], str] = {}
-        for local, dotted in importer.imports.items():
-            target = program._resolve(importer, dotted)
-            if target is None or target[0] is not mod:
+    store = program.store
+    key = store.value_key("callsites", text, repr((sorted(names.items()), sorted(classes.items())))) if store is not None else None
+    kept = store.get_value(key) if key is not None else None
+    if kept is not None:
+        try:
+            return {k: None if calls is None else [(line, _state(t), _state(m), looped) for line, t, m, looped in calls]
+                    for k, calls in kept.items()}
+        except (TypeError, ValueError):
+            pass
+    found = call_states(text, names, classes)
+    if key is not None:
+        store.put_value(key, found)
+    return found
+
+
+def _state(s):
+    return tuple(s) if s is not None else None
+
+
+def _from_importers(program: Program, asked: List[Tuple[_Module, Set[str], List[str]]]):
+    """For each (module, its module-level functions, the files importing it) of ``asked``,
+    what those importers tell of its calls (``callsites.call_states``, read from their
+    text, one scan per importer for every module it imports): of the ``functions``, the
+    recording state each is entered in where every one of their calls agrees, as
+    (function, framework, "on"/"off", the API that set it or "", where the first call
+    is); and of those and of its classes' methods called on an instance (``Trainer.step``),
+    the ones a loop runs, as (name, where). A function one of them uses other than by a
+    call (or names by a spelling the scan does not follow) gets no entry state: its
+    callers are not all seen."""
+    per_importer: Dict[str, Tuple[Dict[Tuple[str, ...], str], Dict[Tuple[str, ...], str]]] = {}
+    lost_of: List[Set[str]] = [set() for _ in asked]
+    for i, (mod, functions, importers) in enumerate(asked):
+        classes_here = set(_CLASS.findall(mod.text or ""))
+        for path in importers:
+            importer = program.module(path)
+            if importer is None or not importer.text:
                 continue
-            if target[1] in functions:
-                names[(local,)] = target[1]
-            elif target[1] in classes_here:
-                classes[(local,)] = target[1]
-            elif not target[1]:
-                names.update(((local, f), f) for f in functions)
-                classes.update(((local, c), c) for c in classes_here)
-        if importer.stars and any((r := program._resolve(importer, star)) is not None and r[0] is mod for star in importer.stars):
-            lost.update(functions)  # (``from engine import *``: its bare names are those)
+            names, classes = per_importer.setdefault(path, ({}, {}))
+            for local, dotted in importer.imports.items():
+                target = program._resolve(importer, dotted)
+                if target is None or target[0] is not mod:
+                    continue
+                if target[1] in functions:
+                    names[(local,)] = f"{i}\0{target[1]}"
+                elif target[1] in classes_here:
+                    classes[(local,)] = f"{i}\0{target[1]}"
+                elif not target[1]:
+                    names.update(((local, f), f"{i}\0{f}") for f in functions)
+                    classes.update(((local, c), f"{i}\0{c}") for c in classes_here)
+            if importer.stars and any((r := program._resolve(importer, star)) is not None and r[0] is mod for star in importer.stars):
+                lost_of[i].update(functions)  # (``from engine import *``: its bare names are those)
+    found_of: List[Dict[str, list]] = [{} for _ in asked]
+    looped_of: List[Dict[str, str]] = [{} for _ in asked]
+    for path in sorted(per_importer):
+        names, classes = per_importer[path]
         if not names and not classes:
             continue
-        text = importer.text
         where = program.display(path)
-        for key, calls in call_states(text, names, classes).items():
+        for prefixed, calls in _call_states(program, program.module(path).text, names, classes).items():
+            i, key = prefixed.split("\0", 1)
+            i = int(i)
             if calls is None:
-                lost.add(key)
+                lost_of[i].add(key)
                 continue
             for line, _, _, in_loop in calls:
                 if in_loop:
-                    looped.setdefault(key, f"{where}:{line}")
+                    looped_of[i].setdefault(key, f"{where}:{line}")
             if "." in key:
                 continue  # (a method: some of its calls, never all)
-            found.setdefault(key, []).extend((f"{where}:{line}", torch, mx) for line, torch, mx, _ in calls)
+            found_of[i].setdefault(key, []).extend((f"{where}:{line}", torch, mx) for line, torch, mx, _ in calls)
+    return [_entered(found, lost, looped) for found, lost, looped in zip(found_of, lost_of, looped_of)]
+
+
+def _entered(found: Dict[str, list], lost: Set[str], looped: Dict[str, str]):
     entered = []
     for key in sorted(set(found) - lost):
         calls = found[key]

@@ -285,3 +285,31 @@ def test_the_code_stamp_covers_the_rules_wherever_they_live(tmp_path, monkeypatc
     assert cache_mod._code_stamp() == before
     (rules / "sl999.py").write_text("X = 22\n")
     assert cache_mod._code_stamp() != before
+
+
+def test_a_warm_run_reads_the_importers_calls_from_the_cache(tmp_path, monkeypatch):
+    # The calls each importer makes of another module's functions (their recording state)
+    # are kept: a warm run does not walk the importers again, and tells the same.
+    from scopelint.core import callsites
+
+    root = write(tmp_path, {
+        "pyproject.toml": "",
+        "engine.py": "import torch\n\n\ndef evaluate_batch(model, x):\n    return model(x)\n",
+        "main.py": "import torch\nfrom engine import evaluate_batch\n\nmodel = torch.nn.Linear(2, 2)\n"
+                   "with torch.no_grad():\n    evaluate_batch(model, torch.ones(1, 2))\n",
+    })
+    names = ["engine.py", "main.py"]
+    walked = []
+    real = callsites.call_states
+    monkeypatch.setattr(callsites, "call_states", lambda *a, **k: walked.append(a[1]) or real(*a, **k))
+    plain = check_paths(tasks_for(root, names), 1)
+    cache = Cache(root / CACHE_DIR_NAME)
+    first = check_paths(tasks_for(root, names), 1, cache)
+    assert walked and snapshot(first) == snapshot(plain)
+    walked.clear()
+    again = check_paths(tasks_for(root, names), 1, Cache(root / CACHE_DIR_NAME))
+    assert walked == [] and snapshot(again) == snapshot(plain)
+    # an importer edited is walked again
+    (root / "main.py").write_text((root / "main.py").read_text().replace("with torch.no_grad():", "if True:"))
+    check_paths(tasks_for(root, names), 1, Cache(root / CACHE_DIR_NAME))
+    assert walked

@@ -27,7 +27,9 @@ their instances (``Exports``): a ``forward`` that switches recording itself on s
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
+import re
 from typing import Dict, List, Optional, Tuple
 
 ON, OFF = "on", "off"
@@ -114,6 +116,56 @@ def _decorated(node) -> State:
 Call = Tuple[int, State, MxState, bool]  # (line, torch state, mxnet state, in a loop)
 
 
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n]*", re.M)
+
+
+class _Words:
+    """Where words stand in a text: by character offset (a statement's lines are a range
+    of offsets), and whether one stands anywhere but on an import line."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.starts = [0]
+        self.starts.extend(m.end() for m in re.finditer("\n", text))
+        self.starts.append(len(text) + 1)
+        self._offsets: Dict[str, List[int]] = {}
+        self._bare: Optional[str] = None
+
+    def offsets(self, word: str) -> List[int]:
+        found = self._offsets.get(word)
+        if found is None:
+            self.index((word,))
+            found = self._offsets[word]
+        return found
+
+    def index(self, words) -> None:
+        """Find where ``words`` stand, in one pass over the text."""
+        missing = sorted({w for w in words if w not in self._offsets}, key=len, reverse=True)
+        if not missing:
+            return
+        for w in missing:
+            self._offsets[w] = []
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, missing)) + r")\b")
+        for m in pattern.finditer(self.text):
+            self._offsets[m.group()].append(m.start())
+
+    def on_lines(self, word: str, first: int, last: int) -> bool:
+        """``word`` stands on a line from ``first`` to ``last`` (from 1)."""
+        found = self.offsets(word)
+        i = bisect.bisect_left(found, self.starts[first - 1])
+        return i < len(found) and found[i] < self.starts[min(last, len(self.starts) - 1)]
+
+    def outside_imports(self, word: str) -> bool:
+        if self._bare is None:  # (the text with its import lines blanked, offsets kept)
+            self._bare = _IMPORT_LINE.sub(lambda m: " " * len(m.group()), self.text)
+        return re.search(rf"\b{re.escape(word)}\b", self._bare) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _words(text: str) -> _Words:
+    return _Words(text)
+
+
 @functools.lru_cache(maxsize=32)
 def _parsed(text: str) -> Optional[ast.Module]:
     """``text`` parsed (None: it does not parse). Kept for a few texts: one importer is
@@ -139,18 +191,28 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
     listed under ``"Trainer.step"`` (the class's key, a dot, the method): those are some of
     the method's calls, never all (an instance can go anywhere)."""
     everything: Dict[str, Optional[list]] = {key: None for key in set(names.values())}
+    classes = classes or {}
+    heads = {k[0] for k in names} | {k[0] for k in classes}
+    # (a function's key is its name in its module, after a prefix and a NUL where one
+    # scan answers for functions of several modules)
+    bare: Dict[str, List[str]] = {}
+    for key in set(names.values()):
+        bare.setdefault(key.rsplit("\0", 1)[-1], []).append(key)
+    where = _words(text)
+    words = heads | set(bare)
+    where.index(words)
+    if any(where.offsets(w) for w in words) and not any(where.outside_imports(w) for w in words):
+        return {}  # (named on import lines alone: neither called nor used, parsed or not)
     tree = _parsed(text)
     if tree is None:
         return everything
-    classes = classes or {}
-    heads = {k[0] for k in names} | {k[0] for k in classes}
     # A grad mode switched globally (``torch.set_grad_enabled(False)`` as a statement):
     # what module-level code runs in is nobody's guess.
-    switched = any(isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and _last_name(n.value.func) in _GLOBAL_SETTERS
-                   for n in ast.walk(tree))
+    switched = any(w in text for w in _GLOBAL_SETTERS) and any(
+        isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and _last_name(n.value.func) in _GLOBAL_SETTERS
+        for n in ast.walk(tree))
     calls: Dict[str, list] = {}
     escaped = set()
-    bare = set(names.values())  # (a function's key is its name in its module)
 
     def spelled(expr: ast.expr, among=heads) -> Optional[Tuple[str, ...]]:
         parts = []
@@ -162,9 +224,20 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
         parts.append(expr.id)
         return tuple(reversed(parts))
 
+    # A statement none of whose lines spells a key's name (nor a method's, nor an instance
+    # of a class of the keys) holds no call or use of one: not walked. (Most of an
+    # importer: a module of a package imports a few names of many others.)
+    def mentions(node: ast.stmt, instances) -> bool:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        last = node.end_lineno or node.lineno
+        return any(where.on_lines(w, first, last) for w in (*words, *instances))
+
     def visit(node: ast.AST, torch: State, mxnet: MxState, looped: bool, instances: Dict[str, str]) -> None:
         def down(child, t=torch, m=mxnet, lp=looped):
             visit(child, t, m, lp, instances)
+
+        if isinstance(node, ast.stmt) and not mentions(node, instances):
+            return
 
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name in heads:  # (rebinds a name a key is spelled by)
@@ -249,7 +322,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
                 escaped.add(names[key])
                 return
             if isinstance(node, ast.Attribute) and node.attr in bare:
-                escaped.add(node.attr)  # (``pkg.engine.step``, ``self.step``: may be it, by a spelling not read)
+                escaped.update(bare[node.attr])  # (``pkg.engine.step``, ``self.step``: may be it, by a spelling not read)
             if key is not None:
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):  # (``engine = ...``)
                     escaped.update(v for k, v in names.items() if k[0] == node.id)
