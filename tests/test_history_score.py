@@ -151,3 +151,36 @@ def test_manifest_is_consistent():
         assert b["code"].startswith("SL") and b["framework"] in ("torch", "mxnet"), b["id"]
     # both frameworks are measured, not one of them only
     assert {b["framework"] for b in bugs} == {"torch", "mxnet"}
+
+
+NOTEBOOK_CELL = BUGGY.replace("print(total)\n", "")
+
+
+def _notebook(code: str) -> str:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# training\n"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": code.splitlines(keepends=True)}]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_notebook_bug_is_located_by_cell_and_row(tmp_path):
+    # Notebook bugs (mxnet-the-straight-dope's were only in .ipynb files) name their cell,
+    # counted over all cells as ``scopelint check`` counts them, and rows in that cell.
+    repo = tmp_path / "mirrors" / "acme+nb" / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
+    (repo / "train.ipynb").write_text(_notebook(NOTEBOOK_CELL))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "notebook")
+    parent = git(repo, "rev-parse", "HEAD")
+    (repo / "train.ipynb").write_text(_notebook(NOTEBOOK_CELL.replace("total += loss\n", "total += loss.item()\n")))
+    git(repo, "commit", "-q", "-am", "fix")
+    fix = git(repo, "rev-parse", "HEAD")
+    row = NOTEBOOK_CELL.splitlines().index("    total += loss") + 1
+    bug = {"id": "acme/nb#1:SL201", "repo": "acme/nb", "framework": "torch", "fix_commit": fix, "parent": parent,
+           "path": "train.ipynb", "cell": 2, "lines": [row], "fixed_lines": [row], "code": "SL201"}
+    res = score.score_bug(bug, tmp_path / "mirrors", CMD, "file")
+    assert res["verdict"] == "found-at-line" and res["fixed_silent"] is True, res
+    assert score.score_bug({**bug, "cell": 1}, tmp_path / "mirrors", CMD, "file")["verdict"] == "found-elsewhere"

@@ -116,6 +116,8 @@ def run_scopelint(cmd: list[str], root: Path, files: list[str], context: str) ->
     findings = json.loads(out) if out else []
     for f in findings:  # paths relative to the checkout, as the manifest has them
         f["relpath"] = os.path.relpath(f["filename"], root).replace(os.sep, "/")
+        if f.get("cell"):  # (a notebook's finding: at a row of that cell)
+            f["relpath"] += f"#{f['cell']}"
     return findings
 
 
@@ -137,16 +139,26 @@ def findings_at(cmd: list[str], gd: str, commit: str, paths: list[str], context:
 
 def locations(bug: dict, side: str) -> dict[str, list[int]]:
     """{path: lines} of the bug in the parent (side "parent") or the fix (side "fix"),
-    extra locations of cross-file bugs included."""
+    extra locations of cross-file bugs included. A notebook's bug names its cell (``cell``,
+    ``fixed_cell``, counted from 1 over all cells as ``scopelint check`` counts them) and
+    rows in that cell: its path is then ``path#cell``."""
     if side == "parent":
-        locs = {bug["path"]: list(bug["lines"])}
+        locs = {_at(bug["path"], bug.get("cell")): list(bug["lines"])}
         for e in bug.get("extra", []):
             locs.setdefault(e["path"], []).extend(e["lines"])
     else:
-        locs = {bug.get("fixed_path") or bug["path"]: list(bug.get("fixed_lines", []))}
+        locs = {_at(bug.get("fixed_path") or bug["path"], bug.get("fixed_cell", bug.get("cell"))): list(bug.get("fixed_lines", []))}
         for e in bug.get("extra", []):
             locs.setdefault(e.get("fixed_path") or e["path"], []).extend(e.get("fixed_lines", []))
     return locs
+
+
+def _at(path: str, cell) -> str:
+    return f"{path}#{cell}" if cell else path
+
+
+def _file(loc: str) -> str:
+    return loc.split("#", 1)[0]
 
 
 def hits(finding: dict, lines: list[int]) -> bool:
@@ -157,8 +169,9 @@ def hits(finding: dict, lines: list[int]) -> bool:
 
 
 def classify(code: str, locs: dict[str, list[int]], findings: list[dict]) -> str:
-    mine = [f for f in findings if f["code"] == code and f["relpath"] in locs]
-    if any(hits(f, locs[f["relpath"]]) for f in mine):
+    files = {_file(p) for p in locs}  # (a notebook: any of its cells is its file)
+    mine = [f for f in findings if f["code"] == code and _file(f["relpath"]) in files]
+    if any(f["relpath"] in locs and hits(f, locs[f["relpath"]]) for f in mine):
         return "found-at-line"
     return "found-elsewhere" if mine else "missed"
 
@@ -178,8 +191,8 @@ def score_bug(bug: dict, mirrors: Path, cmd: list[str], context: str) -> dict:
         return {**res, "verdict": "skipped", "reason": "no mirror"}
     try:
         p_locs, f_locs = locations(bug, "parent"), locations(bug, "fix")
-        before = findings_at(cmd, gd, bug["parent"], list(p_locs), context)
-        after = findings_at(cmd, gd, bug["fix_commit"], list(f_locs), context)
+        before = findings_at(cmd, gd, bug["parent"], sorted({_file(p) for p in p_locs}), context)
+        after = findings_at(cmd, gd, bug["fix_commit"], sorted({_file(p) for p in f_locs}), context)
     except RuntimeError as e:
         return {**res, "verdict": "skipped", "reason": str(e)}
     res["verdict"] = classify(bug["code"], p_locs, before)
