@@ -143,6 +143,8 @@ def _only_a_summand(value, conv, fw) -> bool:
         leads = [p for p in v.parents if _leads_to(p, conv)]
         if not leads:
             continue
+        if type(v.node) is cst.Call and not _linear(v.node) and not _left(v):
+            return False  # (handed to a function, a model: ``D(x.data)`` shapes what D returns)
         adds = type(v.node) is cst.BinaryOperation and type(v.node.operator) in (cst.Add, cst.Subtract)
         others = [p for p in v.parents if not any(p is q for q in leads)]
         if not adds and any(_mixed(o, conv, fw) for o in others):
