@@ -3,7 +3,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from scopelint.core.flow import LEAVING_METHODS, container_items
-from scopelint.core.frameworks import MXNET, TORCH
+from scopelint.core.frameworks import MXNET, TORCH, framework_of
 from scopelint.core.state import UNKNOWN_RESULT
 from scopelint.core.frameworks import is_data_factory
 from scopelint.core.roles import is_model_call
@@ -82,7 +82,7 @@ class GraphBrokenByConversion(Rule):
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
-                    summand = _only_a_summand(value, conv, fw)
+                    summand = _only_a_summand(facts, value, conv, fw)
                     if mxnet_partial and other_path and _number_taken_out(facts, conv) and not summand \
                             and _trained_elsewhere(facts, conv, value, fw, reconnected):
                         continue  # a REINFORCE advantage ``r - v.asnumpy()[0, 0]``: a constant on purpose
@@ -123,7 +123,7 @@ def _number_taken_out(facts, conv) -> bool:
         type(el.slice) is cst.Index and type(el.slice.value) is cst.Integer for el in sub.slice)
 
 
-def _only_a_summand(value, conv, fw) -> bool:
+def _only_a_summand(facts, value, conv, fw) -> bool:
     """Every way from the backpropagated ``value`` down to the conversion adds it (``loss
     + 0.1 * nd.array([out.abs().mean().asscalar()])``): past it, nothing that carries a
     graph is multiplied by it or handed with it to a call. Such a term is a constant
@@ -143,7 +143,7 @@ def _only_a_summand(value, conv, fw) -> bool:
         leads = [p for p in v.parents if _leads_to(p, conv)]
         if not leads:
             continue
-        if type(v.node) is cst.Call and not _linear(v.node) and not _left(v):
+        if type(v.node) is cst.Call and not _left(v) and not _tensor_op(facts, v, leads):
             return False  # (handed to a function, a model: ``D(x.data)`` shapes what D returns)
         adds = type(v.node) is cst.BinaryOperation and type(v.node.operator) in (cst.Add, cst.Subtract)
         others = [p for p in v.parents if not any(p is q for q in leads)]
@@ -153,6 +153,19 @@ def _only_a_summand(value, conv, fw) -> bool:
             return False  # (``((out - target) ** 2)``: the number shapes the gradient of ``out``)
         stack.extend((p, depth + 1) for p in leads)
     return found
+
+
+def _tensor_op(facts, v, leads) -> bool:
+    """``v`` is a framework's function (``torch.exp(t)``) or a method of the tensor the way
+    comes through (``t.abs()``): no parameters of its own, nothing the flow does not see."""
+    if not v.pure:
+        return False
+    fact = facts.call_of(v.node)
+    if fact is not None and fact.qname is not None:
+        return framework_of(fact.qname) is not None
+    func = v.node.func
+    return type(func) is cst.Attribute and fact is not None and fact.target is None and fact.receiver is not None \
+        and any(fact.receiver is p for p in leads)
 
 
 _LINEAR_METHODS = frozenset({"mean", "sum", "reshape", "view", "squeeze", "unsqueeze", "flatten"})
