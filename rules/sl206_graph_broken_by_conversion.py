@@ -182,10 +182,11 @@ def _linear(node) -> bool:
 
 
 def _mixed(v, conv, fw) -> bool:
-    """``v`` carries a graph besides the conversion's number (a graph value, or one the
-    number was added to)."""
+    """``v`` may carry a graph besides the conversion's number (a graph value, or one the
+    number was added to; a value nobody knows, ``self.log_alpha``, may: the reading that
+    calls the term a constant must not rest on it)."""
     stop = lambda u: u is conv or u.node is conv.node or _left(u)  # noqa: E731
-    return any(may_carry_graph(u, fw, unknown=False) for u in graph_path(v, stop) if not stop(u))
+    return any(may_carry_graph(u, fw) for u in graph_path(v, stop) if not stop(u))
 
 
 def _leads_to(v, conv) -> bool:

@@ -1,6 +1,7 @@
 import libcst as cst
 
 from scopelint.core.frameworks import TORCH
+from scopelint.core.names import dotted
 from scopelint.core.queries import (
     backpropagated_nodes, backwards_in_loop, steps_inputs_only, trained_nodes, eval_changes_nothing, frozen_by_the_file, held_by_no_optimizer, helper_forwards,
     model_made_known, models_handed_to_helper, off_at_every_call, only_called_where, recording, trained_models_as_called, value_mode_free,
@@ -127,7 +128,7 @@ class EvalTrainModeMismatch(Rule):
                     continue
                 models = {call.callee}
             elif call.target is not None and id(call.target) in steps:
-                models = trained_models_as_called(facts, call)
+                models = trained_models_as_called(facts, call) - _handed_mode_free(facts, call)
             elif call.external is not None and call.external.trains:  # a step of another module
                 models = call.external.arguments(call.node, call.external.trains)
             elif _runs_the_training_forward(facts, call):  # a loss helper: the forward pass is in it
@@ -258,3 +259,16 @@ def _train_fix(ctx, call, culprit, name):
 
 
 RULE = EvalTrainModeMismatch
+
+
+def _handed_mode_free(facts, call) -> set:
+    """The models a call of a training step hands it (as the caller spells them) that are
+    known to hold no train/eval-sensitive layer (a notebook's ``model_1 =
+    LinearModel(...).to(device)`` handed to ``train_step(model=model_1, ...)``): eval()
+    left on them changes nothing."""
+    out = set()
+    for arg, value in zip(call.node.args, call.args):
+        name = dotted(arg.value)
+        if name is not None and value_mode_free(facts, value):
+            out.add(name)
+    return out

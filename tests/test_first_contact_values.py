@@ -97,3 +97,91 @@ def test_arithmetic_on_a_number_taken_out_returns_a_number():
     # appends a number.
     as_written = CH7.replace("            with torch.no_grad():\n                return", "            return")
     assert found(as_written) == [(13, "SL103")]
+
+
+# SAC's temperature update (first contact round 11, DRL-code-pytorch; preview SL206): the
+# detached entropy term is a coefficient of ``self.log_alpha.exp()``, a leaf made in
+# another method the flow does not know: no constant term, whatever it is.
+SAC = """
+    import torch
+
+
+    class Agent:
+        def __init__(self, actor, target_entropy):
+            self.actor = actor
+            self.target_entropy = target_entropy
+            self.log_alpha = torch.zeros(1, requires_grad=True)
+            self.alpha_optimizer = torch.optim.Adam([self.log_alpha], lr=3e-4)
+
+        def update_alpha(self, s):
+            _, log_pi = self.actor(s)
+            alpha_loss = -(self.log_alpha.exp() * (log_pi + self.target_entropy).detach()).mean()
+            self.alpha_optimizer.zero_grad()
+            alpha_loss.backward()
+            self.alpha_optimizer.step()
+"""
+
+
+def test_a_detached_coefficient_of_an_unknown_value_is_no_lost_term():
+    from scopelint.engine import Settings
+    from scopelint.rules import ALL_RULES
+
+    preview = Settings(select=tuple(ALL_RULES))
+    result = lint_source(textwrap.dedent(SAC), "t.py", preview)
+    assert not result.errors and [f.code for f in result.findings] == []
+    # added alone, the same detached term is a constant of the loss: lost
+    lost = SAC.replace("-(self.log_alpha.exp() * (log_pi + self.target_entropy).detach()).mean()",
+                       "self.log_alpha.exp().mean() + (log_pi + self.target_entropy).detach().mean()")
+    assert [(f.start[0], f.code) for f in lint_source(textwrap.dedent(lost), "t.py", preview).findings] == [(14, "SL206")]
+
+
+# A course notebook's shape (first contact round 11, mrdbourke/pytorch-deep-learning;
+# preview SL207): training and testing steps are helpers the epoch loop calls with the
+# model; the test step leaves it in eval(). A model of Linear/ReLU layers has nothing that
+# eval() changes.
+STEPS = """
+    import torch
+    from torch import nn
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.Sequential(nn.Flatten(), nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 2))
+
+        def forward(self, x):
+            return self.layers(x)
+
+
+    def train_step(model, loader, loss_fn, optimizer):
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+    def test_step(model, loader, loss_fn):
+        model.eval()
+        with torch.inference_mode():
+            return sum(loss_fn(model(x), y).item() for x, y in loader)
+
+
+    def fit(train_loader, test_loader, epochs=3):
+        model_1 = Model().to("cpu")
+        loss_fn = nn.CrossEntropyLoss()
+        optimizer = torch.optim.SGD(model_1.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            train_step(model=model_1, loader=train_loader, loss_fn=loss_fn, optimizer=optimizer)
+            test_step(model=model_1, loader=test_loader, loss_fn=loss_fn)
+"""
+
+
+def test_eval_left_on_a_model_without_mode_layers_changes_nothing():
+    from scopelint.engine import Settings
+    from scopelint.rules import ALL_RULES
+
+    preview = Settings(select=tuple(ALL_RULES))
+    assert [f.code for f in lint_source(textwrap.dedent(STEPS), "t.py", preview).findings] == []
+    dropout = STEPS.replace("nn.ReLU(), nn.Linear(8, 2)", "nn.ReLU(), nn.Dropout(0.5), nn.Linear(8, 2)")
+    assert "SL207" in [f.code for f in lint_source(textwrap.dedent(dropout), "t.py", preview).findings]
