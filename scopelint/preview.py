@@ -64,8 +64,10 @@ class FirstContact:
 FIRST_CONTACT: Dict[str, FirstContact] = {
     # (before: 0/8 on 16 repositories, 2026-12, issue 43; SL207 found nothing on the
     # 14 repositories of 2026-12-06, so its latest measurement with findings stands)
-    "SL206": FirstContact(true=0, findings=2, repositories=14, when="2026-12-06, 14 new repositories (issue 39, round 3)"),
-    "SL207": FirstContact(true=0, findings=2, repositories=16, when="2026-12, 16 new repositories (issue 43)"),
+    # (rounds 3 to 10 since: SL206 0/2 on 14 (round 3), SL207 0/2 (round 9); round 10 found
+    # neither on 15)
+    "SL206": FirstContact(true=0, findings=1, repositories=14, when="2026-12-07, 14 new repositories (round 11)"),
+    "SL207": FirstContact(true=0, findings=4, repositories=14, when="2026-12-07, 14 new repositories (round 11)"),
 }
 
 # Rules added since the last release and not yet measured: preview until they are.
