@@ -82,7 +82,9 @@ class GraphBrokenByConversion(Rule):
                     # MXNet silently gives partial gradients through a round trip made
                     # inside record(); a deliberate detach() (a stop-gradient) is fine.
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
-                    summand = _only_a_summand(facts, value, conv, fw)
+                    # (only a number taken out: a ``.detach()`` added to the loss is the
+                    # value trick ``loss - loss.detach() + c``, a teacher's logged loss...)
+                    summand = _number_taken_out(facts, conv) and _only_a_summand(facts, value, conv, fw)
                     if mxnet_partial and other_path and _number_taken_out(facts, conv) and not summand \
                             and _trained_elsewhere(facts, conv, value, fw, reconnected):
                         continue  # a REINFORCE advantage ``r - v.asnumpy()[0, 0]``: a constant on purpose
@@ -140,6 +142,8 @@ def _only_a_summand(facts, value, conv, fw) -> bool:
         if id(v) in seen or depth > 40:
             continue
         seen.add(id(v))
+        if "carried" in v.tags:
+            return False  # (a number from an earlier iteration: a running baseline, on purpose)
         leads = [p for p in v.parents if _leads_to(p, conv)]
         if not leads:
             continue

@@ -99,3 +99,13 @@ def test_mxnet_training_flag_of_each_scope():
     calls = {line: mx for line, _, mx, _ in scan(text, {("step",): "step"})["step"]}
     assert calls == {5: (OFF, None, ON), 7: (ON, "mxnet.autograd.record", OFF), 9: (OFF, "mxnet.autograd.pause", ON),
                      11: (OFF, None, OFF)}
+
+
+def test_a_call_on_the_line_of_its_import_is_read():
+    # (review: the scan's early exit read ``from lib import evaluate; evaluate(m)`` as a
+    # text naming ``evaluate`` on import lines only)
+    assert call_states("from lib import evaluate; evaluate(m)\n", {("evaluate",): "evaluate"}) == {
+        "evaluate": [(1, (ON, None), (OFF, None, OFF), False)]}
+    assert call_states("import lib; lib.evaluate(m)\n", {("lib", "evaluate"): "evaluate"})["evaluate"]
+    # named on its import line alone: neither called nor used
+    assert call_states("from lib import evaluate\nx = 1\n", {("evaluate",): "evaluate"}) == {}

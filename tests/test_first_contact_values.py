@@ -129,9 +129,9 @@ def test_a_detached_coefficient_of_an_unknown_value_is_no_lost_term():
     preview = Settings(select=tuple(ALL_RULES))
     result = lint_source(textwrap.dedent(SAC), "t.py", preview)
     assert not result.errors and [f.code for f in result.findings] == []
-    # added alone, the same detached term is a constant of the loss: lost
+    # a number taken out of the policy's output and added alone is a constant of the loss: lost
     lost = SAC.replace("-(self.log_alpha.exp() * (log_pi + self.target_entropy).detach()).mean()",
-                       "self.log_alpha.exp().mean() + (log_pi + self.target_entropy).detach().mean()")
+                       "self.log_alpha.exp().mean() + (log_pi + self.target_entropy).mean().item()")
     assert [(f.start[0], f.code) for f in lint_source(textwrap.dedent(lost), "t.py", preview).findings] == [(14, "SL206")]
 
 

@@ -116,7 +116,7 @@ def _decorated(node) -> State:
 Call = Tuple[int, State, MxState, bool]  # (line, torch state, mxnet state, in a loop)
 
 
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n]*", re.M)
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n;]*", re.M)  # (``import x; x.f()``: up to the ``;``)
 
 
 class _Words:
