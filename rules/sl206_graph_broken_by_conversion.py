@@ -84,8 +84,9 @@ class GraphBrokenByConversion(Rule):
                     mxnet_partial = fw == MXNET and not _is_detach(conv) and _inside_record(conv) and _from_graph_directly(conv, fw)
                     # (only a number taken out: a ``.detach()`` added to the loss is the
                     # value trick ``loss - loss.detach() + c``, a teacher's logged loss...)
-                    summand = _number_taken_out(facts, conv) and _only_a_summand(facts, value, conv, fw)
-                    if mxnet_partial and other_path and _number_taken_out(facts, conv) and not summand \
+                    taken = _number_taken_out(facts, conv)
+                    summand = taken and _only_a_summand(facts, value, conv, fw)
+                    if mxnet_partial and other_path and taken and not summand \
                             and _trained_elsewhere(facts, conv, value, fw, reconnected):
                         continue  # a REINFORCE advantage ``r - v.asnumpy()[0, 0]``: a constant on purpose
                     # Next to a real second path, only a deliberate stop-gradient is fine

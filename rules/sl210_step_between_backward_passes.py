@@ -1,4 +1,3 @@
-import re
 from typing import Optional
 
 import libcst as cst
@@ -8,7 +7,7 @@ from scopelint.core.syntax import literal_bool
 from scopelint.core.frameworks import TORCH
 from scopelint.core.names import dotted
 from scopelint.core.queries import optimized, optimized_by_name, origins
-from scopelint.core.roles import is_model_call, is_optimizer_step, is_scaler_step, optimizer_named_for, spelled
+from scopelint.core.roles import is_model_call, is_optimizer_step, is_plain_optimizer_name, is_scaler_step, optimizer_named_for, spelled
 from scopelint.core.syntax import is_nested_scope, runs_once, walk
 from scopelint.fixkit import block_of, module_fix, quiet, statement_of
 from scopelint.rule import NodeFix, Report, Rule
@@ -308,9 +307,6 @@ def _stepped_forward(facts, step, shared, ordered: bool = True):
     return _named_forward(facts, step, shared, ordered) if not models and not names else None
 
 
-_GENERIC_OPTIMIZER = re.compile(r"^(?:opt|optim|optimizer|optimiser|trainer)_?\d*$", re.IGNORECASE)
-
-
 def _named_forward(facts, step, shared, ordered: bool):
     """A fragment's optimizer, defined off-screen (a hole: ``optimizerD.step()`` in a
     pasted loop): the shared forward pass of the model it is named for (``netD``), or,
@@ -325,7 +321,7 @@ def _named_forward(facts, step, shared, ordered: bool):
     if named:
         return named[0]
     models = {c.callee for c in facts.calls if is_model_call(c)}
-    if len(models) == 1 and _GENERIC_OPTIMIZER.match(name):  # (``actor_optimizer`` may hold an off-screen head)
+    if len(models) == 1 and is_plain_optimizer_name(name):  # (``actor_optimizer`` may hold an off-screen head)
         return next((c for c in before if c.callee in models), None)
     return None
 

@@ -218,13 +218,7 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
             else:
                 mid = ["torch.nn.BatchNorm1d(_H)", "torch.nn.ReLU()", "torch.nn.Dropout(0.5)"] if mode else ["torch.nn.ReLU()"]
                 out.append(f"{m.name} = torch.nn.Sequential(torch.nn.Linear(_F, _H), {', '.join(mid)}, torch.nn.Linear(_H, _C))")
-        if built and by_kind.get("optimizer"):
-            out += LAZY
-        for h in by_kind.get("optimizer", []):
-            if built:  # (the fragment builds its model when it runs: the optimizer takes its parameters at first use)
-                out.append(f"{h.name} = _Lazy({_model_for(h, built).name!r}, lambda _m: torch.optim.SGD(_m.parameters(), lr=0.1, momentum=0.9))")
-            else:
-                out.append(f"{h.name} = torch.optim.SGD({_model_for(h, models).name}.parameters(), lr=0.1, momentum=0.9)")
+        out += _optimizers(by_kind.get("optimizer", []), models, built, "torch.optim.SGD({}.parameters(), lr=0.1, momentum=0.9)")
         for h in by_kind.get("trainer", []):
             return f"cannot fill `{h.name}` (an MXNet Trainer) in a PyTorch fragment"
         for h in by_kind.get("scheduler", []):
@@ -285,14 +279,8 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
                 mid = ", gluon.nn.BatchNorm(in_channels=_H), gluon.nn.Dropout(0.5)" if mode else ""
                 out.append(f"{m.name}.add(gluon.nn.Dense(_H, in_units=_F, activation='relu'){mid}, gluon.nn.Dense(_C, in_units=_H))")
             out.append(f"{m.name}.initialize(mx.init.Xavier())")
-        if built and (by_kind.get("trainer") or by_kind.get("optimizer")):
-            out += LAZY
-        for h in by_kind.get("trainer", []) + by_kind.get("optimizer", []):
-            made = "gluon.Trainer(%s.collect_params(), 'sgd', {'learning_rate': 0.1, 'momentum': 0.9})"
-            if built:
-                out.append(f"{h.name} = _Lazy({_model_for(h, built).name!r}, lambda _m: {made % '_m'})")
-            else:
-                out.append(f"{h.name} = {made % _model_for(h, models).name}")
+        out += _optimizers(by_kind.get("trainer", []) + by_kind.get("optimizer", []), models, built,
+                           "gluon.Trainer({}.collect_params(), 'sgd', {{'learning_rate': 0.1, 'momentum': 0.9}})")
         if by_kind.get("scheduler"):
             h = by_kind["scheduler"][0]
             return f"cannot fill `{h.name}` (a scheduler) in an MXNet fragment"
@@ -459,6 +447,17 @@ LAZY = [
     "            self._made = self._make(__import__('sys')._getframe(1).f_globals[self._model])",
     "        return getattr(self._made, name)",
 ]
+
+
+def _optimizers(holes: List[Hole], models: List[Hole], built: List[Hole], made: str) -> List[str]:
+    """The lines that fill optimizer (or Trainer) holes, ``made`` formatted with the model's
+    name: over a model the harness makes, directly; over one the fragment builds itself
+    (``built``), when the fragment has run: at the optimizer's first use (``LAZY``)."""
+    if not holes:
+        return []
+    if not built:
+        return [f"{h.name} = {made.format(_model_for(h, models).name)}" for h in holes]
+    return LAZY + [f"{h.name} = _Lazy({_model_for(h, built).name!r}, lambda _m: {made.format('_m')})" for h in holes]
 
 
 def built_models(source: str) -> List[str]:

@@ -610,6 +610,7 @@ class Analyzer:
         other modules of the program tell this one (``core.interfile``)."""
         self.module = module
         self.context = program or NO_CONTEXT
+        self._hole_values: Dict[str, Value] = {}  # (``_lookup``: a hole is one value wherever read)
         self.whole = whole if whole is not None else whole_of_source(module.code)
         imports = Imports(program.package, program.star_names) if program is not None else None
         self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus, program=imports)
@@ -1755,10 +1756,9 @@ class Analyzer:
         if type(node) is cst.Name and self.names.hole(key, self.scope):
             # A fragment's name defined off-screen (``img`` of a pasted saliency map): one
             # value wherever it is read, as a defined name would be.
-            holes = self.__dict__.setdefault("_hole_values", {})
-            value = holes.get(key)
+            value = self._hole_values.get(key)
             if value is None:
-                value = holes[key] = opaque_value(node, frozenset())
+                value = self._hole_values[key] = opaque_value(node, frozenset())
             return value
         return opaque_value(node, self._attribute_tags(node, base))
 

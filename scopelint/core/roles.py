@@ -313,12 +313,22 @@ def is_generator_optimizer(name: str) -> bool:
     return _optimizer_of(name, ("g", "gen", "generator", "netg"))
 
 
+_OPTIMIZER_WORD = "optimizer|optimiser|optim|opt|trainer"
+_PLAIN_OPTIMIZER = re.compile(rf"^(?:{_OPTIMIZER_WORD})_?\d*$", re.IGNORECASE)
+
+
+def is_plain_optimizer_name(name: str) -> bool:
+    """``optimizer``, ``opt``, ``optimizer_1``: an optimizer's name that says nothing of
+    which network it holds (``actor_optimizer``, ``optimizerD`` do)."""
+    return _PLAIN_OPTIMIZER.match(name.rsplit(".", 1)[-1]) is not None
+
+
 def _optimizer_of(name: str, owners) -> bool:
     n = name.rsplit(".", 1)[-1]
-    rest = re.sub(r"^(optimizer|optimiser|optim|opt|trainer)_?", "", n, flags=re.IGNORECASE)
+    rest = re.sub(rf"^({_OPTIMIZER_WORD})_?", "", n, flags=re.IGNORECASE)
     if rest != n and rest.lower() in owners:
         return True
-    m = re.match(r"^([a-z]+)_?(opt|optim|optimizer|optimiser|trainer)$", n, re.IGNORECASE)
+    m = re.match(rf"^([a-z]+)_?({_OPTIMIZER_WORD})$", n, re.IGNORECASE)
     return m is not None and m.group(1).lower() in owners
 
 
