@@ -81,6 +81,7 @@ class RecordingDuringInference(Rule):
         inference = run_only_from(facts, {
             id(f): f for f in facts.functions
             if matches_any(f.name, ctx.inference_functions) and id(f) not in trains and not f.opaque
+            and f.name not in getattr(facts.program, "fed_backward", ())  # (another file trains on its result)
             and not lightning_hook(f) and not is_unit_test(f, facts)},
             # (not through a forward pass: the model's own code is no inference code)
             trains | backprops | {id(c.target) for c in facts.calls if c.target is not None and is_model_call(c)})

@@ -29,8 +29,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS
+from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS, name_matcher
 from scopelint.core.interfile import Context, Exports, Summary, calls_a_parameter, may_export
+from scopelint.core.callsites import names_fed_backward
 from scopelint.core.modules import relative_module
 from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called, names_called_without_grad, text_may_anchor
 
@@ -396,17 +397,21 @@ def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=la
             (mod.imports or mod.stars) and mod.text is not None and mentions_framework(mod.text)
             and text_may_anchor(mod.text, mod.frameworks, patterns)))
         out.append(program.context(mod, fw) if linted else None)
-    return _with_callers_off(program, mods, out)
+    return _with_callers_off(program, mods, out, [
+        tuple(inference[i]) if inference is not None else DEFAULT_INFERENCE_FUNCTIONS for i in range(len(mods))])
 
 
-def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found: List[Optional[Context]]) -> List[Optional[Context]]:
+def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found: List[Optional[Context]],
+                      inference: Sequence[Tuple[str, ...]]) -> List[Optional[Context]]:
     """Tells each file whether another file near it (or of the run) imports it, and which
     of its functions and methods other files near it call with
     PyTorch's recording off (``slicing.names_called_without_grad``, matched by name): a
     method ``infer`` of ``model.py`` that ``tts.py`` runs inside ``torch.no_grad()``. Near
     it: the files of its package (or its script's folder), read as context when the run
     does not name them, so one file named alone is told what its folder would tell it;
-    also the run's files that import its module."""
+    also the run's files that import its module. And which of its inference-named
+    functions and methods such a file may backpropagate the result of
+    (``Context.fed_backward``)."""
     run: Dict[str, str] = {m.path: m.text for m in mods if m is not None and m.text}
     texts: Dict[str, str] = dict(run)  # (the run's files: importers from farther away too)
     nearby: Dict[Tuple[str, ...], Set[str]] = {}
@@ -463,9 +468,16 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             any_bare.setdefault(name, set()).add(path)
         for name in called_attr:
             any_attr.setdefault(name, set()).add(path)
+    fed_of: Dict[str, frozenset] = {}  # path -> the inference-named functions its calls feed a backward
+
+    def fed(path: str, wanted: frozenset) -> frozenset:
+        if path not in fed_of:
+            fed_of[path] = names_fed_backward(texts[path], wanted)
+        return fed_of[path]
+
     out: List[Optional[Context]] = []
     asked = []  # (index in ``out``, module, its functions called elsewhere, the files importing it)
-    for mod, ctx in zip(mods, found):
+    for mod, ctx, patterns in zip(mods, found, inference):
         if mod is not None and mod.text and "forward" in mod.text and _DEFINES_FORWARD.search(mod.text) and imported_by_name(mod):
             ctx = dataclasses.replace(ctx if ctx is not None else Context(), imported=True)
         if mod is not None and mod.text:
@@ -492,6 +504,12 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 and any(imports_it(p, mod.path) for p in (any_bare.get(n, set()) | any_attr.get(n, set())) - {mod.path})))
             if elsewhere:
                 ctx = dataclasses.replace(ctx if ctx is not None else Context(), called_elsewhere=elsewhere)
+                named = frozenset(filter(name_matcher(tuple(patterns)), elsewhere))
+                feeding = {p for n in named for p in any_bare.get(n, set()) | any_attr.get(n, set())} - {mod.path}
+                fed_names = tuple(sorted(n for n in named if any(
+                    n in fed(p, named) and (imports_it(p, mod.path) or (n in inner and p in near)) for p in sorted(feeding))))
+                if fed_names:
+                    ctx = dataclasses.replace(ctx, fed_backward=fed_names)
                 asked.append((len(out), mod, top & set(elsewhere), [p for p in texts if p != mod.path and imports_it(p, mod.path)]))
         out.append(ctx)
     # (each importer read once for every module it imports: one scan answers for all)

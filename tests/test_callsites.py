@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from scopelint.core.callsites import OFF, ON, call_states
+from scopelint.core.callsites import OFF, ON, call_states, names_fed_backward
 
 CALLER = """
     import torch
@@ -109,3 +109,71 @@ def test_a_call_on_the_line_of_its_import_is_read():
     assert call_states("import lib; lib.evaluate(m)\n", {("lib", "evaluate"): "evaluate"})["evaluate"]
     # named on its import line alone: neither called nor used
     assert call_states("from lib import evaluate\nx = 1\n", {("evaluate",): "evaluate"}) == {}
+
+
+def fed(text: str, *wanted: str):
+    return names_fed_backward(textwrap.dedent(text), frozenset(wanted))
+
+
+def test_a_call_whose_result_reaches_a_backward_is_fed():
+    # Through a tuple target and arithmetic (an RL agent's update, Popular-RL-Algorithms' shape).
+    assert fed("""
+        def update(self, state):
+            new_action, log_prob = self.policy_net.evaluate(state)
+            loss = (log_prob - self.q(state, new_action)).mean()
+            loss.backward()
+        """, "evaluate", "predict") == {"evaluate"}
+    # Inline, under a scaler, and in MXNet's autograd.backward of a list.
+    assert fed("""
+        scaler.scale(crit(model.infer(x), y)).backward()
+        """, "infer") == {"infer"}
+    assert fed("""
+        def step(xs):
+            losses = []
+            for x in xs:
+                losses.append(loss_fn(net.evaluate(x)))
+            autograd.backward(losses)
+        """, "evaluate") == {"evaluate"}
+
+
+def test_a_self_attribute_carries_a_result_between_methods_of_a_class():
+    text = """
+        class Agent:
+            def act(self, s):
+                action, logp = self.policy.evaluate(s)
+                self.saved.append(logp)
+                return action
+            def finish(self):
+                loss = -torch.stack(self.saved).sum()
+                loss.backward()
+        """
+    assert fed(text, "evaluate") == {"evaluate"}
+    # Local names of two methods are not one: ``out`` of ``act`` is not ``finish``'s.
+    assert fed("""
+        class Agent:
+            def act(self, s):
+                out = self.policy.evaluate(s)
+                return out.argmax()
+            def finish(self, out):
+                out.backward()
+        """, "evaluate") == set()
+
+
+def test_a_result_only_read_returned_or_used_apart_from_the_loss_is_not_fed():
+    assert fed("""
+        def main():
+            for x, y in loader:
+                loss = crit(model(x), y)
+                loss.backward()
+                opt.step()
+            acc = evaluate(model, val_loader)
+            print(acc)
+        """, "evaluate") == set()
+    assert fed("""
+        def rollout(s):
+            return policy.evaluate(s)
+        loss.backward()
+        """, "evaluate") == set()
+    # Named only on an import line, or not at all: nothing is parsed.
+    assert fed("from common.nets import evaluate\nloss.backward()\n", "evaluate") == set()
+    assert fed("x = evaluate(1)\n", "evaluate") == set()

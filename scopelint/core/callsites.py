@@ -408,3 +408,149 @@ def _detaches(func, name: str) -> bool:
                 and isinstance(n.func.value, ast.Name) and n.func.value.id == name:
             return True
     return False
+
+
+# Calls that backpropagate what they are handed: ``x.backward()`` (its receiver and
+# arguments), ``autograd.grad(...)``/``autograd.backward(...)`` and their bare imports.
+_BACKPROP_LAST = frozenset(("backward", "grad"))
+_KEEPS = frozenset(("append", "extend", "insert", "add", "update", "put"))
+
+
+def names_fed_backward(text: str, wanted) -> frozenset:
+    """Of the function names ``wanted``, those a call of which (bare or as a method:
+    ``self.policy_net.evaluate(state)``) has its result reach a backward pass in
+    ``text``: through the names it is bound to (tuple targets, ``+=``, a loop over it,
+    ``buf.append(it)``, attribute paths as written) up to a ``.backward()`` receiver or
+    an argument of ``autograd.grad``/``autograd.backward``, in the same function, or in
+    another method of the same class through a ``self.`` attribute. By name and by
+    text, an upper bound: evidence that a caller trains on what such a function returns
+    (RULES.md, SL103: a function whose outputs a caller backpropagates is not inference).
+    A result returned, or handed to another function, is not followed."""
+    wanted = frozenset(wanted)
+    if not wanted or "backward" not in text and "grad" not in text:
+        return frozenset()
+    where = _words(text)
+    where.index(wanted)
+    if not any(where.outside_imports(w) for w in wanted):
+        return frozenset()
+    tree = _parsed(text)
+    if tree is None:
+        return frozenset()
+    found: set = set()
+    try:
+        _fed_in(tree.body, wanted, found)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                _fed_in([m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))], wanted, found, shared="self.")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                _fed_in(node.body, wanted, found)
+    except RecursionError:
+        return frozenset(wanted)  # (unread: any of them may be)
+    return frozenset(found)
+
+
+def _own_nodes(body):
+    """The nodes of ``body``, not those of the functions and classes it defines."""
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)
+
+
+def _fed_in(body, wanted: frozenset, found: set, shared: Optional[str] = None) -> None:
+    """``names_fed_backward`` for one scope: ``body`` (a function's, the module's), or,
+    with ``shared``, the methods of one class (``body``: their definitions), whose local
+    names stay apart while attributes under ``shared`` (``self.``) are one."""
+    edges: List[Tuple[Tuple[str, ...], set]] = []  # (names bound, what flows into them)
+    sinks: List[set] = []
+    scopes = [(m.name, m.body) for m in body] if shared is not None else [("", body)]
+    for scope, nodes in scopes:
+        def key(expr) -> Optional[str]:
+            d = _dotted_name(expr)
+            if d is None:
+                return None
+            return d if shared is not None and d.startswith(shared) else f"{scope}\0{d}"
+
+        def sources(*exprs) -> set:
+            out = set()
+            for e in exprs:
+                if e is None:
+                    continue
+                for n in ast.walk(e):
+                    if isinstance(n, ast.Call):
+                        last = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
+                        if last in wanted:
+                            out.add(("call", last))
+                    elif isinstance(n, (ast.Name, ast.Attribute)):
+                        k = key(n)
+                        if k is not None:
+                            out.add(("name", k))
+            return out
+
+        def targets(t) -> Tuple[str, ...]:
+            if isinstance(t, (ast.Tuple, ast.List)):
+                return tuple(k for e in t.elts for k in targets(e))
+            if isinstance(t, ast.Starred):
+                return targets(t.value)
+            if isinstance(t, ast.Subscript):
+                return targets(t.value)
+            k = key(t)
+            return (k,) if k is not None else ()
+
+        for n in _own_nodes(nodes) if shared is None else _own_nodes(nodes):
+            if isinstance(n, ast.Assign):
+                edges.append((tuple(k for t in n.targets for k in targets(t)), sources(n.value)))
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+                edges.append((targets(n.target), sources(n.value)))
+            elif isinstance(n, ast.NamedExpr):
+                edges.append((targets(n.target), sources(n.value)))
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                edges.append((targets(n.target), sources(n.iter)))
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Attribute) and f.attr in _KEEPS:
+                    edges.append((targets(f.value), sources(*n.args, *(k.value for k in n.keywords))))
+                last = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if last == "backward" and isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id == "autograd"):
+                    sinks.append(sources(f.value, *n.args, *(k.value for k in n.keywords)))
+                elif last in _BACKPROP_LAST:
+                    sinks.append(sources(*n.args, *(k.value for k in n.keywords)))
+    reach: Dict[str, set] = {}
+    changed = True
+    rounds = 0
+    while changed and rounds < 50:
+        changed = False
+        rounds += 1
+        for bound, flows in edges:
+            called = _called_through(flows, reach)
+            for k in bound:
+                have = reach.setdefault(k, set())
+                if not called <= have:
+                    have |= called
+                    changed = True
+    for flows in sinks:
+        found |= _called_through(flows, reach)
+
+
+def _called_through(flows: set, reach: Dict[str, set]) -> set:
+    out = set()
+    for kind, what in flows:
+        if kind == "call":
+            out.add(what)
+        else:
+            out |= reach.get(what, set())
+    return out
+
+
+def _dotted_name(node) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

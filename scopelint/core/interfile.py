@@ -243,6 +243,11 @@ class Context:
     # Names of its functions and methods that another module near it calls at all (by
     # name, with grad or without): their callers are not all in this file.
     called_elsewhere: Tuple[str, ...] = ()
+    # Of its inference-named functions and methods (by name): those whose result another
+    # module near it, or one importing it, may backpropagate (``callsites.
+    # names_fed_backward``: ``new_action = self.policy.evaluate(s)`` ... ``loss.backward()``
+    # in an RL agent's update): no inference code, whatever their name.
+    fed_backward: Tuple[str, ...] = ()
     # Another module of the program imports it: its classes are made and called there too
     # (a ``net(x)`` of this file is not every call of their ``forward``).
     imported: bool = False
