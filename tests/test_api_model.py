@@ -133,6 +133,10 @@ def test_distributions():
     assert api.distribution("torch.distributions.Normal") == {"rsample": True}
     assert api.distribution_method("sample") == api.NO_GRAPH
     assert api.distribution_method("log_prob") == api.GRAPH
+    # (each class as its own submodule defines it, the spelling of pmoe_ppo.py's import)
+    assert api.distribution("torch.distributions.normal.Normal") == {"rsample": True}
+    assert api.distribution("torch.distributions.categorical.Categorical") == {"rsample": False}
+    assert api.canonical("torch.distributions.kl.kl_divergence") == "torch.distributions.kl_divergence"
 
 
 @pytest.mark.skipif(not HAVE_FRAMEWORKS, reason="needs torch, mxnet and expecttest (the frameworks extra)")

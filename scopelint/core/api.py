@@ -122,7 +122,14 @@ def _op(rec: Optional[dict]) -> Optional[Op]:
 def canonical(qname: str) -> str:
     for prefix, repl in _ALIASES:
         if qname.startswith(prefix):
-            return repl + qname[len(prefix):]
+            qname = repl + qname[len(prefix):]
+            break
+    if qname.startswith("torch.distributions.") and qname.count(".") == 3:
+        # (each class is defined in a submodule of its own and exported by the package:
+        # ``torch.distributions.normal.Normal`` is ``torch.distributions.Normal``)
+        module, _, last = qname.rpartition(".")
+        if module.rsplit(".", 1)[1].islower():
+            return "torch.distributions." + last
     return qname
 
 

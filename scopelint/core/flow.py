@@ -91,6 +91,10 @@ _PYTHON_VALUE_BUILTINS = frozenset({"len", "range", "str", "repr", "isinstance",
                                     "hash", "format", "print", "type", "vars", "dir", "open", "input", "chr", "ord", "bin",
                                     "hex", "oct", "divmod", "all", "any"})
 _ARITHMETIC_BUILTINS = frozenset({"sum", "min", "max", "abs", "pow", "round"})
+# Python's builtins that hand back what they are given, regrouped (``enumerate(words)``,
+# ``zip(xs, ys)``): a graph only where an argument has one; none is made here.
+_REGROUPING_BUILTINS = frozenset({"enumerate", "zip", "iter", "next", "reversed", "sorted", "list", "tuple", "set",
+                                  "frozenset", "filter"})
 # Containers of the standard library (what they are handed, they hold).
 _CONTAINER_CLASSES = frozenset({"collections.defaultdict", "collections.OrderedDict", "collections.deque", "collections.Counter"})
 # Methods of Python containers that hand back what was put in (``d.get("loss")``).
@@ -1497,12 +1501,21 @@ class Analyzer:
         it = stmt.iter
         if type(it) is cst.Call and type(it.func) is cst.Attribute and it.func.attr.value in ("parameters", "named_parameters"):
             target = stmt.target
+            env = self.flow.env
+            # (of a model whose ``requires_grad`` was switched off, or may have been --
+            # ``toggle_grad(model_tgt, False)`` before an EMA update -- a parameter that
+            # may not require grad: no leaf of a graph that anything knows of)
+            frozen = env is not None and dotted(it.func.value) in env.frozen
+
+            def param(node):
+                return opaque_value(node, frozenset({"param"})) if frozen else leaf_value(node, F.TORCH, frozenset({"param"}))
+
             if it.func.attr.value == "named_parameters" and type(target) in (cst.Tuple, cst.List) and len(target.elements) == 2:
                 # ``for name, p in m.named_parameters()``: a string and a parameter
                 name = opaque_value(target.elements[0].value, CONST)
-                param = leaf_value(target.elements[1].value, F.TORCH, frozenset({"param"}))
-                return Value(target, dict(param.rec), (name, param), False, True, frozenset())
-            return leaf_value(stmt.target, F.TORCH, frozenset({"param"}))
+                p = param(target.elements[1].value)
+                return Value(target, dict(p.rec), (name, p), False, True, frozenset())
+            return param(stmt.target)
         if iterable.parents and all("leaf" in p.tags for p in iterable.parents):
             return leaf_value(stmt.target, None, frozenset({"param"}))
         zipped = self._zipped(stmt, iterable)
@@ -1982,6 +1995,12 @@ class Analyzer:
         if old is not None and CONTAINER <= old.tags:
             part = keyed(name, value) if name is not None else value
             self._bind_name(key, container_value(old.node, (old, part), self.flow.state))
+        elif old is not None and DATA <= old.tags and not CONST <= value.tags \
+                and any(t.startswith("ctor:") and F.is_data_factory(t[5:]) for t in old.tags):
+            # ``outputs = torch.zeros(n, ...)`` then ``outputs[t] = decoder(x)``: the tensor
+            # written into is the written value's function from here on (an index put,
+            # differentiable in what is written), no longer fresh data.
+            self._bind_name(key, computed_value(target, self.flow.state, (old, value), True, old.tags - DATA))
         var = index.value if type(index) is cst.Name else None
         if key is not None and env is not None and var is not None and var in env.vals:
             self._bind_name(f"{key}.[={var}]", value)
@@ -2327,7 +2346,7 @@ class Analyzer:
             return container_value(call, parts, state)  # ``dict(loss=l)``
         if builtin in _PYTHON_VALUE_BUILTINS:
             return opaque_value(call, CONST)  # ``len(losses)``, ``range(n)``: Python values, no graph
-        if builtin in _ARITHMETIC_BUILTINS:
+        if builtin in _ARITHMETIC_BUILTINS or builtin in _REGROUPING_BUILTINS:
             return computed_value(call, state, args, True, tags)  # ``sum(losses)``: arithmetic on the items
         if qname is not None and not F.is_model_constructor(qname) and not roles.made_loss(Value(call, {}, (), tags=tags)):
             return _unknown_result(call, state, args, tags)  # a library we do not model (``env.step``, ``np.random.choice``)
