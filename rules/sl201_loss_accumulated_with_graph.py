@@ -7,7 +7,7 @@ from scopelint.core.queries import (
     backpropagated, backpropagated_by_callers, called_in_loop_elsewhere, gradient_norm, graph_path, holds_graph, loops_around, made_this_iteration, outlives_call, kept_across_calls,
     recorded, returns_backpropagated, returns_derived, written_name,
 )
-from scopelint.core.roles import is_loss_call
+from scopelint.core.roles import is_loss_call, is_model_call, made_loss
 from scopelint.core.state import DATA_TAGS
 from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
@@ -15,6 +15,35 @@ from scopelint.rule import Report, Rule
 
 # Expressions that build Python containers or generators, not a loss tensor.
 NOT_TENSORS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.Dict, cst.Set, cst.Lambda)
+
+
+def _local_of(func, key) -> bool:
+    """``key`` is a plain local name of ``func`` (bound in it, no parameter, not declared
+    ``global``/``nonlocal``): what it holds dies with the call, unless returned."""
+    if func is None or not key or "." in key or key in func.param_names or outlives_call(func, key, None):
+        return False
+    return key in func.scope.bound and not returns_derived(func, key)
+
+
+def _runs_code_per_item(facts, loop) -> bool:
+    """The loop runs a backward, a forward pass, or code that may run one: a function of
+    the program, or one nobody here knows (a parameter, ``loss_function(*params)``) --
+    not framework ops, methods of the values it reads, nor a loss object's call."""
+    if any(loop in b.loops for b in facts.backwards):
+        return True
+    for c in facts.calls:
+        if loop not in c.loops:
+            continue
+        if is_model_call(c) or c.target is not None or c.external is not None:
+            return True
+        if c.method is None and c.qname is None and c.callee not in _PLAIN_CALLS \
+                and not (c.callee_value is not None and made_loss(c.callee_value)):
+            return True
+    return False
+
+
+_PLAIN_CALLS = frozenset({"len", "range", "zip", "enumerate", "float", "int", "abs", "min", "max", "sum", "print",
+                          "list", "tuple", "dict", "isinstance", "round", "reversed", "sorted"})
 
 
 def _reset_elsewhere(facts, func, key) -> bool:
@@ -212,6 +241,13 @@ class LossAccumulatedWithGraph(Rule):
                 for v in lineage for c in [facts.call_of(v.node)]
             )
             if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
+                continue
+            if not backward_in_loop and not per_call and not handed and _local_of(func, key) \
+                    and not _runs_code_per_item(facts, loops[-1]):
+                # (a list of one call's per-item losses -- ``value_loss.append(
+                # smooth_l1_loss(v, r))`` over an episode's saved outputs -- in a loop that
+                # runs no forward pass nor any function that may: no step's graph is made
+                # there, and the list dies with the call)
                 continue
             if handed and not backward_in_loop:
                 continue  # (carried by a loop that takes no step: one step's joint loss, summed)
