@@ -74,6 +74,13 @@ class StepBetweenBackwardPasses(Rule):
             steps = [c for c in facts.calls_in(first.func, effects=True) if is_optimizer_step(c) and c.seq > first.seq]
             for second, site in _second_backwards(facts, backwards, i):
                 shared = _shared_forwards(facts, first, second, _made_before(first, site) if site is not None else None)
+                own = not shared  # (the second backward's own forward, not the first's)
+                if not shared and site is None:
+                    # (or a forward pass of the second backward's own graph, made before the
+                    # first and saving its model's weights: an SAC update's ``pi_loss`` through
+                    # ``Q_net1(s, policy_action)``, stepped by ``Q1_optimizer`` in between --
+                    # the second backward finds those weights changed all the same)
+                    shared = [call for call, _ in _forwards(facts, second, _made_before(first, None)).values()]
                 if not shared:
                     continue
                 for step in steps:
@@ -90,6 +97,17 @@ class StepBetweenBackwardPasses(Rule):
                         continue
                     model = forward.callee
                     reported.add(id(step.node))
+                    if own:
+                        # (no fix: stepping after the second backward would add its
+                        # gradients to the ones this step applies)
+                        yield Report(
+                            step.node,
+                            f"{spelled(step)} updates `{model}` in place before a later backward pass through a forward pass of it "
+                            "made earlier: that backward raises (a variable needed for gradient computation was modified by an "
+                            "inplace operation); recompute that forward pass after the step",
+                            None, ((second.node, "the backward pass that finds the weights changed"),),
+                        )
+                        continue
                     fix = move_after(ctx, step.node, second.node, "Step after the second backward pass")
                     yield Report(
                         step.node,
