@@ -513,9 +513,10 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 asked.append((len(out), mod, top & set(elsewhere), [p for p in texts if p != mod.path and imports_it(p, mod.path)]))
         out.append(ctx)
     # (each importer read once for every module it imports: one scan answers for all)
-    for i, (entered, looped) in zip([a[0] for a in asked], _from_importers(program, [a[1:] for a in asked])):
-        if entered or looped:
-            out[i] = dataclasses.replace(out[i] if out[i] is not None else Context(), entered=entered, looped=looped)
+    for i, (entered, looped, entered_eval) in zip([a[0] for a in asked], _from_importers(program, [a[1:] for a in asked])):
+        if entered or looped or entered_eval:
+            out[i] = dataclasses.replace(out[i] if out[i] is not None else Context(), entered=entered, looped=looped,
+                                         entered_eval=entered_eval)
     return out
 
 
@@ -530,7 +531,7 @@ def _call_states(program: Program, text: str, names, classes):
     kept = store.get_value(key) if key is not None else None
     if kept is not None:
         try:
-            return {k: None if calls is None else [(line, _state(t), _state(m), looped) for line, t, m, looped in calls]
+            return {k: None if calls is None else [(line, _state(t), _state(m), looped, tuple(ev)) for line, t, m, looped, ev in calls]
                     for k, calls in kept.items()}
         except (TypeError, ValueError):
             pass
@@ -589,19 +590,23 @@ def _from_importers(program: Program, asked: List[Tuple[_Module, Set[str], List[
             if calls is None:
                 lost_of[i].add(key)
                 continue
-            for line, _, _, in_loop in calls:
+            for line, _, _, in_loop, _ in calls:
                 if in_loop:
                     looped_of[i].setdefault(key, f"{where}:{line}")
             if "." in key:
                 continue  # (a method: some of its calls, never all)
-            found_of[i].setdefault(key, []).extend((f"{where}:{line}", torch, mx) for line, torch, mx, _ in calls)
+            found_of[i].setdefault(key, []).extend((f"{where}:{line}", torch, mx, ev) for line, torch, mx, _, ev in calls)
     return [_entered(found, lost, looped) for found, lost, looped in zip(found_of, lost_of, looped_of)]
 
 
 def _entered(found: Dict[str, list], lost: Set[str], looped: Dict[str, str]):
     entered = []
+    in_eval = []  # (function, the arguments in eval mode at every call, where the first call is)
     for key in sorted(set(found) - lost):
         calls = found[key]
+        common = set(calls[0][3]).intersection(*(c[3] for c in calls[1:]))
+        if common:
+            in_eval.append((key, tuple(sorted(common)), calls[0][0]))
         parts = {"torch": [c[1] for c in calls],
                  "mxnet": [c[2][:2] if c[2] is not None else None for c in calls],
                  "mx_train": [(c[2][2], None) if c[2] is not None and c[2][2] is not None else None for c in calls]}
@@ -610,7 +615,7 @@ def _entered(found: Dict[str, list], lost: Set[str], looped: Dict[str, str]):
                 continue
             mode, api = states[0]
             entered.append((key, fw, mode, api or "", calls[0][0]))
-    return tuple(entered), tuple(sorted(looped.items()))
+    return tuple(entered), tuple(sorted(looped.items())), tuple(in_eval)
 
 
 _CLASS = re.compile(r"^class[ \t]+([A-Za-z_]\w*)", re.M)  # a module-level class

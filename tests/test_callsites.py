@@ -44,7 +44,7 @@ def scan(text, names=NAMES, classes=None):
 
 
 def test_each_call_gets_the_state_its_text_decides():
-    calls = {line: (torch, mx, loop) for line, torch, mx, loop in scan(CALLER)["step"]}
+    calls = {line: (torch, mx, loop) for line, torch, mx, loop, _ in scan(CALLER)["step"]}
     assert calls[7] == ((ON, None), (OFF, None, OFF), False)  # module level: each framework's default
     assert calls[10] == ((OFF, "torch.no_grad"), None, False)  # in a function: only what its text sets
     assert calls[11] == (None, None, False)  # a function's own body: its callers decide
@@ -66,7 +66,7 @@ def test_a_use_other_than_a_call_or_another_spelling_means_callers_unseen():
 
 def test_a_global_switch_makes_module_level_code_unknown():
     calls = scan("import torch\nfrom engine import step as st\ntorch.set_grad_enabled(False)\nst(1)\n")["step"]
-    assert calls == [(4, None, None, False)]
+    assert calls == [(4, None, None, False, ())]
 
 
 def test_method_calls_on_an_instance_of_an_imported_class():
@@ -80,7 +80,7 @@ def test_method_calls_on_an_instance_of_an_imported_class():
         t.step(0)
     """
     found = scan(text, {}, {("Trainer",): "Trainer"})
-    assert found == {"Trainer.step": [(5, (ON, None), (OFF, None, OFF), True)], "Trainer.report": [(6, (ON, None), (OFF, None, OFF), False)]}
+    assert found == {"Trainer.step": [(5, (ON, None), (OFF, None, OFF), True, ())], "Trainer.report": [(6, (ON, None), (OFF, None, OFF), False, ())]}
 
 
 def test_mxnet_training_flag_of_each_scope():
@@ -96,7 +96,7 @@ def test_mxnet_training_flag_of_each_scope():
         with autograd.predict_mode():
             step(4)
     """
-    calls = {line: mx for line, _, mx, _ in scan(text, {("step",): "step"})["step"]}
+    calls = {line: mx for line, _, mx, _, _ in scan(text, {("step",): "step"})["step"]}
     assert calls == {5: (OFF, None, ON), 7: (ON, "mxnet.autograd.record", OFF), 9: (OFF, "mxnet.autograd.pause", ON),
                      11: (OFF, None, OFF)}
 
@@ -105,10 +105,34 @@ def test_a_call_on_the_line_of_its_import_is_read():
     # (review: the scan's early exit read ``from lib import evaluate; evaluate(m)`` as a
     # text naming ``evaluate`` on import lines only)
     assert call_states("from lib import evaluate; evaluate(m)\n", {("evaluate",): "evaluate"}) == {
-        "evaluate": [(1, (ON, None), (OFF, None, OFF), False)]}
+        "evaluate": [(1, (ON, None), (OFF, None, OFF), False, ())]}
     assert call_states("import lib; lib.evaluate(m)\n", {("lib", "evaluate"): "evaluate"})["evaluate"]
     # named on its import line alone: neither called nor used
     assert call_states("from lib import evaluate\nx = 1\n", {("evaluate",): "evaluate"}) == {}
+
+
+def test_the_arguments_a_call_hands_in_eval_mode():
+    # guoyang9/NCF's main.py: ``model.eval()`` then ``evaluate.metrics(model, loader, k)``
+    text = """
+        import evaluate
+        model.eval()
+        evaluate.metrics(model, loader, k=model)
+        for epoch in range(3):
+            model.train()
+            evaluate.metrics(model, loader)
+            if epoch:
+                model.eval()
+            evaluate.metrics(model, loader)
+            net.eval()
+            evaluate.metrics(net, model=net)
+            net = build()
+            evaluate.metrics(net)
+        def f(m):
+            m.eval()
+            evaluate.metrics(m)
+    """
+    calls = {line: ev for line, _, _, _, ev in scan(text, {("evaluate", "metrics"): "metrics"})["metrics"]}
+    assert calls == {4: ("0", "k"), 7: (), 10: (), 12: ("0", "model"), 14: (), 17: ("0",)}
 
 
 def fed(text: str, *wanted: str):

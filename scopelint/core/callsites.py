@@ -113,7 +113,10 @@ def _decorated(node) -> State:
     return t
 
 
-Call = Tuple[int, State, MxState, bool]  # (line, torch state, mxnet state, in a loop)
+# (line, torch state, mxnet state, in a loop, the arguments in eval mode: positions as
+# digits, keywords by name, where the argument is a name put in ``eval()`` on every path
+# to the call in its scope)
+Call = Tuple[int, State, MxState, bool, Tuple[str, ...]]
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t][^\n;]*", re.M)  # (``import x; x.f()``: up to the ``;``)
@@ -304,7 +307,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
         if isinstance(node, ast.Call):
             key = spelled(node.func)
             if key is not None and key in names:
-                calls.setdefault(names[key], []).append((node.lineno, torch, mxnet, looped))
+                calls.setdefault(names[key], []).append((node.lineno, torch, mxnet, looped, _args_in_eval(node, in_eval)))
                 if isinstance(node.func, ast.Attribute):
                     down(node.func.value)
                 for child in (*node.args, *node.keywords):
@@ -312,7 +315,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
                 return
             f = node.func
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in instances and f.value.id not in heads:
-                calls.setdefault(f"{instances[f.value.id]}.{f.attr}", []).append((node.lineno, torch, mxnet, looped))
+                calls.setdefault(f"{instances[f.value.id]}.{f.attr}", []).append((node.lineno, torch, mxnet, looped, ()))
                 for child in (*node.args, *node.keywords):
                     down(child)
                 return
@@ -336,6 +339,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
             down(child)
 
     module: Dict[str, str] = {}
+    in_eval = _eval_at_calls(tree) if "eval" in text else {}
     try:
         for stmt in tree.body:
             visit(stmt, None if switched else (ON, None), None if switched else (OFF, None, OFF), False, module)
@@ -343,6 +347,90 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
         return everything
     out: Dict[str, Optional[list]] = {key: found for key, found in calls.items() if key not in escaped}
     out.update((key, None) for key in escaped)
+    return out
+
+
+def _args_in_eval(call: ast.Call, in_eval: Dict[int, frozenset]) -> Tuple[str, ...]:
+    names = in_eval.get(id(call))
+    if not names:
+        return ()
+    out = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if _dotted_name(arg) in names:
+            out.append(str(i))
+    out.extend(k.arg for k in call.keywords if k.arg is not None and _dotted_name(k.value) in names)
+    return tuple(out)
+
+
+def _eval_at_calls(tree: ast.Module) -> Dict[int, frozenset]:
+    """For each call (by id), the names put in eval mode (``model.eval()``, ``.train(False)``)
+    on every path to it in its own scope, read block by block: a statement's ``eval()``
+    counts for the statements after it in its block and in the blocks nested there; one
+    in a nested block counts only inside it; a ``.train()`` or a rebinding anywhere in a
+    statement ends it after that statement."""
+    out: Dict[int, frozenset] = {}
+
+    def record(node, names: frozenset) -> None:
+        if not names:
+            return
+        todo = [node]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(n, ast.Call):
+                out[id(n)] = names
+            todo.extend(ast.iter_child_nodes(n))
+
+    def effects(stmt, names: set) -> None:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("eval", "train"):
+                key = _dotted_name(n.func.value)
+                if key is None:
+                    continue
+                off = n.func.attr == "eval" and not n.args or (
+                    n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value is False)
+                if off and n is getattr(stmt, "value", None) and isinstance(stmt, ast.Expr):
+                    names.add(key)
+                else:
+                    names.discard(key)
+            elif isinstance(n, (ast.Name, ast.Attribute)) and isinstance(getattr(n, "ctx", None), (ast.Store, ast.Del)):
+                key = _dotted_name(n)
+                if key is not None:
+                    for k in [k for k in names if k == key or k.startswith(key + ".")]:
+                        names.discard(k)
+
+    def block(stmts, names: frozenset) -> None:
+        cur = set(names)
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                block(stmt.body, frozenset())
+                continue
+            if isinstance(stmt, ast.ClassDef):
+                block(stmt.body, frozenset())
+                continue
+            bodies = [getattr(stmt, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(stmt, f, None), list)]
+            bodies += [h.body for h in getattr(stmt, "handlers", ())]
+            bodies += [c.body for c in getattr(stmt, "cases", ())]
+            if bodies:
+                here = frozenset(cur)
+                for field, value in ast.iter_fields(stmt):
+                    if field not in ("body", "orelse", "finalbody", "handlers", "cases"):
+                        for v in value if isinstance(value, list) else [value]:
+                            if isinstance(v, ast.AST):
+                                record(v, here)
+                for b in bodies:
+                    block(b, here)
+                effects(stmt, cur)
+                # (an ``eval()`` nested in it held on some paths only)
+                cur &= set(here)
+                continue
+            record(stmt, frozenset(cur))
+            effects(stmt, cur)
+
+    block(tree.body, frozenset())
     return out
 
 

@@ -910,9 +910,14 @@ class Analyzer:
         a method called as ``self.m(...)`` from its own class, the ``self.x`` in eval
         mode there too. Empty where a caller is not seen."""
         sites = self._sites.get(id(info))
-        if info.opaque or id(info) in self._escapes or not sites:
+        if info.opaque or id(info) in self._escapes:
             return frozenset()
-        common: Optional[Set[str]] = None
+        # (and the parameters that other modules' calls all hand in eval mode:
+        # ``Context.entered_eval``)
+        elsewhere = self._eval_by_callers(info)
+        if not sites:
+            return elsewhere
+        common: Optional[Set[str]] = set(elsewhere) if elsewhere else None
         for cid in sites:
             fact = calls_by_id.get(cid)
             if fact is None or not fact.in_eval:
@@ -922,6 +927,20 @@ class Analyzer:
             if not common:
                 return frozenset()
         return frozenset(common or ())
+
+    def _eval_by_callers(self, info: FunctionInfo) -> FrozenSet[str]:
+        """The parameters of the module-level function ``info`` that every call of
+        another module hands a name in eval mode (``Context.entered_eval``)."""
+        if info.parent is not None or info.cls is not None:
+            return frozenset()
+        out = set()
+        for slot in self.context.eval_by_callers(info.name):
+            if slot.isdigit():
+                if int(slot) < len(info.param_names):
+                    out.add(info.param_names[int(slot)])
+            elif slot in info.param_names:
+                out.add(slot)
+        return frozenset(out)
 
     def _free_in_eval(self, fact: CallFact, info: FunctionInfo) -> Set[str]:
         """At the call ``fact`` of ``info``: its free names in eval mode as it starts (a

@@ -261,6 +261,10 @@ class Context:
     # flag, "on"/"off", the API that set it or "" for the framework's default, where the
     # first such call is). Its own calls join in.
     entered: Tuple[Tuple[str, str, str, str, str], ...] = ()
+    # Of those functions: the arguments (positions as digits, keywords by name) that every
+    # call of another module hands a name it put in eval mode (``model.eval();
+    # evaluate.metrics(model, loader)``), with where the first such call is.
+    entered_eval: Tuple[Tuple[str, Tuple[str, ...], str], ...] = ()
     # Of its module-level functions and its module-level classes' methods
     # (``Trainer.step``): those a loop of another module of the run calls, with where
     # the first such call is: a method called once per batch there runs many times.
@@ -291,7 +295,12 @@ class Context:
         bear on. Told only those or that it is imported, a file gets no package either:
         its names resolve as when it is linted alone.)"""
         return bool(self.functions or self.model_classes or self.stars or self.framework or self.class_bases or self.imported
-                    or self.entered or self.looped)
+                    or self.entered or self.looped or self.entered_eval)
+
+    def eval_by_callers(self, name: str) -> Tuple[str, ...]:
+        """The arguments of the module-level function ``name`` that every call of other
+        modules hands in eval mode (see ``entered_eval``)."""
+        return next((args for n, args, _ in self.entered_eval if n == name), ())
 
     def entered_by_callers(self, name: str) -> Mapping[str, "Callers"]:
         """By framework: the state other modules' calls enter the module-level function
