@@ -7,7 +7,7 @@ from scopelint.core.queries import (
     model_made_known, models_handed_to_helper, off_at_every_call, only_called_where, recording, trained_models_as_called, value_mode_free,
 )
 from scopelint.core.roles import is_held_out_data, is_model_call, is_optimizer_step, matches_any
-from scopelint.fixkit import insert_call, module_fix, parents, statement_call, statement_of
+from scopelint.fixkit import code_of, insert_call, module_fix, parents, statement_call, statement_of, walk
 from scopelint.rule import Report, Rule
 
 
@@ -139,6 +139,8 @@ class EvalTrainModeMismatch(Rule):
                 if name not in call.maybe_eval or name in call.in_eval or frozen_by_the_file(facts, name):
                     continue
                 culprit = call.maybe_eval[name]
+                if _switched_by_the_training_test(facts, call, culprit, name):
+                    continue  # (``if split == 'train': m.train() else: m.eval()``, and the step under that test)
                 if id(culprit) not in reported:
                     reported.add(id(culprit))
                     fix = _train_fix(ctx, call, culprit, name)
@@ -183,6 +185,53 @@ def _unseen_parameter(facts, call) -> bool:
     if func is None or root not in func.param_names or root in func.params or func.callers_known:
         return False
     return not facts.sites_of(func) and func.name not in getattr(facts.program, "called_elsewhere", ())
+
+
+def _switched_by_the_training_test(facts, call, culprit, name) -> bool:
+    """The ``eval()`` is the ``else`` of an ``if T:`` whose body calls ``name.train()``,
+    and every backward of the training loop runs under ``if T:`` too, with no name of
+    ``T`` rebound in that loop (Sentence-VAE's ``for split in splits:`` loop): on the
+    iterations that train, ``train()`` ran; the eval path is one that does not."""
+    table = parents(facts.module)
+    child, up = culprit, table.get(id(culprit))
+    while up is not None and type(up) is not cst.If:
+        child, up = up, table.get(id(up))
+    if up is None or up.orelse is None or not _inside(up.orelse, culprit, table):
+        return False
+    trains = any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "train"
+                 and dotted(n.func.value) == name and not n.args for n in walk(up.body))
+    if not trains:
+        return False
+    test = code_of(up.test)
+    loop = call.loops[-1]
+    names = {n.value for n in walk(up.test) if type(n) is cst.Name}
+    if any(type(n) in (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For) and names & _bound_names(n) for n in walk(loop)):
+        return False
+    backwards = backwards_in_loop(facts, loop)
+    return bool(backwards) and all(
+        any(type(a) is cst.If and code_of(a.test) == test and _inside(a.body, b.node, table) for a in _ancestors(b.node, table, loop))
+        for b in backwards)
+
+
+def _ancestors(node, table, stop):
+    up = table.get(id(node))
+    while up is not None and up is not stop:
+        yield up
+        up = table.get(id(up))
+
+
+def _inside(block, node, table) -> bool:
+    up = node
+    while up is not None:
+        if up is block:
+            return True
+        up = table.get(id(up))
+    return False
+
+
+def _bound_names(n) -> set:
+    targets = [t.target for t in n.targets] if type(n) is cst.Assign else [n.target]
+    return {x.value for t in targets for x in walk(t) if type(x) is cst.Name}
 
 
 def _runs_the_training_forward(facts, call) -> bool:
