@@ -75,7 +75,8 @@ class GraphBrokenByConversion(Rule):
                 )
                 # (Numbers taken out last: whether the model output they read is trained
                 # elsewhere counts the paths the fixes of the others reconnect.)
-                deepest = [d for d in (_deepest(v, fw) for v in reachable if _left(v)) if d is not None]
+                inner = _returned_inside(facts)
+                deepest = [d for d in (_deepest(v, fw, inner) for v in reachable if _left(v)) if d is not None]
                 for conv in sorted(deepest, key=lambda v: _number_taken_out(facts, v)):
                     if id(conv.node) in reported:
                         continue
@@ -103,7 +104,7 @@ class GraphBrokenByConversion(Rule):
                             continue
                     reported.add(id(conv.node))
                     # Undo it, and the conversions after it that lead back to the loss.
-                    chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw) is conv.node]
+                    chain = [conv.node] + [v.node for v in reachable if _left(v) and v.node is not conv.node and _deepest_node(v, fw, inner) is conv.node]
                     reconnected.update(id(n) for n in chain)
                     fix = reconnect_graph(ctx, chain, fw)
                     yield Report(conv.node, "this conversion leaves the graph on the way to the backpropagated value: gradients stop here", fix,
@@ -338,24 +339,39 @@ def _object_result(v) -> bool:
             and bool(v.parents) and is_object(v.parents[0]))
 
 
-def _deepest(conv, fw):
+def _deepest(conv, fw, inner=None, depth: int = 0):
     """The conversion where the graph is really left: ``torch.tensor(x.item())`` -> ``.item()``
     (not past what an object's method returns: ``nd.array(env.step(a.asnumpy())[0])``
-    starts from the environment's data)."""
+    starts from the environment's data); ``inner``: what a call of a local function
+    that returns only values out of the graph returned (``_returned_inside``), followed
+    into it (a forward pass that returns ``torch.FloatTensor(logits.data.numpy())``)."""
     if _from_recorded(conv, fw):
         return conv
     stop = lambda v: _left(v) or _object_result(v) or UNKNOWN_RESULT <= v.tags  # noqa: E731  (what unknown code returns: no path)
-    for p in conv.parents:
+    inside = inner(conv) if inner is not None and depth < 4 else ()
+    for p in (*conv.parents, *inside):
         for v in graph_path(p, stop):
             if _left(v) and v is not conv:
-                found = _deepest(v, fw)
+                found = _deepest(v, fw, inner, depth + any(p is q for q in inside))
                 if found is not None:
                     return found
     return None
 
 
-def _deepest_node(conv, fw):
-    found = _deepest(conv, fw)
+def _returned_inside(facts):
+    """``_deepest``'s ``inner``: at a call of a local function whose every returned value
+    has left the graph (``Returns.left``), those values (``Facts.left_returned``)."""
+    def inner(v):
+        fact = facts.call_of(v.node) if type(v.node) is cst.Call else None
+        target = fact.target if fact is not None else None
+        if target is None or not target.returns.left:
+            return ()
+        return facts.left_returned.get(id(target), ())
+    return inner
+
+
+def _deepest_node(conv, fw, inner=None):
+    found = _deepest(conv, fw, inner)
     return found.node if found is not None else None
 
 

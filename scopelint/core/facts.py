@@ -222,6 +222,10 @@ class Facts:
     # Loops known to run their body at least once (ids): a ``for`` over a list or tuple
     # written out with items (``for l in [loss_d, loss_g]:``, through a name bound to one).
     entered_loops: FrozenSet[int] = frozenset()
+    # By local function (id): what it returns where all of it has left the graph
+    # (``Returns.left``: ``return torch.tensor(out.item())``), as its walk made it, for
+    # a rule that follows a conversion from a call into the function.
+    left_returned: Dict[int, tuple] = field(default_factory=dict)
 
     def __post_init__(self):
         self._call_by_node = {id(c.node): c for c in self.calls}

@@ -615,6 +615,9 @@ class Analyzer:
         self.module = module
         self.context = program or NO_CONTEXT
         self._hole_values: Dict[str, Value] = {}  # (``_lookup``: a hole is one value wherever read)
+        # What each local function returned on its last walk where all of it left the graph
+        # (``Returns.left``): ``Facts.left_returned``.
+        self._left_returned: Dict[int, Tuple[Value, ...]] = {}
         self.whole = whole if whole is not None else whole_of_source(module.code)
         imports = Imports(program.package, program.star_names) if program is not None else None
         self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus, program=imports)
@@ -770,6 +773,7 @@ class Analyzer:
             self.context,
             effects,
             frozenset(entered),
+            dict(self._left_returned),
         )
 
     def _loops_of_callers(self, calls: Dict[int, CallFact], backwards: Dict[int, BackwardFact],
@@ -1020,11 +1024,14 @@ class Analyzer:
             elsewhere = (info.name in self.context.called_off or _lightning_no_grad_hook(info)
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
-            if not elsewhere and roles.is_gluon_forward(info):
+            if not elsewhere and roles.is_gluon_forward(info) and (
+                    self.whole is None or self.whole.backprop or self.context.imported):
                 # A Gluon Block's (or Loss's) forward that nothing here calls: Blocks exist to
                 # be trained, and their training forward runs inside ``record()`` (their
                 # callers' file, the library's users). Recording is on when it matters for
                 # what is written in place there (SL304); the training flag stays unknown.
+                # (Not in a script that trains nothing and no other module imports: a
+                # book's demo Block run on a batch, d2l's FancyMLP, is never recorded.)
                 state = dataclasses.replace(state, mxnet=Switch(Mode.ON, Origin("block-entry")))
         else:
             info.callers_known = True
@@ -1108,6 +1115,10 @@ class Analyzer:
         self._block(info.node.body)
         exits = [f.env for f in self._returns + [self.flow] if f.env is not None]
         returns = self._returns_summary(info, exits)
+        if returns.left:
+            self._left_returned[id(info)] = tuple(self._returned)
+        else:
+            self._left_returned.pop(id(info), None)
         left_set = _exit_switches(info, [f.state for f in self._returns + [self.flow] if f.env is not None], self._applied_exits)
         self._returns_of[id(info)] = dataclasses.replace(returns, exit=left_set) if left_set else returns
         self._grad_effects_of[id(info)] = self._grad_effects_summary(info, exits)
