@@ -405,6 +405,11 @@ _NUMPY_TWINS = frozenset({
 _WRAPPERS = {"torch.tensor", "torch.from_numpy", "torch.as_tensor", "torch.Tensor", "mxnet.nd.array", "mxnet.ndarray.array"}
 
 
+# The typed constructors that take an array: undone as the dtype method they stand for
+# (``torch.FloatTensor(y.data.numpy())`` -> ``y.float()``).
+_TYPED_WRAPPERS = {"torch.FloatTensor": "float", "torch.DoubleTensor": "double", "torch.HalfTensor": "half"}
+
+
 _NUMPY_WRAPPERS = {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray", "numpy.float32", "numpy.float64"}
 
 
@@ -451,7 +456,7 @@ class _Reconnect:
         if isinstance(func, cst.Attribute) and func.attr.value in LEAVING_METHODS:
             return "leave"
         q = self.qualify(func)
-        if q in _WRAPPERS or q in _NUMPY_WRAPPERS or self.builtin(func) == "float":
+        if q in _WRAPPERS or q in _NUMPY_WRAPPERS or q in _TYPED_WRAPPERS or self.builtin(func) == "float":
             return "wrap"
         if q is not None and q.startswith("numpy.") and q[len("numpy."):] in _NUMPY_TWINS:
             return "numpy"
@@ -482,7 +487,10 @@ class _Reconnect:
             value = pos[0].value
             inner = self._undo(value)
             if self.is_list(value):
-                return self.stack(value, inner)
+                inner = self.stack(value, inner)
+            typed = _TYPED_WRAPPERS.get(self.qualify(node.func))
+            if typed is not None:
+                inner = cst.Call(func=cst.Attribute(value=inner if isinstance(inner, _ATOMS) else _paren(inner), attr=cst.Name(typed)))
             return inner
         if kind == "numpy":
             if any(a.keyword is not None or a.star for a in node.args):
@@ -590,23 +598,32 @@ class _Reconnect:
 
     def top(self, conv: cst.CSTNode) -> cst.CSTNode:
         """The outermost expression around ``conv`` that belongs to the round trip out of
-        and back into the framework (arithmetic, NumPy functions, the re-wrapping call)."""
+        and back into the framework (arithmetic, NumPy functions, the re-wrapping call).
+        Raises _NoFix where the climb passed a further conversion out of the graph that no
+        re-wrapping call around it brings back: undoing ``conv`` alone would leave that one
+        on a value that now requires grad (``y.data.numpy()`` -> ``y.numpy()``, an error)."""
         table = parents(self.ctx.facts.module)
         top = current = conv
+        left = False  # a conversion out of the graph above ``top``, not yet undone
         while True:
             parent = table.get(id(current))
             if isinstance(parent, cst.Arg):
                 call = table.get(id(parent))
                 if not isinstance(call, cst.Call) or self.kind(call) not in ("wrap", "numpy"):
-                    return top
+                    break
                 current = top = call
+                left = False
             elif isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
                 current = parent
             elif isinstance(parent, cst.Attribute) and parent.value is current and isinstance(table.get(id(parent)), cst.Call) \
                     and table.get(id(parent)).func is parent:
                 current = table.get(id(parent))  # a method on the converted value
+                left = left or self.kind(current) == "leave"
             else:
-                return top
+                break
+        if left:
+            raise _NoFix
+        return top
 
 
 @quiet
@@ -618,7 +635,10 @@ def reconnect_graph(ctx, conversions: Sequence[cst.CSTNode], fw: str) -> Optiona
     table = parents(ctx.facts.module)
     tops: List[cst.CSTNode] = []
     for conv in conversions:
-        top = _Reconnect(ctx, fw, conv).top(conv)
+        try:
+            top = _Reconnect(ctx, fw, conv).top(conv)
+        except _NoFix:
+            return None
         if all(t is not top for t in tops):
             tops.append(top)
 

@@ -340,3 +340,38 @@ def test_a_fragment_fix_writes_no_framework_name_the_post_never_uses():
     result = lint_source(post, "post.py")
     assert [(f.start[0], f.code) for f in result.findings] == [(4, "SL103")]
     assert all(f.fix is None for f in result.findings)
+
+
+def _sl206_fixes(code):
+    result = lint_source(textwrap.dedent(code), "t.py")
+    assert not result.errors
+    return [(f.start[0], f.fix.message if f.fix else None) for f in result.findings if f.code == "SL206"]
+
+
+def test_sl206_fix_undoes_a_typed_constructor_around_numpy():
+    # graykode/nlp-tutorial's shape: ``torch.FloatTensor(logits.data.numpy() / T)`` in a forward
+    code = """
+        import torch
+        net = torch.nn.Linear(3, 2)
+        x, y = torch.randn(4, 3), torch.randint(0, 2, (4,))
+        logits = torch.FloatTensor(net(x).data.numpy() / 2.0)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        loss.backward()
+    """
+    fixes = _sl206_fixes(code)
+    assert len(fixes) == 1 and fixes[0][1] is not None and "(net(x) / 2.0).float()" in fixes[0][1]
+
+
+def test_sl206_offers_no_fix_that_leaves_a_numpy_call_on_a_graph_value():
+    # undoing ``.data`` alone would leave ``net(x).numpy()``: an error, not a fix
+    code = """
+        import torch
+        import numpy as np
+        net = torch.nn.Linear(3, 2)
+        x, y = torch.randn(4, 3), torch.randint(0, 2, (4,))
+        logits = torch.stack(list(map(torch.from_numpy, [net(x).data.numpy()])))[0]
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        loss.backward()
+    """
+    fixes = _sl206_fixes(code)
+    assert fixes and [fix for _, fix in fixes] == [None] * len(fixes)

@@ -23,7 +23,7 @@ from scopelint.core.arguments import CALL_METHODS, requires_grad_off, FWD_ARG, F
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, dotted
 from scopelint.core.slicing import Whole, whole_of_source
-from scopelint.core.syntax import finds, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
+from scopelint.core.syntax import finds, is_main_guard, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
 from scopelint.core.summaries import attaches_grad, calls_surely, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
 from scopelint.core.state import (
     DATA,
@@ -932,6 +932,18 @@ class Analyzer:
                 return frozenset()
         return frozenset(common or ())
 
+    def _runs_its_blocks(self) -> bool:
+        """The module's own top-level code (not under ``if __name__ == "__main__":``)
+        initializes a Gluon Block (``net.initialize()``): a script that runs its Blocks."""
+        found = getattr(self, "_runs_blocks", None)
+        if found is None:
+            found = self._runs_blocks = any(
+                type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "initialize"
+                for stmt in self.module.body
+                if type(stmt) not in (cst.FunctionDef, cst.ClassDef) and not is_main_guard(stmt)
+                for n in walk(stmt, is_nested_scope))
+        return found
+
     def _eval_by_callers(self, info: FunctionInfo) -> FrozenSet[str]:
         """The parameters of the module-level function ``info`` that every call of
         another module hands a name in eval mode (``Context.entered_eval``)."""
@@ -1025,13 +1037,15 @@ class Analyzer:
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
             if not elsewhere and roles.is_gluon_forward(info) and (
-                    self.whole is None or self.whole.backprop or self.context.imported):
+                    self.whole is None or self.whole.backprop or self.context.imported or not self._runs_its_blocks()):
                 # A Gluon Block's (or Loss's) forward that nothing here calls: Blocks exist to
                 # be trained, and their training forward runs inside ``record()`` (their
                 # callers' file, the library's users). Recording is on when it matters for
                 # what is written in place there (SL304); the training flag stays unknown.
-                # (Not in a script that trains nothing and no other module imports: a
-                # book's demo Block run on a batch, d2l's FancyMLP, is never recorded.)
+                # (Not in a script that trains nothing, that no other module imports and whose
+                # own module-level code initializes its Blocks to run them: a book's demo
+                # Block run on a batch, d2l's FancyMLP, is never recorded. A library's
+                # model file, which runs nothing itself, keeps the assumption.)
                 state = dataclasses.replace(state, mxnet=Switch(Mode.ON, Origin("block-entry")))
         else:
             info.callers_known = True

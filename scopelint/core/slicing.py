@@ -1388,10 +1388,12 @@ def _needs(units: List[_Unit], defines: Dict[str, List[int]], binds: Dict[str, L
         if u.kind == "method":
             needs[i].add(u.cls)
             needs[i].update(j for j, stored in init_stores.get(u.cls, ()) if j != i and not stored.isdisjoint(u.words))
-            if u.name in ("forward", "hybrid_forward") and i not in escaped:
-                needs[i].add(hub(("instances", units[u.cls].name), namers.get(units[u.cls].name, ())))
+            if u.name in ("forward", "hybrid_forward"):
+                if i not in escaped:
+                    needs[i].add(hub(("instances", units[u.cls].name), namers.get(units[u.cls].name, ())))
                 # and what makes (and calls) an instance runs it: ``net(x)`` is a call of
-                # ``forward``, as ``helper(x)`` is of ``helper``
+                # ``forward``, as ``helper(x)`` is of ``helper`` (escaped or not: what the
+                # call hands back is its return, ``Facts.left_returned``)
                 needs[fed(("forward-of", units[u.cls].name), namers.get(units[u.cls].name, ()))].add(i)
                 # (and what ``self.x`` is in it: what ``__init__`` puts there)
                 needs[i].update(j for j in methods.get("__init__", ()) if units[j].cls == u.cls)

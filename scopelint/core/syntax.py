@@ -152,6 +152,15 @@ def runs_once(loop) -> bool:
     return type(it) in (cst.List, cst.Tuple) and len(it.elements) <= 1
 
 
+def is_main_guard(stmt: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` (either side)."""
+    if type(stmt) is not cst.If or type(stmt.test) is not cst.Comparison or len(stmt.test.comparisons) != 1:
+        return False
+    sides = (stmt.test.left, stmt.test.comparisons[0].comparator)
+    return any(type(s) is cst.Name and s.value == "__name__" for s in sides) and any(
+        type(s) is cst.SimpleString and s.evaluated_value == "__main__" for s in sides)
+
+
 def ends_in_break(block) -> bool:
     body = list(getattr(block, "body", ()))
     if not body:
