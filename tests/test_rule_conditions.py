@@ -375,3 +375,43 @@ def test_sl206_offers_no_fix_that_leaves_a_numpy_call_on_a_graph_value():
     """
     fixes = _sl206_fixes(code)
     assert fixes and [fix for _, fix in fixes] == [None] * len(fixes)
+
+
+SUBMODULE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(3, 3)
+            self.out = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.out(self.enc(x))
+
+        def embed(self, x):
+            return self.enc(x)
+
+    def report(data):
+        model = Net()
+        model.eval()
+        {switch}
+        for x in data:
+            print(model.{call}(x))
+
+    report([torch.randn(4, 3)])
+""")
+
+
+def test_sl103_a_submodule_of_a_model_in_eval_mode_is_in_eval_mode():
+    # ``eval()`` switches the submodules too (pcyin/pytorch_nmt's NMT.sample, round 14)
+    assert found(SUBMODULE.format(switch="pass", call="enc")) == [(22, "SL103")]
+    # a method of the model runs its submodules in eval mode: reported inside it
+    assert found(SUBMODULE.format(switch="pass", call="embed")) == [(15, "SL103")]
+
+
+def test_sl103_a_submodule_switched_back_to_train_is_not_in_eval_mode():
+    assert found(SUBMODULE.format(switch="model.enc.train()", call="enc")) == []
+    # (nor is the model's own method, taken for a submodule)
+    assert found(SUBMODULE.format(switch="model.enc.train()", call="embed")) == []

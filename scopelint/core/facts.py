@@ -141,6 +141,8 @@ class CallFact:
     inner: Optional[cst.Call] = None
     # Models whose parameters may not require grad at the call (``_Env.frozen``).
     frozen: FrozenSet[str] = frozenset()
+    # Names put back in training mode on every path to here (``_Env.in_train``).
+    in_train: FrozenSet[str] = frozenset()
     # The loops its function runs in, outermost first: those around every call of it, all
     # seen (``train_epoch`` called in ``fit``'s loop; see ``flow.Analyzer._loops_of_callers``).
     caller_loops: Tuple[cst.CSTNode, ...] = ()

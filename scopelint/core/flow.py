@@ -321,6 +321,13 @@ def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
         any(b in F.LIGHTNING_MODULES for b in info.framework_bases) or info.cls.name.value == "LightningModule")
 
 
+def _part_in_train(fact: CallFact, key: str) -> bool:
+    """At ``fact``, a submodule of ``key`` was put back in training mode (``model.eval()``
+    then ``model.encoder.train()``): the callee cannot take all of ``key`` for in eval
+    mode (it reads ``encoder`` as in eval mode with it)."""
+    return any(k.startswith(key + ".") for k in fact.in_train)
+
+
 def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     """At the call ``fact`` of ``target``: the names of ``target`` in eval mode as it
     starts (see ``Analyzer._entry_eval``)."""
@@ -333,6 +340,15 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     out: Set[str] = set()
     if on_self:
         out.update(k for k in fact.in_eval if k.startswith("self."))
+    elif len(params) < len(target.param_names) and type(call.func) is cst.Attribute and target.cls is not None:
+        # ``model.eval()`` then ``model.sample(src)``: the method's own object (its first
+        # parameter) is in eval mode as it starts, and so is what it holds
+        recv = dotted(call.func.value)
+        me = target.param_names[0]
+        if recv is not None and recv in fact.in_eval and not _part_in_train(fact, recv):
+            out.add(me)
+        if recv is not None:
+            out.update(me + k[len(recv):] for k in fact.in_eval if k.startswith(recv + "."))
     position = 0
     for arg in call.args:
         if arg.star:
@@ -347,7 +363,7 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
         key = dotted(arg.value)
         if key is None or name not in target.param_names:
             continue
-        if key in fact.in_eval:
+        if key in fact.in_eval and not _part_in_train(fact, key):
             out.add(name)
         # (``helper(self, x)`` after ``self.model.eval()``: ``self.model`` of the helper)
         out.update(name + k[len(key):] for k in fact.in_eval if k.startswith(key + "."))
@@ -2175,12 +2191,16 @@ class Analyzer:
             external = self._program_method(receiver, func.attr.value)  # ``model.val_start()``, ``model = VSE(opt)``
         loops = tuple(self._loop_nodes)
         self._seq += 1
+        in_eval = env.in_eval
+        if in_eval and (target is None or target.name in CALL_METHODS) and self._submodule_in_eval(func, receiver, env):
+            in_eval = in_eval | {dotted(func)}
         fact = CallFact(
             call, qname, dotted(func), method, state, self.func, receiver, args, statement,
-            env.in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value, self._seq,
+            in_eval, dict(env.maybe_eval), loops, env.grads, target, callee_value, self._seq,
         )
         fact.external = external
         fact.frozen = env.frozen
+        fact.in_train = env.in_train
         self._calls[id(call)] = fact
         if target is not None:
             if target is self.func:
@@ -2733,6 +2753,38 @@ class Analyzer:
         if len(classes) != 1:
             return None
         return self.graph.method_of(next(iter(classes)), func.attr.value)
+
+    def _submodule_in_eval(self, func: cst.BaseExpression, receiver: Optional[Value], env: "_Env") -> bool:
+        """``model.encoder(x)`` after ``model.eval()`` (or ``self.lstm(h)`` in a method
+        entered with its object in eval mode): ``eval()`` switches a module's submodules
+        too. Only where ``encoder`` is known to be no method: the object is an instance
+        of a class of this file (``self`` in its own method) of which it is none."""
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return False
+        key, attr = func.value.value, func.attr.value
+        callee = f"{key}.{attr}"
+        if key not in env.in_eval or callee in env.in_eval or callee in env.in_train or callee in env.maybe_eval:
+            return False
+        own = self.func
+        if own is not None and own.cls is not None and list(own.param_names[:1]) == [key]:
+            classes = {own.cls.name.value}
+        else:
+            classes = _instance_classes(receiver, items=False) if receiver is not None else set()
+        if len(classes) != 1:
+            return False
+        name = classes.pop()
+        if name not in self.graph.classes or self.graph.method_of(name, attr) is not None:
+            return False
+        # (an attribute its ``__init__`` sets to something callable it makes: a layer)
+        init = self.graph.method_of(name, "__init__")
+        if init is None:
+            return False
+        me = init.param_names[0] if init.param_names else None
+        return me is not None and any(
+            type(n) is cst.Assign and type(n.value) is cst.Call and any(
+                type(t.target) is cst.Attribute and type(t.target.value) is cst.Name and t.target.value.value == me
+                and t.target.attr.value == attr for t in n.targets)
+            for n in walk(init.node.body, is_nested_scope))
 
     def _called_instance(self, callee: Value) -> Optional[FunctionInfo]:
         """The method a call of ``callee`` runs when it is an instance of a class of this
