@@ -113,6 +113,15 @@ def _may_hold_graph(v) -> bool:
     return bool(v.parents) or type(v.node) not in (cst.Name, cst.Attribute)
 
 
+def _of_a_prediction_made_off(facts, value) -> bool:
+    """``value`` holds no graph (``holds_graph``) and is computed from a forward pass made
+    with recording off (``with torch.no_grad(): pred = model(x)`` then ``loss =
+    criterion(pred, y)`` outside the block): known to hold none, not merely unknown."""
+    if holds_graph(facts, value, TORCH):
+        return False
+    return any(type(v.node) is cst.Call and not v.pure and v.rec[TORCH].off for v in value.ancestors())
+
+
 def _container_of(expr):
     """``hist["loss"]`` -> ``hist``: the container a subscript reads an entry of."""
     while type(expr) is cst.Subscript:
@@ -242,6 +251,8 @@ class LossAccumulatedWithGraph(Rule):
             )
             if not (backward_in_loop or from_loss) or backpropagated(facts, accumulator):
                 continue
+            if not backward_in_loop and _of_a_prediction_made_off(facts, value):
+                continue  # (a validation loss of a prediction made under ``no_grad()``: no graph)
             if not backward_in_loop and not per_call and not handed and _local_of(func, key) \
                     and not _runs_code_per_item(facts, loops[-1]):
                 # (a list of one call's per-item losses -- ``value_loss.append(

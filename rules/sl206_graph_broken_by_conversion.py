@@ -438,6 +438,7 @@ class _Reconnect:
         self.func = function_of(ctx, anchor)
         self.scope = scope_of(ctx, self.func)
         self.extra: List[Tuple[cst.CSTNode, cst.CSTNode]] = []  # helpers ported to the framework
+        self.left = False  # (set by ``top``)
 
     def qualify(self, func) -> Optional[str]:
         return self.ctx.facts.names.qualify(func, self.scope)
@@ -599,9 +600,10 @@ class _Reconnect:
     def top(self, conv: cst.CSTNode) -> cst.CSTNode:
         """The outermost expression around ``conv`` that belongs to the round trip out of
         and back into the framework (arithmetic, NumPy functions, the re-wrapping call).
-        Raises _NoFix where the climb passed a further conversion out of the graph that no
+        Sets ``left`` where the climb passed a further conversion out of the graph that no
         re-wrapping call around it brings back: undoing ``conv`` alone would leave that one
-        on a value that now requires grad (``y.data.numpy()`` -> ``y.numpy()``, an error)."""
+        on a value that now requires grad (``y.data.numpy()`` -> ``y.numpy()``, an error),
+        unless the top of another conversion holds this one."""
         table = parents(self.ctx.facts.module)
         top = current = conv
         left = False  # a conversion out of the graph above ``top``, not yet undone
@@ -621,8 +623,7 @@ class _Reconnect:
                 left = left or self.kind(current) == "leave"
             else:
                 break
-        if left:
-            raise _NoFix
+        self.left = left
         return top
 
 
@@ -634,13 +635,14 @@ def reconnect_graph(ctx, conversions: Sequence[cst.CSTNode], fw: str) -> Optiona
         return None
     table = parents(ctx.facts.module)
     tops: List[cst.CSTNode] = []
+    unsafe: List[cst.CSTNode] = []  # tops that would leave a conversion behind
     for conv in conversions:
-        try:
-            top = _Reconnect(ctx, fw, conv).top(conv)
-        except _NoFix:
-            return None
+        climb = _Reconnect(ctx, fw, conv)
+        top = climb.top(conv)
         if all(t is not top for t in tops):
             tops.append(top)
+        if climb.left:
+            unsafe.append(top)
 
     def inside(node, other) -> bool:
         p = table.get(id(node))
@@ -651,6 +653,8 @@ def reconnect_graph(ctx, conversions: Sequence[cst.CSTNode], fw: str) -> Optiona
         return False
 
     tops = [t for t in tops if not any(inside(t, o) for o in tops if o is not t)]
+    if any(t is u for t in tops for u in unsafe):
+        return None
     pairs = []
     for t in tops:
         rewriter = _Reconnect(ctx, fw, t)

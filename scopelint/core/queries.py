@@ -1181,7 +1181,13 @@ def made_this_iteration(v: Value, loop: cst.CSTNode) -> bool:
     root = v
     while type(root.node) in (cst.Subscript, cst.Attribute) and root.parents:
         root = root.parents[0]
-    if carried_tag(loop) in root.tags or root.node is None or type(root.node) in (cst.Name, cst.Attribute):
+    if carried_tag(loop) in root.tags:
+        return False
+    if root.node is None and len(root.parents) == 2:
+        # one value or the other, by the branch taken (``total = 0`` then, under an
+        # ``if``, ``total += aux``): made this iteration when both are
+        return all(made_this_iteration(p, loop) for p in root.parents)
+    if root.node is None or type(root.node) in (cst.Name, cst.Attribute):
         return False
     return finds(loop, lambda n: n is root.node)
 
