@@ -415,3 +415,36 @@ def test_sl103_a_submodule_switched_back_to_train_is_not_in_eval_mode():
     assert found(SUBMODULE.format(switch="model.enc.train()", call="enc")) == []
     # (nor is the model's own method, taken for a submodule)
     assert found(SUBMODULE.format(switch="model.enc.train()", call="embed")) == []
+
+
+FLAG_HELPER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def set_mode(model, training):
+        model.train(training)
+
+    def evaluate(model, data):
+        set_mode(model, False)
+        with torch.no_grad():
+            scores = [model(x).sum().item() for x in data]
+        {restore}
+        return scores
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [torch.randn(2, 3)]
+    for epoch in range(2):
+        for x in data:
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+        evaluate(model, data)
+""")
+
+
+def test_sl207_a_mode_helper_by_its_literal_flag():
+    # Beta-VAE's ``net_mode(train)`` (round 15), as ``model.train(flag)``: the flag handed
+    # as a literal says which mode the helper leaves
+    assert found(FLAG_HELPER.format(restore="set_mode(model, True)")) == []
+    assert found(FLAG_HELPER.format(restore="pass")) == [(23, "SL207")]

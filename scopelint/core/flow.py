@@ -321,6 +321,84 @@ def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
         any(b in F.LIGHTNING_MODULES for b in info.framework_bases) or info.cls.name.value == "LightningModule")
 
 
+def _modes_set_by_flags(call: cst.Call, target: FunctionInfo) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """What a mode helper switches at this call, where a flag it is handed as a literal
+    picks the branch (``def net_mode(self, train): if train: self.net.train() else:
+    self.net.eval()`` called as ``self.net_mode(train=False)``; ``model.train(mode)``):
+    the names (in ``target``'s spelling) it puts in train mode, and in eval mode, on
+    every path that returns. Only a body of such switches, branches on those flags and
+    guards that raise; anything else: nothing (the summary of every path decides)."""
+    flags = {}
+    bound = bind(call, bound_params(call, target))
+    for name, arg in (bound or {}).items():
+        value = literal_bool(arg.value) if arg is not None else None
+        if value is not None:
+            flags[name] = value
+    if not flags or type(target.node.body) is not cst.IndentedBlock:
+        return (), ()
+    train: List[str] = []
+    evals: List[str] = []
+    if not _run_switches(target.node.body.body, flags, train, evals):
+        return (), ()
+    return tuple(k for k in train if k not in evals), tuple(k for k in evals if k not in train)
+
+
+def _flag_of(test, flags: Dict[str, bool]) -> Optional[bool]:
+    """``train`` / ``not train`` where ``train`` is a flag of ``flags``: its value."""
+    if type(test) is cst.Name:
+        return flags.get(test.value)
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = _flag_of(test.expression, flags)
+        return None if inner is None else not inner
+    return None
+
+
+def _switch_of(stmt, flags: Dict[str, bool]) -> Optional[Tuple[str, bool]]:
+    """``x.train()``/``x.eval()``/``x.train(flag)`` as a statement: its key and mode."""
+    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Expr:
+        return None
+    c = stmt.body[0].value
+    if type(c) is not cst.Call or type(c.func) is not cst.Attribute or dotted(c.func.value) is None:
+        return None
+    if c.func.attr.value == "eval" and not c.args:
+        return (dotted(c.func.value), False)
+    if c.func.attr.value == "train":
+        if not c.args:
+            return (dotted(c.func.value), True)
+        mode = literal_bool(c.args[0].value)
+        mode = _flag_of(c.args[0].value, flags) if mode is None else mode
+        return (dotted(c.func.value), mode) if mode is not None else None
+    return None
+
+
+def _run_switches(body, flags: Dict[str, bool], train: List[str], evals: List[str]) -> bool:
+    """``_modes_set_by_flags`` over the statements ``body``: False where one is not of
+    the kinds it reads."""
+    for stmt in body:
+        if type(stmt) is cst.SimpleStatementLine and all(
+                type(x) is cst.Pass or (type(x) is cst.Expr and type(x.value) in (cst.SimpleString, cst.ConcatenatedString))
+                for x in stmt.body):
+            continue  # a docstring, ``pass``
+        found = _switch_of(stmt, flags)
+        if found is not None:
+            (train if found[1] else evals).append(found[0])
+            continue
+        if type(stmt) is not cst.If:
+            return False
+        branch = _flag_of(stmt.test, flags)
+        if branch is None:
+            # (a guard that raises, ``if not isinstance(train, bool): raise ...``)
+            if stmt.orelse is None and all(type(x) is cst.SimpleStatementLine and type(x.body[0]) is cst.Raise
+                                           for x in stmt.body.body):
+                continue
+            return False
+        chosen = stmt.body.body if branch else (stmt.orelse.body.body if type(stmt.orelse) is cst.Else else
+                                                [stmt.orelse] if stmt.orelse is not None else [])
+        if not _run_switches(chosen, flags, train, evals):
+            return False
+    return True
+
+
 def _part_in_train(fact: CallFact, key: str) -> bool:
     """At ``fact``, a submodule of ``key`` was put back in training mode (``model.eval()``
     then ``model.encoder.train()``): the callee cannot take all of ``key`` for in eval
@@ -2215,7 +2293,10 @@ class Analyzer:
             if extra:
                 bound = {**(bound if bound is not None else {UNBOUND: None}), **extra}
             self._site_args[id(target)][id(call)] = bound
-            self._leave_in_eval(call, params, target.cls is not None, target.leaves_eval, target.sets_train, target.sets_eval)
+            flagged_train, flagged_eval = _modes_set_by_flags(call, target)
+            self._leave_in_eval(call, params, target.cls is not None,
+                                tuple(n for n in target.leaves_eval if n not in flagged_train) + flagged_eval,
+                                tuple(target.sets_train) + flagged_train, tuple(target.sets_eval) + flagged_eval)
             if target.returns.exit and target is not self.func and self.flow.state is not None:
                 self.flow.state = dataclasses.replace(self.flow.state, **dict(target.returns.exit))  # its grad mode on exit
                 if self.func is not None:
