@@ -8,7 +8,7 @@ from scopelint.core.queries import (
     recorded, returns_backpropagated, returns_derived, written_name,
 )
 from scopelint.core.roles import is_loss_call, is_model_call, made_loss
-from scopelint.core.state import DATA_TAGS
+from scopelint.core.state import DATA_TAGS, UNKNOWN_RESULT
 from scopelint.fixkit import detach_expression
 from scopelint.rule import Report, Rule
 
@@ -116,8 +116,9 @@ def _may_hold_graph(v) -> bool:
 def _of_a_prediction_made_off(facts, value) -> bool:
     """``value`` holds no graph (``holds_graph``) and is computed from a forward pass made
     with recording off (``with torch.no_grad(): pred = model(x)`` then ``loss =
-    criterion(pred, y)`` outside the block): known to hold none, not merely unknown."""
-    if holds_graph(facts, value, TORCH):
+    criterion(pred, y)`` outside the block), and from nothing that code the flow does not
+    see returned (``+ l2_penalty(model)`` of an imported helper may hold one)."""
+    if holds_graph(facts, value, TORCH) or any(UNKNOWN_RESULT <= v.tags for v in value.ancestors()):
         return False
     return any(type(v.node) is cst.Call and not v.pure and v.rec[TORCH].off for v in value.ancestors())
 

@@ -65,9 +65,12 @@ FIRST_CONTACT: Dict[str, FirstContact] = {
     # (before: 0/8 on 16 repositories, 2026-12, issue 43; SL207 found nothing on the
     # 14 repositories of 2026-12-06, so its latest measurement with findings stands)
     # (rounds 3 to 10 since: SL206 0/2 on 14 (round 3), SL207 0/2 (round 9); round 10 found
-    # neither on 15)
-    "SL206": FirstContact(true=0, findings=1, repositories=14, when="2026-12-07, 14 new repositories (round 11)"),
-    "SL207": FirstContact(true=0, findings=4, repositories=14, when="2026-12-07, 14 new repositories (round 11)"),
+    # neither on 15; round 11: SL206 0/1, SL207 0/4 on 14)
+    # Rounds 12 to 15 together (benchmarks/firstcontact/round1[2-5]*; each round's
+    # findings too few to stand alone): SL206 0/3, 1/1, none, none; SL207 0/1, none,
+    # none, 1/3.
+    "SL206": FirstContact(true=1, findings=4, repositories=44, when="2026-12-07, 44 new repositories (rounds 12-15)"),
+    "SL207": FirstContact(true=1, findings=4, repositories=44, when="2026-12-07, 44 new repositories (rounds 12-15)"),
 }
 
 # Rules added since the last release and not yet measured: preview until they are.

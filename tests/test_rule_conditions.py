@@ -448,3 +448,52 @@ def test_sl207_a_mode_helper_by_its_literal_flag():
     # as a literal says which mode the helper leaves
     assert found(FLAG_HELPER.format(restore="set_mode(model, True)")) == []
     assert found(FLAG_HELPER.format(restore="pass")) == [(23, "SL207")]
+
+
+def test_sl103_only_layers_are_submodules_a_model_switches():
+    # a loss (or a metric, a tokenizer, a function) set in ``__init__`` is no layer:
+    # ``model.criterion(out, y)`` after ``model.eval()`` on a no_grad prediction is silent
+    code = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 2), nn.Dropout(0.5))
+                self.criterion = nn.CrossEntropyLoss()
+
+            def forward(self, x):
+                return self.body(x)
+
+        def run(model, x, y):
+            model.eval()
+            with torch.no_grad():
+                out = model(x)
+            {last}
+
+        run(Net(), torch.randn(2, 4), torch.tensor([0, 1]))
+    """)
+    assert found(code.format(last="return model.criterion(out, y).item()")) == []
+    assert found(code.format(last="return model.body(x)")) == [(18, "SL103")]
+
+
+def test_sl201_a_total_rebuilt_each_step_from_its_own_last_value_is_carried():
+    code = textwrap.dedent("""
+        import torch
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        running = 0.0
+        for step in range(100):
+            loss = model(torch.randn(2, 3)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if step < 10:
+                running = running * 0.9
+            else:
+                running = {fresh}
+            running += 0.02 * loss
+    """)
+    assert found(code.format(fresh="running * 0.98")) == [(15, "SL201")]
+    assert found(code.format(fresh="0.0").replace("running * 0.9", "0.0")) == []

@@ -321,6 +321,10 @@ def _lightning_no_grad_hook(info: FunctionInfo) -> bool:
         any(b in F.LIGHTNING_MODULES for b in info.framework_bases) or info.cls.name.value == "LightningModule")
 
 
+# What makes a Gluon Block ready to run: its parameters initialized or loaded.
+_RUNS_BLOCKS = frozenset({"initialize", "load_parameters", "load_params"})
+
+
 def _modes_set_by_flags(call: cst.Call, target: FunctionInfo) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     """What a mode helper switches at this call, where a flag it is handed as a literal
     picks the branch (``def net_mode(self, train): if train: self.net.train() else:
@@ -330,8 +334,12 @@ def _modes_set_by_flags(call: cst.Call, target: FunctionInfo) -> Tuple[Tuple[str
     guards that raise; anything else: nothing (the summary of every path decides)."""
     flags = {}
     bound = bind(call, bound_params(call, target))
-    for name, arg in (bound or {}).items():
-        value = literal_bool(arg.value) if arg is not None else None
+    if bound is None:
+        return (), ()
+    for name in bound_params(call, target):
+        arg = bound.get(name)
+        given = arg.value if arg is not None else param_default(target, name)  # (``net_mode()``: its default)
+        value = literal_bool(given) if given is not None else None
         if value is not None:
             flags[name] = value
     if not flags or type(target.node.body) is not cst.IndentedBlock:
@@ -355,9 +363,11 @@ def _flag_of(test, flags: Dict[str, bool]) -> Optional[bool]:
 
 def _switch_of(stmt, flags: Dict[str, bool]) -> Optional[Tuple[str, bool]]:
     """``x.train()``/``x.eval()``/``x.train(flag)`` as a statement: its key and mode."""
-    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Expr:
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    if type(stmt) is not cst.Expr:
         return None
-    c = stmt.body[0].value
+    c = stmt.value
     if type(c) is not cst.Call or type(c.func) is not cst.Attribute or dotted(c.func.value) is None:
         return None
     if c.func.attr.value == "eval" and not c.args:
@@ -375,6 +385,8 @@ def _run_switches(body, flags: Dict[str, bool], train: List[str], evals: List[st
     """``_modes_set_by_flags`` over the statements ``body``: False where one is not of
     the kinds it reads."""
     for stmt in body:
+        if type(stmt) in (cst.Pass, cst.Expr) and _switch_of(stmt, flags) is None:
+            stmt = cst.SimpleStatementLine(body=[stmt])  # (of a one-line suite: ``if train: net.train()``)
         if type(stmt) is cst.SimpleStatementLine and all(
                 type(x) is cst.Pass or (type(x) is cst.Expr and type(x.value) in (cst.SimpleString, cst.ConcatenatedString))
                 for x in stmt.body):
@@ -394,6 +406,7 @@ def _run_switches(body, flags: Dict[str, bool], train: List[str], evals: List[st
             return False
         chosen = stmt.body.body if branch else (stmt.orelse.body.body if type(stmt.orelse) is cst.Else else
                                                 [stmt.orelse] if stmt.orelse is not None else [])
+        # (a one-line suite's ``body`` holds small statements: ``_switch_of`` reads those too)
         if not _run_switches(chosen, flags, train, evals):
             return False
     return True
@@ -421,7 +434,9 @@ def _params_in_eval(fact: CallFact, target: FunctionInfo) -> Set[str]:
     elif len(params) < len(target.param_names) and type(call.func) is cst.Attribute and target.cls is not None:
         # ``model.eval()`` then ``model.sample(src)``: the method's own object (its first
         # parameter) is in eval mode as it starts, and so is what it holds
-        recv = dotted(call.func.value)
+        # (the object: ``model`` of ``model.sample(src)``; of ``model.block(x)``, a call of
+        # ``Block.forward``, ``model.block``)
+        recv = dotted(call.func.value) if call.func.attr.value == target.name else dotted(call.func)
         me = target.param_names[0]
         if recv is not None and recv in fact.in_eval and not _part_in_train(fact, recv):
             out.add(me)
@@ -1028,11 +1043,14 @@ class Analyzer:
 
     def _runs_its_blocks(self) -> bool:
         """The module's own top-level code (not under ``if __name__ == "__main__":``)
-        initializes a Gluon Block (``net.initialize()``): a script that runs its Blocks."""
+        initializes a Gluon Block or loads its parameters (``net.initialize()``,
+        ``net.load_parameters(f)``): a script that runs its Blocks. (Not code in
+        functions or under the main guard: a library's model file runs its smoke test
+        there, as osmr/imgclsmob's do.)"""
         found = getattr(self, "_runs_blocks", None)
         if found is None:
             found = self._runs_blocks = any(
-                type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "initialize"
+                type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _RUNS_BLOCKS
                 for stmt in self.module.body
                 if type(stmt) not in (cst.FunctionDef, cst.ClassDef) and not is_main_guard(stmt)
                 for n in walk(stmt, is_nested_scope))
@@ -1420,9 +1438,9 @@ class Analyzer:
             if none is not None:  # (where ``x is None`` holds and nothing rebound it, ``x`` is None: no graph)
                 key, body_none = none
                 if body_none:
-                    a = _none_where(a, start, key)
+                    a = _modes_as(_none_where(a, start, key), b, key)
                 else:
-                    b = _none_where(b, start, key)
+                    b = _modes_as(_none_where(b, start, key), a, key)
             self.flow = _Flow.join([a, b])
         elif type(stmt) is cst.Else:
             self._block(stmt.body)
@@ -2856,16 +2874,30 @@ class Analyzer:
         name = classes.pop()
         if name not in self.graph.classes or self.graph.method_of(name, attr) is not None:
             return False
-        # (an attribute its ``__init__`` sets to something callable it makes: a layer)
+        # (an attribute its ``__init__`` sets to a layer: a framework layer that is no
+        # loss, or an instance of a model class of this file -- not a loss, a metric, a
+        # tokenizer or a function, whatever calls them)
         init = self.graph.method_of(name, "__init__")
         if init is None:
             return False
         me = init.param_names[0] if init.param_names else None
-        return me is not None and any(
-            type(n) is cst.Assign and type(n.value) is cst.Call and any(
-                type(t.target) is cst.Attribute and type(t.target.value) is cst.Name and t.target.value.value == me
-                and t.target.attr.value == attr for t in n.targets)
-            for n in walk(init.node.body, is_nested_scope))
+        made = [n.value for n in walk(init.node.body, is_nested_scope)
+                if type(n) is cst.Assign and any(
+                    type(t.target) is cst.Attribute and type(t.target.value) is cst.Name and t.target.value.value == me
+                    and t.target.attr.value == attr for t in n.targets)]
+        return me is not None and len(made) == 1 and self._makes_a_layer(made[0], init)
+
+    def _makes_a_layer(self, expr: cst.BaseExpression, where: FunctionInfo) -> bool:
+        """``nn.Linear(...)``, ``nn.Sequential(...)``, ``Encoder(...)`` of a model class of
+        this file: a module whose mode ``eval()`` switches."""
+        if type(expr) is not cst.Call:
+            return False
+        qname = self.names.qualify(expr.func, where.scope)
+        if qname is not None:
+            found = api.layer(qname)
+            return found is not None and not found.get("loss")
+        callee = dotted(expr.func)
+        return callee is not None and callee in self.graph.model_classes
 
     def _called_instance(self, callee: Value) -> Optional[FunctionInfo]:
         """The method a call of ``callee`` runs when it is an instance of a class of this
@@ -3509,6 +3541,32 @@ def _none_where(flow: _Flow, start: _Flow, key: str) -> _Flow:
         return flow
     out = _Flow(flow.env.copy(), flow.state)
     out.env.vals[key] = opaque_value(None, CONST)
+    return out
+
+
+def _modes_as(flow: _Flow, other: _Flow, key: str) -> _Flow:
+    """``flow`` (a branch taken where ``key`` is None) with ``key``'s mode (and its
+    parts') as ``other`` leaves it: where there is no module, it has no mode to differ
+    (``if self.aux is not None: self.aux.eval()`` then, later, the same test around its
+    ``train()``: the two switches go together)."""
+    if flow.env is None or other.env is None:
+        return flow
+    env, src = flow.env, other.env
+
+    def mine(k: str) -> bool:
+        return k == key or k.startswith(key + ".")
+
+    if {k for k in env.in_eval if mine(k)} == {k for k in src.in_eval if mine(k)} and \
+            {k for k in env.in_train if mine(k)} == {k for k in src.in_train if mine(k)} and \
+            {k for k in env.maybe_eval if mine(k)} == {k for k in src.maybe_eval if mine(k)}:
+        return flow
+    out = _Flow(env.copy(), flow.state)
+    e = out.env
+    e.in_eval = frozenset({k for k in e.in_eval if not mine(k)} | {k for k in src.in_eval if mine(k)})
+    e.in_train = frozenset({k for k in e.in_train if not mine(k)} | {k for k in src.in_train if mine(k)})
+    for k in [k for k in e.maybe_eval if mine(k)]:
+        del e.maybe_eval[k]
+    e.maybe_eval.update({k: v for k, v in src.maybe_eval.items() if mine(k)})
     return out
 
 

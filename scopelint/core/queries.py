@@ -1189,7 +1189,25 @@ def made_this_iteration(v: Value, loop: cst.CSTNode) -> bool:
         return all(made_this_iteration(p, loop) for p in root.parents)
     if root.node is None or type(root.node) in (cst.Name, cst.Attribute):
         return False
+    if _of_carried_arithmetic(root, carried_tag(loop)):
+        return False  # (``running = running * 0.9``: made here, of what the last iteration left)
     return finds(loop, lambda n: n is root.node)
+
+
+def _of_carried_arithmetic(v: Value, tag: str) -> bool:
+    """``v`` is arithmetic on a value the loop carries (its operands, through arithmetic
+    and joins only: not what a call made of it)."""
+    stack, seen = [v], set()
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if tag in x.tags:
+            return True
+        if x.node is None or type(x.node) in (cst.BinaryOperation, cst.UnaryOperation):
+            stack.extend(x.parents)
+    return False
 
 
 def is_object(v: Value) -> bool:
