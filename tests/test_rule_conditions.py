@@ -497,3 +497,48 @@ def test_sl201_a_total_rebuilt_each_step_from_its_own_last_value_is_carried():
     """)
     assert found(code.format(fresh="running * 0.98")) == [(15, "SL201")]
     assert found(code.format(fresh="0.0").replace("running * 0.9", "0.0")) == []
+
+
+GUARDED = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Solver:
+        def __init__(self, emb):
+            self.model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.1))
+            self.emb_decoder = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.1)) if emb else None
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.data = [torch.randn(2, 3)]
+
+        def exec(self):
+            for step in range(4):
+                for x in self.data:
+                    loss = self.model(x).sum()
+                    if self.emb_decoder is not None:
+                        loss = loss + self.emb_decoder(x).sum()
+                    self.opt.zero_grad()
+                    loss.backward()
+                    self.opt.step()
+                    self.validate()
+
+        def validate(self):
+            self.model.eval()
+            if self.emb_decoder is not None:
+                self.emb_decoder.eval()
+            with torch.no_grad():
+                for x in self.data:
+                    print(self.model(x).sum().item())
+            self.model.train()
+            if self.emb_decoder is not None:
+                {restore}
+
+    Solver(True).exec()
+""")
+
+
+def test_sl207_mode_switches_under_the_same_none_guard_go_together():
+    # End-to-end-ASR-Pytorch's optional embedding decoder (round 15): ``if m is not None:``
+    # around its ``eval()`` and, later, around its ``train()``: where ``m`` is None it has
+    # no mode to leave
+    assert found(GUARDED.format(restore="self.emb_decoder.train()")) == []
+    assert found(GUARDED.format(restore="pass")) == [(21, "SL207")]
