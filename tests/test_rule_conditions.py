@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from scopelint.engine import lint_source
 
 
@@ -448,6 +450,53 @@ def test_sl207_a_mode_helper_by_its_literal_flag():
     # as a literal says which mode the helper leaves
     assert found(FLAG_HELPER.format(restore="set_mode(model, True)")) == []
     assert found(FLAG_HELPER.format(restore="pass")) == [(23, "SL207")]
+
+
+METHOD_HELPER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Solver:
+        def __init__(self):
+            self.enc = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+            self.dec = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+            self.opt = torch.optim.SGD(list(self.enc.parameters()) + list(self.dec.parameters()), lr=0.1)
+
+        def net_mode(self, train):
+        {body}
+
+        def validate(self, x):
+            self.net_mode(train=False)
+            with torch.no_grad():
+                score = self.dec(self.enc(x)).sum().item()
+            {restore}
+            return score
+
+        def fit(self, data):
+            for epoch in range(2):
+                for x in data:
+                    self.opt.zero_grad()
+                    self.dec(self.enc(x)).sum().backward()
+                    self.opt.step()
+                self.validate(data[0])
+
+    Solver().fit([torch.randn(2, 3)])
+""")
+
+
+@pytest.mark.parametrize("body", [
+    # one-line suites, two switches on one line, a guard that raises on one line
+    "    if not isinstance(train, bool): raise ValueError(train)\n"
+    "        if train: self.enc.train(); self.dec.train()\n"
+    "        else: self.enc.eval(); self.dec.eval()",
+    # the flag handed on, a docstring, a chain that returns the module
+    "    \"\"\"Switch both nets.\"\"\"\n"
+    "        self.enc.to('cpu').train(train)\n"
+    "        self.dec.train(mode=train)",
+])
+def test_sl207_mode_helper_spellings_by_the_literal_flag(body):
+    assert found(METHOD_HELPER.format(body=body, restore="self.net_mode(train=True)")) == []
+    assert [c for _, c in found(METHOD_HELPER.format(body=body, restore="pass"))] == ["SL207"]
 
 
 def test_sl103_only_layers_are_submodules_a_model_switches():

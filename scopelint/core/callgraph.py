@@ -275,6 +275,20 @@ class CallGraph:
         self._fields_of[name] = out
         return out
 
+    def init_value(self, cls_name: str, attr: str) -> Optional[Tuple[cst.BaseExpression, FunctionInfo]]:
+        """What ``__init__`` of the local class ``cls_name`` (or of its local bases) stores
+        in ``self.<attr>``, with that ``__init__``: the one expression it assigns there
+        (``self.encoder = Encoder(...)``). None: no ``__init__``, or not one assignment."""
+        init = self.method_of(cls_name, "__init__")
+        me = init.param_names[0] if init is not None and init.param_names else None
+        if me is None:
+            return None
+        made = [n.value for n in walk(init.node.body, is_nested_scope)
+                if type(n) is cst.Assign and any(
+                    type(t.target) is cst.Attribute and type(t.target.value) is cst.Name and t.target.value.value == me
+                    and t.target.attr.value == attr for t in n.targets)]
+        return (made[0], init) if len(made) == 1 else None
+
     # --- resolution ------------------------------------------------------------
     def method_of(self, cls_name: str, name: str) -> Optional[FunctionInfo]:
         """Method ``name`` of the local class ``cls_name`` or of its local bases (in order)."""

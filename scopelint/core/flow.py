@@ -333,10 +333,11 @@ def _modes_set_by_flags(call: cst.Call, target: FunctionInfo) -> Tuple[Tuple[str
     every path that returns. Only a body of such switches, branches on those flags and
     guards that raise; anything else: nothing (the summary of every path decides)."""
     flags = {}
-    bound = bind(call, bound_params(call, target))
+    params = bound_params(call, target)
+    bound = bind(call, params)
     if bound is None:
         return (), ()
-    for name in bound_params(call, target):
+    for name in params:
         arg = bound.get(name)
         given = arg.value if arg is not None else param_default(target, name)  # (``net_mode()``: its default)
         value = literal_bool(given) if given is not None else None
@@ -361,35 +362,49 @@ def _flag_of(test, flags: Dict[str, bool]) -> Optional[bool]:
     return None
 
 
+def mode_switch(call: cst.Call, flags: Optional[Dict[str, bool]] = None) -> Optional[Tuple[Optional[str], Optional[bool]]]:
+    """``x.eval()`` / ``x.train()`` / ``x.train(flag)``: the module's key (``model`` of
+    ``model.to(device).train()``; None where it has no name) and its mode: True for
+    training, False for eval, None where the flag is unknown (a flag of ``flags``, a mode
+    helper's parameter bound to a literal, is known). None: not a mode switch."""
+    func = call.func
+    if type(func) is not cst.Attribute or func.attr.value not in ("eval", "train"):
+        return None
+    if func.attr.value == "eval":
+        if call.args:
+            return None
+        mode: Optional[bool] = False
+    elif not call.args:
+        mode = True
+    else:
+        mode = literal_bool(call.args[0].value)
+        if mode is None and flags:
+            mode = _flag_of(call.args[0].value, flags)
+    return (dotted(func.value) or _module_chain_base(func.value), mode)
+
+
 def _switch_of(stmt, flags: Dict[str, bool]) -> Optional[Tuple[str, bool]]:
-    """``x.train()``/``x.eval()``/``x.train(flag)`` as a statement: its key and mode."""
-    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
-        stmt = stmt.body[0]
-    if type(stmt) is not cst.Expr:
+    """``x.train()``/``x.eval()``/``x.train(flag)`` as a (small) statement: its key and mode."""
+    if type(stmt) is not cst.Expr or type(stmt.value) is not cst.Call:
         return None
-    c = stmt.value
-    if type(c) is not cst.Call or type(c.func) is not cst.Attribute or dotted(c.func.value) is None:
-        return None
-    if c.func.attr.value == "eval" and not c.args:
-        return (dotted(c.func.value), False)
-    if c.func.attr.value == "train":
-        if not c.args:
-            return (dotted(c.func.value), True)
-        mode = literal_bool(c.args[0].value)
-        mode = _flag_of(c.args[0].value, flags) if mode is None else mode
-        return (dotted(c.func.value), mode) if mode is not None else None
-    return None
+    found = mode_switch(stmt.value, flags)
+    return found if found is not None and found[0] is not None and found[1] is not None else None
+
+
+def _is_noop(stmt) -> bool:
+    """``pass`` or a string as a statement (a docstring)."""
+    return type(stmt) is cst.Pass or (type(stmt) is cst.Expr and type(stmt.value) in (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _run_switches(body, flags: Dict[str, bool], train: List[str], evals: List[str]) -> bool:
     """``_modes_set_by_flags`` over the statements ``body``: False where one is not of
     the kinds it reads."""
     for stmt in body:
-        if type(stmt) in (cst.Pass, cst.Expr) and _switch_of(stmt, flags) is None:
-            stmt = cst.SimpleStatementLine(body=[stmt])  # (of a one-line suite: ``if train: net.train()``)
-        if type(stmt) is cst.SimpleStatementLine and all(
-                type(x) is cst.Pass or (type(x) is cst.Expr and type(x.value) in (cst.SimpleString, cst.ConcatenatedString))
-                for x in stmt.body):
+        if type(stmt) is cst.SimpleStatementLine:  # (its small statements, as a one-line suite's)
+            if not _run_switches(stmt.body, flags, train, evals):
+                return False
+            continue
+        if _is_noop(stmt):
             continue  # a docstring, ``pass``
         found = _switch_of(stmt, flags)
         if found is not None:
@@ -400,13 +415,12 @@ def _run_switches(body, flags: Dict[str, bool], train: List[str], evals: List[st
         branch = _flag_of(stmt.test, flags)
         if branch is None:
             # (a guard that raises, ``if not isinstance(train, bool): raise ...``)
-            if stmt.orelse is None and all(type(x) is cst.SimpleStatementLine and type(x.body[0]) is cst.Raise
+            if stmt.orelse is None and all(type(x) is cst.Raise or (type(x) is cst.SimpleStatementLine and type(x.body[0]) is cst.Raise)
                                            for x in stmt.body.body):
                 continue
             return False
         chosen = stmt.body.body if branch else (stmt.orelse.body.body if type(stmt.orelse) is cst.Else else
                                                 [stmt.orelse] if stmt.orelse is not None else [])
-        # (a one-line suite's ``body`` holds small statements: ``_switch_of`` reads those too)
         if not _run_switches(chosen, flags, train, evals):
             return False
     return True
@@ -747,6 +761,7 @@ class Analyzer:
         # The module's functions, classes and methods, and the calls between them by name.
         self.graph = CallGraph(module, self.names, self.whole, self.context)
         self._loop_depths: Dict[int, int] = {}  # (``_loop_depth``)
+        self._runs_blocks: Optional[bool] = None  # (``_runs_its_blocks``, computed once where asked)
         # Calls of a function from its own body (recursion): they cannot be how it is
         # first entered. Kept across rounds (a replayed walk makes the same calls).
         self._self_calls: Set[int] = set()
@@ -1047,14 +1062,13 @@ class Analyzer:
         ``net.load_parameters(f)``): a script that runs its Blocks. (Not code in
         functions or under the main guard: a library's model file runs its smoke test
         there, as osmr/imgclsmob's do.)"""
-        found = getattr(self, "_runs_blocks", None)
-        if found is None:
-            found = self._runs_blocks = any(
+        if self._runs_blocks is None:
+            self._runs_blocks = any(
                 type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in _RUNS_BLOCKS
                 for stmt in self.module.body
                 if type(stmt) not in (cst.FunctionDef, cst.ClassDef) and not is_main_guard(stmt)
                 for n in walk(stmt, is_nested_scope))
-        return found
+        return self._runs_blocks
 
     def _eval_by_callers(self, info: FunctionInfo) -> FrozenSet[str]:
         """The parameters of the module-level function ``info`` that every call of
@@ -2385,8 +2399,9 @@ class Analyzer:
         if method == "requires_grad_" and recv_key is not None and qname is None:
             arg = call_arg(call, 0, "requires_grad")
             self._freeze(recv_key, literal_bool(arg.value) if arg is not None else True)
-        if recv_key is None and method in ("eval", "train") and type(func) is cst.Attribute:
-            recv_key = _module_chain_base(func.value)  # ``model.to(device).train()``
+        switch = mode_switch(call)
+        if switch is not None:
+            recv_key = switch[0]  # (``model.to(device).train()``: ``model``)
         if qname is None and method is not None:
             if method == "zero_grad" or (method == "zero_" and (recv_key or "").endswith(".grad")):
                 env.grads = ("zeroed", call, _after_backward(env.grads))
@@ -2395,12 +2410,8 @@ class Analyzer:
                 if method == "attach_grad":
                     self._mutation(call, "attach", recv_key, receiver, None)
                 self._bind_name(recv_key, leaf_value(call, fw))
-            elif recv_key is not None and method == "eval" and not call.args:
-                env.in_eval = env.in_eval | {recv_key}
-                env.maybe_eval[recv_key] = call
-                env.in_train = env.in_train - {recv_key}
-            elif recv_key is not None and method == "train":
-                flag = literal_bool(call.args[0].value) if call.args else True
+            elif recv_key is not None and switch is not None:
+                flag = switch[1]
                 if flag is False:
                     env.in_eval = env.in_eval | {recv_key}
                     env.maybe_eval[recv_key] = call
@@ -2488,9 +2499,9 @@ class Analyzer:
             pure = method not in MODEL_METHODS and not roles.is_model_call(fact)
             if method in RETURNS_SELF:  # ``net = net.to(device)``: the same module
                 tags = tags | {t for t in receiver.tags if t.startswith("instance:") or t in ("model", "eval-mode")}
-                if (method == "eval" and not call.args) or (method == "train" and call.args and literal_bool(call.args[0].value) is False):
+                if switch is not None and switch[1] is False:
                     tags = tags | EVAL_MODE  # ``encoder = EncoderCNN(...).eval()``: the name holds a model in eval mode
-                elif method == "train":
+                elif switch is not None:
                     tags = tags - EVAL_MODE
             if pure and qname is None:
                 made = self._method_value(call, method, receiver, args, state, tags)
@@ -2877,15 +2888,8 @@ class Analyzer:
         # (an attribute its ``__init__`` sets to a layer: a framework layer that is no
         # loss, or an instance of a model class of this file -- not a loss, a metric, a
         # tokenizer or a function, whatever calls them)
-        init = self.graph.method_of(name, "__init__")
-        if init is None:
-            return False
-        me = init.param_names[0] if init.param_names else None
-        made = [n.value for n in walk(init.node.body, is_nested_scope)
-                if type(n) is cst.Assign and any(
-                    type(t.target) is cst.Attribute and type(t.target.value) is cst.Name and t.target.value.value == me
-                    and t.target.attr.value == attr for t in n.targets)]
-        return me is not None and len(made) == 1 and self._makes_a_layer(made[0], init)
+        stored = self.graph.init_value(name, attr)
+        return stored is not None and self._makes_a_layer(*stored)
 
     def _makes_a_layer(self, expr: cst.BaseExpression, where: FunctionInfo) -> bool:
         """``nn.Linear(...)``, ``nn.Sequential(...)``, ``Encoder(...)`` of a model class of
