@@ -27,7 +27,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scopelint.core.frameworks import DEFAULT_INFERENCE_FUNCTIONS, FRAMEWORKS, name_matcher
 from scopelint.core.interfile import Context, Exports, Summary, calls_a_parameter, may_export
@@ -440,6 +440,51 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             imports_of[path] = program.imported_paths(path) - {path}
         return mod_path in imports_of[path]
 
+    linked_to: Dict[str, str] = {}  # path -> its program's first file (``one_program``)
+
+    def one_program(path: str, mod: _Module) -> bool:
+        """``path`` and ``mod`` are files of one program: modules of one top package, or
+        files linked by imports, either way and through other files (``train.py``
+        imports ``model.py`` and ``utils.py``: a ``model.sample(x)`` in ``utils.py`` may
+        be ``Decoder.sample`` of ``model.py``). Sibling scripts of a folder that import
+        nothing of each other are separate programs: a method name they share says
+        nothing (a ``decoder.sample(z)`` under ``no_grad()`` in one script is no call of
+        another script's ``Decoder.sample``)."""
+        other = program.module(path)
+        if other is not None and mod.package and other.package and other.roots[:1] == mod.roots[:1] and (
+                other.package.split(".")[0] == mod.package.split(".")[0]):
+            return True
+        if not linked_to:
+            first = {q: q for q in texts}
+
+            def root(q: str) -> str:
+                while first[q] != q:
+                    first[q] = first[first[q]]
+                    q = first[q]
+                return q
+
+            for q in texts:
+                if q not in imports_of:
+                    imports_of[q] = program.imported_paths(q) - {q}
+                for r in imports_of[q]:
+                    if r in first:
+                        a, b = root(q), root(r)
+                        if a != b:
+                            first[max(a, b)] = min(a, b)
+            linked_to.update((q, root(q)) for q in texts)
+        return path in linked_to and linked_to.get(path) == linked_to.get(mod.path)
+
+    own_methods: Dict[str, FrozenSet[str]] = {}
+
+    def may_call_ours(path: str, name: str, mod: _Module) -> bool:
+        """A call ``x.<name>(...)`` in the file ``path`` near ``mod`` may be of ``mod``'s
+        method ``name``: the two files are one program, or ``path`` defines no method of
+        that name itself (an instance can come from anywhere: speechbrain's ``TTS.py``
+        runs the ``infer`` of a model it is handed)."""
+        if path not in own_methods:
+            own_methods[path] = defined_names(texts[path])[1]
+        return name not in own_methods[path] or one_program(path, mod)
+
     importing: Optional[Dict[str, Set[str]]] = None  # a word of an import line -> the files with it
 
     def imported_by_name(mod: _Module) -> bool:
@@ -484,12 +529,13 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             top, inner = defined_names(mod.text)
             near = nearby.get(_neighbours(mod), set()) - {mod.path}  # (its package, or its script's folder)
 
-            # A method: called on an object by name from another file near it (an instance
-            # can come from anywhere) or from one that imports its module. A module-level
-            # function: from a file that imports its module (sibling scripts each have
-            # their own ``evaluate``).
+            # A method: called on an object by name from another file near it of the same
+            # program (an instance can come from anywhere in it) or from one that imports
+            # its module. A module-level function: from a file that imports its module
+            # (sibling scripts each have their own ``evaluate``).
             def called(by_bare, by_attr) -> Tuple[str, ...]:
-                names = {n for n in inner if any(p in near or imports_it(p, mod.path) for p in by_attr.get(n, set()) - {mod.path})}
+                names = {n for n in inner if any(imports_it(p, mod.path) or (p in near and may_call_ours(p, n, mod))
+                                                 for p in by_attr.get(n, set()) - {mod.path})}
                 names |= {n for n in top if any(imports_it(p, mod.path) for p in (by_bare.get(n, set()) | by_attr.get(n, set())) - {mod.path})}
                 return tuple(sorted(n for n in names if not n.startswith("__")))
 
@@ -507,7 +553,8 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
                 named = frozenset(filter(name_matcher(tuple(patterns)), elsewhere))
                 feeding = {p for n in named for p in any_bare.get(n, set()) | any_attr.get(n, set())} - {mod.path}
                 fed_names = tuple(sorted(n for n in named if any(
-                    n in fed(p, named) and (imports_it(p, mod.path) or (n in inner and p in near)) for p in sorted(feeding))))
+                    n in fed(p, named) and (imports_it(p, mod.path) or (n in inner and p in near and may_call_ours(p, n, mod)))
+                    for p in sorted(feeding))))
                 if fed_names:
                     ctx = dataclasses.replace(ctx, fed_backward=fed_names)
                 asked.append((len(out), mod, top & set(elsewhere), [p for p in texts if p != mod.path and imports_it(p, mod.path)]))

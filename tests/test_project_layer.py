@@ -231,6 +231,55 @@ def test_a_method_another_file_calls_without_grad_is_not_guessed_to_record(tmp_p
     assert found == [("model.py", 10, "SL103")] and [(f, r, c) for f, r, c, _ in check(tmp_path, "model.py")] == found
 
 
+SAMPLER = """
+    import torch
+    import torch.nn as nn
+    {imp}
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+
+        def forward(self, z):
+            return self.body(z)
+
+        def sample(self, z):
+            {scope}
+                return self.body(z)
+
+
+    decoder = Decoder()
+    opt = torch.optim.SGD(decoder.parameters(), lr=0.1)
+    for step in range(2):
+        opt.zero_grad()
+        decoder(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    decoder.eval()
+    with torch.no_grad():
+        print(decoder.sample(torch.randn(2, 4)))
+"""
+BAD_SAMPLER = SAMPLER.replace("""
+    with torch.no_grad():
+        print(decoder.sample(torch.randn(2, 4)))""", """
+    print(decoder.sample(torch.randn(2, 4)))""")
+
+
+def test_a_sibling_script_calls_its_own_method_not_one_of_the_same_name(tmp_path):
+    """Two scripts of one folder that import nothing of each other are two programs: the
+    good one's ``decoder.sample(z)`` under ``no_grad()`` is a call of its own
+    ``Decoder.sample``, not of the bad one's (whose only call records: SL103). (Once a
+    third file imports both, the call may be of either: silence.)"""
+    write(tmp_path, {"good.py": SAMPLER.format(imp="", scope="if True:"),
+                     "bad.py": BAD_SAMPLER.format(imp="", scope="if True:")})
+    alone = [(f, r, c) for f, r, c, _ in check(tmp_path, "bad.py")]
+    assert alone == [("bad.py", 16, "SL103")]
+    assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == alone
+    write(tmp_path, {"main.py": "import good\nimport bad\n"})
+    assert check(tmp_path, ".") == []
+
+
 SAGE_MODEL = """
     import torch
     from torch import nn
