@@ -169,8 +169,11 @@ def _join_values(a: Value, b: Value) -> Value:
     if CONTAINER <= a.tags and CONTAINER <= b.tags:  # one container or the other: the items of both
         return container_value(None, (a, b), None)
     for x, other in ((a, b), (b, a)):
-        if _is_none(other) and not _is_none(x):
-            # ``loss if labels is not None else None``: where it is a tensor, it is ``x``
+        if _is_literal(other) and not _is_literal(x):
+            # ``loss if labels is not None else None``: where it is a tensor, it is ``x``;
+            # ``total = 0`` then ``total += loss`` over a loop that may not run: a Python
+            # constant holds no graph and was recorded in no state, so where the value
+            # may hold one, it is ``x``'s (``total.backward()`` says it is no number)
             return Value(None, dict(x.rec), (x, other), x.inference, True, x.tags - CONST)
     rec = {fw: a.rec[fw].join(b.rec[fw]) for fw in F.FRAMEWORKS}
     return Value(None, rec, (a, b), a.inference and b.inference, True, joined_tags(a, b))
@@ -186,6 +189,14 @@ def _last_name(func: cst.BaseExpression) -> Optional[str]:
 
 def _is_none(v: Value) -> bool:
     return type(v.node) is cst.Name and v.node.value == "None" and "const" in v.tags and not v.parents
+
+
+def _is_literal(v: Value) -> bool:
+    """``None``, ``0``, ``0.0``, ``-1``: a Python constant written out."""
+    node = v.node
+    if type(node) is cst.UnaryOperation:
+        node = node.expression
+    return "const" in v.tags and not v.parents and (_is_none(v) or type(node) in (cst.Integer, cst.Float))
 
 
 def _join_env(a: Optional[_Env], b: Optional[_Env]) -> Optional[_Env]:
