@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, run_only_from, switches_own_recording
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording
 from scopelint.core.roles import is_model_call, is_unit_test, matches_any
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
@@ -227,6 +227,8 @@ class RecordingDuringInference(Rule):
                 continue
             if names_escaping_block(scope.with_node, scope.func) and not returned_to_no_backward(facts, scope.with_node, scope.func):
                 continue  # (a caller may backpropagate it)
+            if used_by_unknown_method(facts, scope.item, F.MXNET):
+                continue  # (``l.backword()``: a use nobody here knows)
             yield Report(
                 scope.item.item,
                 "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",

@@ -591,3 +591,27 @@ def test_sl207_mode_switches_under_the_same_none_guard_go_together():
     # no mode to leave
     assert found(GUARDED.format(restore="self.emb_decoder.train()")) == []
     assert found(GUARDED.format(restore="pass")) == [(21, "SL207")]
+
+
+RECORDED_LOSS = textwrap.dedent("""
+    from mxnet import autograd, gluon, nd
+
+    net = gluon.nn.Dense(2)
+    net.initialize()
+    loss = gluon.loss.L2Loss()
+    for step in range(2):
+        x, y = nd.random.normal(shape=(4, 3)), nd.random.normal(shape=(4, 2))
+        with autograd.record():
+            l = loss(net(x), y)
+        {use}
+""")
+
+
+def test_sl103_mxnet_a_method_the_framework_does_not_define_is_a_use_not_seen():
+    # a record() block whose loss only a known NDArray method reads is a prediction
+    # recorded; one read by a method MXNet does not define (a misspelled ``backword()``
+    # in a tutorial copy of d2l's NiN, round 16; a model's own result object) is code
+    # nobody here knows: silence
+    assert [c for _, c in found(RECORDED_LOSS.format(use="print(l.mean().asscalar())"))] == ["SL103"]
+    assert found(RECORDED_LOSS.format(use="l.backword()")) == []
+    assert found(RECORDED_LOSS.format(use="l.backward()")) == []

@@ -9,7 +9,7 @@ import libcst as cst
 from scopelint.core import api
 from scopelint.core import frameworks as F
 from scopelint.core.arguments import CALL_METHODS, spelled_at_call
-from scopelint.core.flow import LEAVING_METHODS, Facts, FunctionInfo, carried_tag
+from scopelint.core.flow import CONTAINER, LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import dotted
 from scopelint.core.roles import is_class_name, is_model_call, made_model
@@ -323,6 +323,23 @@ def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bo
         if type(n) in (cst.Return, cst.Yield) and n.value is not None:
             returned.update(_graph_names_in(n.value))
     return bool(assigned & returned)
+
+
+def used_by_unknown_method(facts: Facts, scope_item: cst.CSTNode, fw: str) -> bool:
+    """A value computed inside the scope whose item is ``scope_item`` is the object of a
+    method the framework does not define (``l.backword()``, ``out.get_loss()`` of a model
+    returning its own object): code nobody here knows uses it, and may backpropagate it
+    (unknown means silence)."""
+    for c in facts.calls:
+        if c.method is None or c.receiver is None or c.target is not None or c.external is not None:
+            continue
+        if api.method(c.method, (fw,)) is not None or c.method in CALL_METHODS or CONTAINER <= c.receiver.tags:
+            continue  # (``outputs.append(out)``: a Python list's method)
+        for v in c.receiver.ancestors(lambda v: CONTAINER <= v.tags):
+            sw = v.rec.get(fw) if v.state is not None else None
+            if v.state is not None and sw is not None and sw.origin is not None and sw.origin.node is scope_item:
+                return True
+    return False
 
 
 def chosen_by_caller(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bool:
