@@ -615,3 +615,26 @@ def test_sl103_mxnet_a_method_the_framework_does_not_define_is_a_use_not_seen():
     assert [c for _, c in found(RECORDED_LOSS.format(use="print(l.mean().asscalar())"))] == ["SL103"]
     assert found(RECORDED_LOSS.format(use="l.backword()")) == []
     assert found(RECORDED_LOSS.format(use="l.backward()")) == []
+
+
+GUARDED_EVAL = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def report(model, data):
+        {guard}
+            model.eval()
+        return [model(x).argmax(1).tolist() for x in data]
+
+    report(nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.5)), [torch.randn(2, 3)])
+""")
+
+
+@pytest.mark.parametrize("guard", ['if hasattr(model, "eval"):', "if isinstance(model, nn.Module):"])
+def test_sl103_an_eval_switch_behind_a_module_test_is_the_models_mode(guard):
+    # LukasHedegaard/pytorch-benchmark's ``if hasattr(model, "eval"): model.eval()``
+    # (history dev): where ``model`` is no module it has no mode, so after the guard a
+    # module is in eval mode
+    assert found(GUARDED_EVAL.format(guard=guard)) == [(8, "SL103")]
+    # (not so behind a test that says nothing of what ``model`` is)
+    assert found(GUARDED_EVAL.format(guard="if len(data) > 1:")) == []

@@ -1466,6 +1466,13 @@ class Analyzer:
                     a = _modes_as(_none_where(a, start, key), b, key)
                 else:
                     b = _modes_as(_none_where(b, start, key), a, key)
+            module = _module_test(stmt.test)
+            if module is not None:  # (``if hasattr(model, "eval"): model.eval()``: no module, no mode)
+                key, body_module = module
+                if body_module:
+                    b = _modes_as(b, a, key)
+                else:
+                    a = _modes_as(a, b, key)
             self.flow = _Flow.join([a, b])
         elif type(stmt) is cst.Else:
             self._block(stmt.body)
@@ -3547,6 +3554,30 @@ def _none_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
     if key is None or type(c.comparator) is not cst.Name or c.comparator.value != "None" or type(c.operator) not in (cst.Is, cst.IsNot):
         return None
     return key, type(c.operator) is cst.Is
+
+
+_MODULE_BASES = ("Module", "Block", "HybridBlock")
+
+
+def _module_test(test: cst.BaseExpression) -> Optional[Tuple[str, bool]]:
+    """``hasattr(x, "eval")`` / ``hasattr(x, "train")`` / ``isinstance(x, nn.Module)``
+    (or their ``not``) on a dotted name: (the name, whether the body runs where ``x`` is a
+    module). Where it is none, it has no mode (``_modes_as``): the branch that switches
+    it decides its mode."""
+    sense = True
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, sense = test.expression, False
+    if type(test) is not cst.Call or type(test.func) is not cst.Name or len(test.args) != 2:
+        return None
+    key = dotted(test.args[0].value)
+    what = test.args[1].value
+    if key is None:
+        return None
+    if test.func.value == "hasattr" and type(what) is cst.SimpleString and what.evaluated_value in ("eval", "train"):
+        return key, sense
+    if test.func.value == "isinstance" and (dotted(what) or "").rsplit(".", 1)[-1] in _MODULE_BASES:
+        return key, sense
+    return None
 
 
 def _none_where(flow: _Flow, start: _Flow, key: str) -> _Flow:

@@ -245,7 +245,16 @@ def is_model_constructor(qname: str) -> bool:
 
 
 def is_model_class(qname: str) -> bool:
-    return qname in MODEL_BASE_CLASSES
+    """A framework class whose subclasses are models: ``nn.Module``, a Gluon ``Block``, and
+    every layer the frameworks define that is no loss (``nn.Sequential``, Gluon's
+    ``HybridSequential``, ``nn.LSTM``: osmr/imgclsmob's ``HierarchicalConcurrent`` derives
+    from ``nn.HybridSequential`` and runs its children in its own ``hybrid_forward``)."""
+    if qname in MODEL_BASE_CLASSES:
+        return True
+    from scopelint.core import api  # (the generated API model, read once when first asked)
+
+    found = api.layer(qname) if qname.startswith(("torch.", "mxnet.")) else None
+    return found is not None and not found.get("loss")
 
 
 # --- optimizers -----------------------------------------------------------------------
