@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording
-from scopelint.core.roles import is_model_call, is_unit_test, matches_any
+from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
 from scopelint.core.syntax import is_nested_scope, parents, walk
@@ -286,18 +286,31 @@ def _handed_on(facts, call) -> bool:
         node = up
     if not names:
         return False
-    for n in walk(unit, is_nested_scope):
-        if type(n) is cst.Call and n is not call.node:
-            fact = facts.call_of(n)
-            if fact is not None and fact.qname and F.framework_of(fact.qname):
-                continue
-            if type(n.func) is cst.Name and n.func.value in _SHOWN:
-                continue  # (``print(pred)``: shown, not kept)
-            if any(type(a.value) is cst.Name and a.value.value in names for a in n.args):
+    grown = True
+    while grown:  # (names of what a loss object computes from them, followed too)
+        grown = False
+        for n in walk(unit, is_nested_scope):
+            if type(n) is cst.Call and n is not call.node:
+                fact = facts.call_of(n)
+                if fact is not None and fact.qname and F.framework_of(fact.qname):
+                    continue
+                if type(n.func) is cst.Name and n.func.value in _SHOWN:
+                    continue  # (``print(pred)``: shown, not kept)
+                if any(type(a.value) is cst.Name and a.value.value in names for a in n.args):
+                    up = table.get(id(n))
+                    if fact is not None and fact.callee_value is not None and made_loss(fact.callee_value) and type(up) is cst.Assign \
+                            and all(type(t.target) is cst.Name for t in up.targets):
+                        # ``L = loss(output, label)`` of a framework loss object: a tensor
+                        # operation; what it makes is followed
+                        new = {t.target.value for t in up.targets} - names
+                        if new:
+                            names |= new
+                            grown = True
+                        continue
+                    return True
+            elif type(n) is cst.Assign and any(type(t.target) in (cst.Attribute, cst.Subscript) for t in n.targets) \
+                    and type(n.value) is cst.Name and n.value.value in names:
                 return True
-        elif type(n) is cst.Assign and any(type(t.target) in (cst.Attribute, cst.Subscript) for t in n.targets) \
-                and type(n.value) is cst.Name and n.value.value in names:
-            return True
     return False
 
 

@@ -638,3 +638,35 @@ def test_sl103_an_eval_switch_behind_a_module_test_is_the_models_mode(guard):
     assert found(GUARDED_EVAL.format(guard=guard)) == [(8, "SL103")]
     # (not so behind a test that says nothing of what ``model`` is)
     assert found(GUARDED_EVAL.format(guard="if len(data) > 1:")) == []
+
+
+DUMMY_PASS = textwrap.dedent("""
+    from mxnet import autograd, gluon, nd
+
+    def train(net, batches):
+        trainer = gluon.Trainer(net.collect_params(), "sgd", {{"learning_rate": 0.1}})
+        loss = gluon.loss.L2Loss()
+        with autograd.record():
+            output = net(nd.zeros((1, 3)))
+            L = loss(output, nd.zeros((1, 2)))
+        {use}
+        for x, y in batches:
+            with autograd.record():
+                output = net(x)
+                L = loss(output, y)
+            L.backward()
+            trainer.step(x.shape[0])
+
+    net = gluon.nn.Dense(2)
+    net.initialize()
+    train(net, [(nd.ones((4, 3)), nd.ones((4, 2)))])
+""")
+
+
+def test_sl103_mxnet_a_dummy_pass_recorded_in_a_training_function():
+    # hpi-xnor/BMXNet-v2-examples' dummy forward that initialises binary layers (history
+    # dev): recorded, its loss computed by a Gluon loss object and never backpropagated,
+    # in a function that trains afterwards
+    assert found(DUMMY_PASS.format(use="pass")) == [(8, "SL103")]
+    # (what the loss object makes handed to code nobody here knows: a use not seen)
+    assert found(DUMMY_PASS.format(use="report(L)")) == []
