@@ -8,6 +8,7 @@ from scopelint.core.roles import (
     is_generator_name,
     is_model_call,
     is_optimizer_step,
+    optimizer_model,
     optimizer_name,
 )
 from scopelint.fixkit import detach_expression
@@ -69,7 +70,13 @@ class GeneratorOutputNotDetached(Rule):
                 at = d_call.node
                 if site is not None:  # (a helper's call of the discriminator: detach what this call hands it)
                     at, sample = site.node, argument_for(site.node, bound_params(site.node, site.target), args[0].value.value).value
-                fix = detach_expression(sample, "Feed the discriminator a detached sample")
+                # (the discriminator's output also feeds another backward, the generator's
+                # own loss computed from the same ``dis_fake``: detaching its input would cut
+                # the generator's gradient; the discriminator must be run again on a
+                # detached sample, which is no edit of this call)
+                shared = any(other is not b and any(v.node is d_call.node for bv in other.values for v in graph_path(bv, lambda v: False))
+                             for other in backwards)
+                fix = None if shared else detach_expression(sample, "Feed the discriminator a detached sample")
                 yield Report(at, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
 
     @staticmethod
@@ -90,10 +97,15 @@ class GeneratorOutputNotDetached(Rule):
 
         for value in b.values:
             path = list(graph_path(value, stop))
+            # (``z_out, _ = D(G(z))`` of a model class of this file: each name is read out
+            # of the call's result, its holder, the call that runs the discriminator)
+            path += [v.parents[-1] for v in list(path) if v.held and v.parents and facts.call_of(v.parents[-1].node) is not None]
             for v in path:
                 d = facts.call_of(v.node)
                 if d is None or not is_model_call(d) or not is_discriminator_name(d.callee or ""):
                     continue
+                if d.func is not None and d.func is not b.func and (d.func.in_model_class or d.func.name in ("forward", "hybrid_forward")):
+                    continue  # (a layer of a model's own forward, ``self.d(h)``: part of the call that runs it)
                 if d.func is b.func or d.func is None:
                     if any(generated(arg) for arg in d.args):
                         yield d, None
@@ -121,7 +133,8 @@ class GeneratorOutputNotDetached(Rule):
         discriminator's, or another backward (the generator's) follows in the same body."""
         steps = [c for c in facts.calls_in(b.func) if is_optimizer_step(c) and c.seq > b.seq]
         if steps:
-            return is_discriminator_optimizer(optimizer_name(min(steps, key=lambda c: c.seq)))
+            step = min(steps, key=lambda c: c.seq)
+            return is_discriminator_optimizer(optimizer_name(step)) or is_discriminator_name(optimizer_model(step))
         return any(other.func is b.func and other.loops == b.loops for other in later)
 
 

@@ -291,21 +291,42 @@ def optimizer_name(call: CallFact) -> str:
     return _receiver_name(call)
 
 
-_DISCRIMINATOR = re.compile(r"(^|_)(disc|discriminator|critic|netd|d)(_?net|_?model)?$|^net_?d$|^d_?net$", re.IGNORECASE)
+def optimizer_model(call: CallFact) -> str:
+    """The module whose parameters the optimizer a step belongs to was built over
+    (``dis_optim = torch.optim.Adam(discriminator.parameters())`` -> ``discriminator``;
+    ``gluon.Trainer(netD.collect_params(), ...)`` -> ``netD``), as its construction
+    spells it; "" where not seen."""
+    made = call.receiver.node if call.receiver is not None and not is_scaler_step(call) else None
+    if type(made) is not cst.Call or not made.args:
+        return ""
+    first = made.args[0].value
+    if type(first) is cst.Call and type(first.func) is cst.Attribute and first.func.attr.value in ("parameters", "collect_params"):
+        return dotted(first.func.value) or ""
+    return ""
+
+
+_DISCRIMINATOR = re.compile(r"(^|_)(dis|disc|discriminator|critic|netd|d)(_?net|_?model)?$|^net_?d$|^d_?net$", re.IGNORECASE)
 _GENERATOR = re.compile(r"(^|_)(gen|generator|netg|g)(_?net|_?model)?$|^net_?g$|^g_?net$", re.IGNORECASE)
 
 
+def _network(name: str) -> str:
+    """The last part of a callee's name, the model's (``discriminator.forward`` ->
+    ``discriminator``: a forward called by its name)."""
+    parts = name.rsplit(".", 2)
+    return parts[-2] if len(parts) > 1 and parts[-1] in ("forward", "hybrid_forward") else parts[-1]
+
+
 def is_discriminator_name(name: str) -> bool:
-    return bool(_DISCRIMINATOR.search(name.rsplit(".", 1)[-1]))
+    return bool(_DISCRIMINATOR.search(_network(name)))
 
 
 def is_generator_name(name: str) -> bool:
-    return bool(_GENERATOR.search(name.rsplit(".", 1)[-1]))
+    return bool(_GENERATOR.search(_network(name)))
 
 
 def is_discriminator_optimizer(name: str) -> bool:
     """``optD``, ``optimizer_d``, ``d_optimizer``, ``trainerD``, ``opt_disc``."""
-    return _optimizer_of(name, ("d", "disc", "discriminator", "critic", "netd"))
+    return _optimizer_of(name, ("d", "dis", "disc", "discriminator", "critic", "netd"))
 
 
 def is_generator_optimizer(name: str) -> bool:
