@@ -1067,6 +1067,12 @@ class Analyzer:
                 return frozenset()
         return frozenset(common or ())
 
+    @staticmethod
+    def _sites_outside_record(sites: Optional[Dict[int, State]]) -> bool:
+        """The forward's calls seen here (besides those its instances' escape hides) are
+        not known to record (a demo function's ``net(x)``, nobody calling the demo)."""
+        return bool(sites) and not any(s.mxnet.on for s in sites.values())
+
     def _runs_its_blocks(self) -> bool:
         """The module's own top-level code (not under ``if __name__ == "__main__":``)
         initializes a Gluon Block or loads its parameters (``net.initialize()``,
@@ -1174,7 +1180,8 @@ class Analyzer:
                          or (info.parent is not None and info.cls is None) or _called_off_here(sites))
             state = unknown_entry_state("called-elsewhere" if elsewhere else "unknown-entry")
             if not elsewhere and roles.is_gluon_forward(info) and (
-                    self.whole is None or self.whole.backprop or self.context.imported or not self._runs_its_blocks()):
+                    self.whole is None or self.whole.backprop or self.context.imported
+                    or not (self._runs_its_blocks() or self._sites_outside_record(sites))):
                 # A Gluon Block's (or Loss's) forward that nothing here calls: Blocks exist to
                 # be trained, and their training forward runs inside ``record()`` (their
                 # callers' file, the library's users). Recording is on when it matters for
