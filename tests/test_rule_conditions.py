@@ -670,3 +670,42 @@ def test_sl103_mxnet_a_dummy_pass_recorded_in_a_training_function():
     assert found(DUMMY_PASS.format(use="pass")) == [(8, "SL103")]
     # (what the loss object makes handed to code nobody here knows: a use not seen)
     assert found(DUMMY_PASS.format(use="report(L)")) == []
+
+
+RELOCATED = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(3, 2)
+
+        def evaluate(self, state):
+            mean = self.body(state)
+            return torch.tanh(mean), mean.pow(2).sum()
+
+    class Trainer:
+        def __init__(self, cuda):
+            self.policy = Policy()
+            if cuda:
+                self.policy = self.policy.{move}
+            self.opt = torch.optim.Adam(self.policy.parameters())
+
+        def update(self, state):
+            action, penalty = self.policy.evaluate(state)
+            loss = -action.mean() + penalty
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+    Trainer(False).update(torch.randn(4, 3))
+""")
+
+
+@pytest.mark.parametrize("move", ["cuda()", "to('cuda').float()"])
+def test_sl103_a_field_moved_to_a_device_is_the_same_module(move):
+    # Popular-RL-Algorithms' ``self.policy_net = self.policy_net.cuda()`` (round 12): the
+    # field still holds the Policy, whose inference-named ``evaluate`` the trainer
+    # backpropagates: no inference code
+    assert found(RELOCATED.format(move=move)) == []

@@ -21,7 +21,7 @@ from scopelint.core import roles
 from scopelint.core.arguments import CALL_METHODS, requires_grad_off
 from scopelint.core.facts import FunctionInfo
 from scopelint.core.interfile import NO_CONTEXT, Context
-from scopelint.core.names import Names, Scope, dotted
+from scopelint.core.names import Names, Scope, dotted, module_chain_base
 from scopelint.core.slicing import Whole
 from scopelint.core.syntax import child_blocks, is_nested_scope, iter_children, statements, walk
 
@@ -193,6 +193,8 @@ class CallGraph:
                 for t in n.targets:
                     target = t.target
                     if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+                        if type(n.value) is cst.Call and module_chain_base(n.value) == f"self.{target.attr.value}":
+                            continue  # (``self.net = self.net.cuda()``: the same module)
                         made[target.attr.value].add(self.constructed(n.value, method.scope))
                     elif type(target) in (cst.Tuple, cst.List):
                         for el in target.elements:  # ``self.a, self.b = ...``: nothing known

@@ -21,7 +21,7 @@ from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, Fun
 from scopelint.core.callgraph import CallGraph, outermost
 from scopelint.core.arguments import CALL_METHODS, requires_grad_off, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, call_arg, param_default, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
 from scopelint.core.interfile import NO_CONTEXT, Context
-from scopelint.core.names import Imports, Names, dotted
+from scopelint.core.names import Imports, Names, dotted, module_chain_base as _module_chain_base
 from scopelint.core.slicing import Whole, whole_of_source
 from scopelint.core.syntax import finds, is_main_guard, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
 from scopelint.core.summaries import attaches_grad, calls_surely, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
@@ -717,16 +717,6 @@ def _constant_defaults(info: FunctionInfo) -> Dict[str, Value]:
     return out
 
 
-# ``nn.Module`` methods that return the module itself.
-_RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type", "train", "eval", "requires_grad_", "share_memory"})
-
-
-def _module_chain_base(expr: cst.BaseExpression) -> Optional[str]:
-    """``model.to(device).cuda()`` -> ``model``: the module a chain of calls that
-    return the module itself starts from."""
-    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _RETURNS_MODULE:
-        expr = expr.func.value
-    return dotted(expr) if type(expr) is not cst.Call else None
 
 
 class Analyzer:

@@ -376,3 +376,13 @@ class Names:
         return canonical(".".join([base, *reversed(parts)]))
 
 
+# ``nn.Module`` methods that return the module itself.
+RETURNS_MODULE = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "type", "train", "eval", "requires_grad_", "share_memory"})
+
+
+def module_chain_base(expr: cst.BaseExpression) -> Optional[str]:
+    """``model.to(device).cuda()`` -> ``model``: the module a chain of calls that
+    return the module itself starts from."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in RETURNS_MODULE:
+        expr = expr.func.value
+    return dotted(expr) if type(expr) is not cst.Call else None

@@ -245,3 +245,4 @@ def literal_bool(expr: Optional[cst.BaseExpression]) -> Optional[bool]:
     if type(expr) is cst.Integer and expr.value in ("0", "1"):
         return expr.value == "1"
     return None
+
