@@ -143,6 +143,10 @@ def _holds_once(test, loop_vars) -> bool:
             return bool(names & loop_vars)  # (``epoch == start``: one iteration)
         return False
     if t is cst.BooleanOperation:
+        # (``a and b`` holds at most when either does; ``a or b`` whenever either does:
+        # kymatio's ``epoch in drops or epoch == 0`` holds at every drop)
+        if type(test.operator) is cst.Or:
+            return _holds_once(test.left, loop_vars) and _holds_once(test.right, loop_vars)
         return _holds_once(test.left, loop_vars) or _holds_once(test.right, loop_vars)
     if t is cst.Call:
         return True  # (``if needs_reset(model):``: its code says when)
@@ -231,9 +235,9 @@ def _persists(facts, owner, spelled: Optional[str], loop) -> bool:
     if spelled is None:
         return False
     node = owner.node
-    if node is None:
-        return False  # joined or carried: the loop may rebind it
-    if type(node) not in (cst.Name, cst.Attribute) and any(n is node for n in walk(loop)):
+    # (a join, ``model = A(...) if ... else B(...)`` before the loop, has no node: whether
+    # the loop rebinds it is what the walk below reads)
+    if node is not None and type(node) not in (cst.Name, cst.Attribute) and any(n is node for n in walk(loop)):
         return False  # made in the loop (a name read in it is checked below: rebound there?)
     root = spelled.split(".", 1)[0]
     for n in walk(loop):

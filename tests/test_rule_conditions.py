@@ -709,3 +709,40 @@ def test_sl103_a_field_moved_to_a_device_is_the_same_module(move):
     # field still holds the Policy, whose inference-named ``evaluate`` the trainer
     # backpropagates: no inference code
     assert found(RELOCATED.format(move=move)) == []
+
+
+REBUILT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    def train(model, data, optimizer):
+        for x, y in data:
+            optimizer.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+
+    def main(wide):
+        {build}
+        data = [(torch.randn(4, 3), torch.randn(4, 1))]
+        drops, lr = [2, 4], 0.1
+        for epoch in range(6):
+            if {test}:
+                optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+                lr *= 0.2
+            train(model, data, optimizer)
+
+    main(False)
+""")
+
+
+@pytest.mark.parametrize("build", [
+    "model = nn.Linear(3, 1)",
+    "model = nn.Sequential(nn.Linear(3, 8), nn.Linear(8, 1)) if wide else nn.Linear(3, 1)",
+])
+def test_sl211_rebuilt_at_each_drop_of_a_model_built_either_way(build):
+    # kymatio's cifar_small_sample (history dev): ``if epoch in drops or epoch == 0:``
+    # holds at every drop, not once; the model is one of two, built before the loop
+    assert [c for _, c in found(REBUILT.format(build=build, test="epoch in drops or epoch == 0"))] == ["SL211"]
+    # (built once: the first epoch only, or under both tests at once)
+    assert found(REBUILT.format(build=build, test="epoch == 0")) == []
+    assert found(REBUILT.format(build=build, test="epoch in drops and epoch == 0")) == []
