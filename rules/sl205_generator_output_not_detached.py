@@ -104,7 +104,7 @@ class GeneratorOutputNotDetached(Rule):
                 d = facts.call_of(v.node)
                 if d is None or not is_model_call(d) or not is_discriminator_name(d.callee or ""):
                     continue
-                if d.func is not None and d.func is not b.func and (d.func.in_model_class or d.func.name in ("forward", "hybrid_forward")) \
+                if d.func is not None and d.func is not b.func and d.func.name in ("forward", "hybrid_forward") \
                         and d.func.param_names and (d.callee or "").partition(".")[0] == d.func.param_names[0]:
                     continue  # (a layer of a model's own forward, ``self.d(h)``: part of the call that runs it)
                 if d.func is b.func or d.func is None:

@@ -483,7 +483,17 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
         runs the ``infer`` of a model it is handed)."""
         if path not in own_methods:
             own_methods[path] = defined_names(texts[path])[1]
-        return name not in own_methods[path] or one_program(path, mod)
+        return name not in own_methods[path] or one_program(path, mod) or name in delegated(path)
+
+    delegates: Dict[str, FrozenSet[str]] = {}
+
+    def delegated(path: str) -> FrozenSet[str]:
+        """The methods of ``path`` that hand their work to another object's method of the
+        same name (``def generate(self, x): return self.model.generate(x)``, a wrapper
+        around a model loaded with ``torch.load``): that call is of another class."""
+        if path not in delegates:
+            delegates[path] = _delegating_methods(texts[path])
+        return delegates[path]
 
     importing: Optional[Dict[str, Set[str]]] = None  # a word of an import line -> the files with it
 
@@ -565,6 +575,29 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             out[i] = dataclasses.replace(out[i] if out[i] is not None else Context(), entered=entered, looped=looped,
                                          entered_eval=entered_eval)
     return out
+
+
+def _delegating_methods(text: str) -> FrozenSet[str]:
+    """Names of the methods of ``text`` that call a method of the same name on an object
+    other than their own (``self.model.generate(...)`` inside ``def generate(self, ...)``).
+    A text that does not parse: none."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    out = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for fn in cls.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args:
+                continue
+            me = fn.args.args[0].arg
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == fn.name and not (
+                        isinstance(n.func.value, ast.Name) and n.func.value.id == me):
+                    out.add(fn.name)
+    return frozenset(out)
 
 
 def _call_states(program: Program, text: str, names, classes):

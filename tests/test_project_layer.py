@@ -280,6 +280,41 @@ def test_a_sibling_script_calls_its_own_method_not_one_of_the_same_name(tmp_path
     assert check(tmp_path, ".") == []
 
 
+LM_MODEL = """
+    import torch
+
+
+    class CharLM(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.out = torch.nn.Linear(4, 4)
+
+        def generate(self, x):
+            return self.out(x)
+"""
+LM_SAMPLER = """
+    import sys
+    import torch
+
+
+    class Sampler:
+        def __init__(self, path):
+            self.model = torch.load(path)
+
+        def generate(self, x):
+            {scope}
+                return self.model.generate(x)
+"""
+
+
+def test_a_wrapper_method_hands_its_work_to_the_models_method_of_its_name(tmp_path):
+    """``Sampler.generate`` (a model unpickled with ``torch.load``, no import between the
+    files) calls ``self.model.generate`` under ``no_grad()``: a call of ``CharLM.generate``
+    although the sampler defines a ``generate`` of its own (review of session 54)."""
+    write(tmp_path, {"model.py": LM_MODEL, "sample.py": LM_SAMPLER.format(scope="with torch.no_grad():")})
+    assert check(tmp_path, ".") == [] and check(tmp_path, "model.py") == []
+
+
 SAGE_MODEL = """
     import torch
     from torch import nn

@@ -746,3 +746,94 @@ def test_sl211_rebuilt_at_each_drop_of_a_model_built_either_way(build):
     # (built once: the first epoch only, or under both tests at once)
     assert found(REBUILT.format(build=build, test="epoch == 0")) == []
     assert found(REBUILT.format(build=build, test="epoch in drops and epoch == 0")) == []
+
+
+GAN_MODULE = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class GAN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.generator = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+            self.discriminator = nn.Sequential(nn.Linear(8, 1), nn.Sigmoid())
+            self.opt_d = torch.optim.Adam(self.discriminator.parameters())
+            self.criterion = nn.BCELoss()
+
+        def d_loss(self, real, fake):
+            return self.criterion(self.discriminator(real), torch.ones(4, 1)) + \\
+                self.criterion(self.discriminator(fake), torch.zeros(4, 1))
+
+        def train_step(self, real):
+            fake = self.generator(torch.randn(4, 4))
+            loss_d = self.d_loss(real, {fake})
+            self.opt_d.zero_grad()
+            loss_d.backward()
+            self.opt_d.step()
+
+    GAN().train_step(torch.randn(4, 8))
+""")
+
+
+def test_sl205_a_discriminator_step_helper_of_a_gan_module():
+    # a helper method of a GAN that is itself an nn.Module is no layer of a forward: its
+    # ``self.discriminator(fake)`` is the discriminator's call (review of session 54)
+    assert [c for _, c in found(GAN_MODULE.format(fake="fake"))] == ["SL205"]
+    assert found(GAN_MODULE.format(fake="fake.detach()")) == []
+
+
+NP_EVALUATE = textwrap.dedent("""
+    from mxnet import autograd, gluon, np, npx
+    npx.set_np()
+
+    def evaluate_accuracy(net, batches):
+        correct = 0
+        for X, y in batches:
+            {scope}
+                y_hat = net(X)
+            pred = y_hat.as_in_ctx(npx.cpu()).argmax(axis=1)
+            correct += (pred == y).sum()
+        return correct
+
+    net = gluon.nn.Sequential()
+    net.add(gluon.nn.Dense(8), gluon.nn.Dropout(0.5), gluon.nn.Dense(2))
+    net.initialize()
+    evaluate_accuracy(net, [(np.ones((4, 3)), np.zeros(4))])
+""")
+
+
+def test_sl103_mxnet_a_method_whose_result_is_used_is_no_unknown_use():
+    # ``as_in_ctx`` (the numpy interface's) is missing from the API model; its result is
+    # used, so it computes a value: the recorded prediction stays a finding
+    assert found(NP_EVALUATE.format(scope="with autograd.record():")) == [(8, "SL103")]
+    assert found(NP_EVALUATE.format(scope="if True:")) == []
+
+
+ZOO_FILE = textwrap.dedent("""
+    import mxnet as mx
+    from mxnet.gluon import nn
+
+    class TinyNet(nn.HybridBlock):
+        def __init__(self, **kwargs):
+            super(TinyNet, self).__init__(**kwargs)
+            self.body = nn.Dense(4)
+
+        def hybrid_forward(self, F, x):
+            x = self.body(x)
+            x *= 0.5
+            return x
+
+    def build(ctx):
+        net = TinyNet()
+        net.initialize(ctx=ctx)
+        net(mx.nd.zeros((1, 3), ctx=ctx))
+        {end}
+""")
+
+
+def test_sl304_a_block_built_and_returned_by_a_helper_may_be_trained():
+    # a model file's ``build(ctx)`` runs one dummy forward to fix the shapes and hands
+    # the Block on: its forward is still assumed to train inside record()
+    # (review of session 54); a demo function that only prints is no such hand-over
+    assert found(ZOO_FILE.format(end="return net")) == [(12, "SL304")]
+    assert found(ZOO_FILE.format(end="print(net)")) == []

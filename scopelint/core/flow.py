@@ -1057,11 +1057,18 @@ class Analyzer:
                 return frozenset()
         return frozenset(common or ())
 
-    @staticmethod
-    def _sites_outside_record(sites: Optional[Dict[int, State]]) -> bool:
+    def _sites_outside_record(self, sites: Optional[Dict[int, State]]) -> bool:
         """The forward's calls seen here (besides those its instances' escape hides) are
-        not known to record (a demo function's ``net(x)``, nobody calling the demo)."""
-        return bool(sites) and not any(s.mxnet.on for s in sites.values())
+        not known to record (a demo function's ``net(x)``, nobody calling the demo), and
+        none is in a function that returns a value (``build(ctx)``, which runs one dummy
+        forward to fix the shapes and returns the Block to be trained)."""
+        if not sites or any(s.mxnet.on for s in sites.values()):
+            return False
+        for c in sites:
+            caller = self._site_caller.get(c)
+            if caller is not None and any(type(n) is cst.Return and n.value is not None for n in walk(caller.node.body, is_nested_scope)):
+                return False
+        return True
 
     def _runs_its_blocks(self) -> bool:
         """The module's own top-level code (not under ``if __name__ == "__main__":``)

@@ -327,11 +327,13 @@ def names_escaping_block(block: cst.CSTNode, func: Optional[FunctionInfo]) -> bo
 
 def used_by_unknown_method(facts: Facts, scope_item: cst.CSTNode, fw: str) -> bool:
     """A value computed inside the scope whose item is ``scope_item`` is the object of a
-    method the framework does not define (``l.backword()``, ``out.get_loss()`` of a model
-    returning its own object): code nobody here knows uses it, and may backpropagate it
-    (unknown means silence)."""
+    method the framework does not define, called as a statement, for its effect alone
+    (``l.backword()``, ``out.apply_gradients()`` of a model returning its own object):
+    code nobody here knows uses it, and may backpropagate it (unknown means silence).
+    (A method whose result is used, ``y_hat.as_in_ctx(ctx).argmax()``, computes a value:
+    the API model does not list every NDArray method.)"""
     for c in facts.calls:
-        if c.method is None or c.receiver is None or c.target is not None or c.external is not None:
+        if not c.statement or c.method is None or c.receiver is None or c.target is not None or c.external is not None:
             continue
         if api.method(c.method, (fw,)) is not None or c.method in CALL_METHODS or CONTAINER <= c.receiver.tags:
             continue  # (``outputs.append(out)``: a Python list's method)
