@@ -74,7 +74,8 @@ class GeneratorOutputNotDetached(Rule):
                 # own loss computed from the same ``dis_fake``: detaching its input would cut
                 # the generator's gradient; the discriminator must be run again on a
                 # detached sample, which is no edit of this call)
-                shared = any(other is not b and any(v.node is d_call.node for bv in other.values for v in graph_path(bv, lambda v: False))
+                # (of a helper's call, ``d_logits(netD, fake)``: where the fix goes, the site)
+                shared = any(other is not b and any(v.node is at for bv in other.values for v in graph_path(bv, lambda v: False))
                              for other in backwards)
                 fix = None if shared else detach_expression(sample, "Feed the discriminator a detached sample")
                 yield Report(at, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
