@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -36,6 +38,8 @@ from scopelint.core.modules import relative_module
 from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called, names_called_without_grad, text_may_anchor
 
 _MOST_BYTES = 2_000_000
+_MEMO: "OrderedDict[tuple, object]" = OrderedDict()  # ``Program.stored`` without a store: by (kind, extra, text's digest)
+_MEMO_SIZE = 20_000
 _INSTALLED = ("site-packages", "dist-packages")  # a larger file is not read for its imports (no summary, no context)
 
 
@@ -75,12 +79,13 @@ class Program:
     """The modules of one run and those they import. ``display``: a path as messages
     name it."""
 
-    def __init__(self, display=lambda p: p, texts: Optional[Dict[str, str]] = None, store=None):
+    def __init__(self, display=lambda p: p, texts: Optional[Dict[str, str]] = None, store=None, memo: bool = False):
         """``texts``: by absolute path, texts that stand for the files' (an editor's
         unsaved buffers). ``store``: a ``scopelint.cache.Cache`` that keeps summaries
         between runs (keyed by the module's text and what it is told of the others)."""
         self.display = display
         self.store = store
+        self.memo = memo
         # What the folders held is read anew for each program (an editor's server lives
         # on while files come and go).
         _program_imports.cache_clear()
@@ -91,6 +96,31 @@ class Program:
         self.modules: Dict[str, _Module] = {}  # by absolute path
         self._busy: Set[str] = set()
         self._found: Dict[Tuple[Tuple[str, ...], str], Optional[Tuple[_Module, str]]] = {}
+
+    def stored(self, kind: str, text: str, extra: str, compute, disk: bool = True):
+        """``compute()`` (JSON data, a function of ``text`` and ``extra`` alone), kept in
+        the run's store between runs when it has one (and ``disk``: worth a file's read),
+        else in this process's memory when the program asks (``memo``: an editor's
+        server, which lints one document after another in a folder whose other files do
+        not change)."""
+        if self.store is None or not disk:
+            if not self.memo:
+                return compute()
+            key = (kind, extra, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+            if key in _MEMO:
+                _MEMO.move_to_end(key)
+                return _MEMO[key]
+            found = _MEMO[key] = compute()
+            if len(_MEMO) > _MEMO_SIZE:
+                _MEMO.popitem(last=False)
+            return found
+        key = self.store.value_key(kind, text, extra)
+        kept = self.store.get_value(key)
+        if kept is not None:
+            return kept
+        found = compute()
+        self.store.put_value(key, found)
+        return found
 
     # --- modules ---------------------------------------------------------------------
     def module(self, path: str) -> Optional[_Module]:
@@ -130,20 +160,32 @@ class Program:
     def _read_imports(self, mod: _Module) -> None:
         # (Most files import nothing of the program: their folder tells, or one search.)
         pattern = _program_imports(*_import_scope(mod))
-        if pattern is None or mod.text is None or pattern.search(mod.text) is None:
+        if pattern is None or mod.text is None:
             return
-        for m in _FROM.finditer(mod.text):
+        text = mod.text
+        imports, stars = self.stored("imports", text, f"{pattern.pattern}\0{mod.package}",
+                                     lambda: self._imports_in(mod, pattern, text), disk=False)
+        mod.imports.update(imports)
+        mod.stars.extend(stars)
+
+    def _imports_in(self, mod: _Module, pattern: "re.Pattern[str]", text: str) -> Tuple[Dict[str, str], List[str]]:
+        imports: Dict[str, str] = {}
+        stars: List[str] = []
+        if pattern.search(text) is None:
+            return imports, stars
+        for m in _FROM.finditer(text):
             source = self._absolute(mod, len(m.group(1)), m.group(2) or None)
             if source is None:
                 continue
             for name, local in _names(m.group(3)):
                 if name == "*":
-                    mod.stars.append(source)
+                    stars.append(source)
                 else:
-                    mod.imports[local or name] = f"{source}.{name}"
-        for m in _IMPORT.finditer(mod.text):
+                    imports[local or name] = f"{source}.{name}"
+        for m in _IMPORT.finditer(text):
             for name, local in _names(m.group(1)):
-                mod.imports[local or name.split(".", 1)[0]] = name if local else name.split(".", 1)[0]
+                imports[local or name.split(".", 1)[0]] = name if local else name.split(".", 1)[0]
+        return imports, stars
 
     @staticmethod
     def _absolute(mod: _Module, level: int, module: Optional[str]) -> Optional[str]:
@@ -380,11 +422,11 @@ _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module
 
 def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=lambda p: p,
              texts: Optional[Dict[str, str]] = None, store=None,
-             inference: Optional[Sequence[Tuple[str, ...]]] = None) -> List[Optional[Context]]:
+             inference: Optional[Sequence[Tuple[str, ...]]] = None, memo: bool = False) -> List[Optional[Context]]:
     """For each file of a run (``declared``: the framework its settings name, if any;
     ``inference``: its inference-function patterns), what it is told of the program:
-    None where nothing (most files). ``texts``, ``store``: see ``Program``."""
-    program = Program(display, texts, store)
+    None where nothing (most files). ``texts``, ``store``, ``memo``: see ``Program``."""
+    program = Program(display, texts, store, memo)
     mods = [program.module(p) if p.endswith(".py") else None for p in paths]
     frameworks = _run_frameworks(program, mods, declared)
     out: List[Optional[Context]] = []
@@ -395,7 +437,7 @@ def contexts(paths: Sequence[str], declared: Sequence[Optional[str]], display=la
         patterns = tuple(inference[i]) if inference is not None else DEFAULT_INFERENCE_FUNCTIONS
         linted = mod is not None and (fw is not None or (
             (mod.imports or mod.stars) and mod.text is not None and mentions_framework(mod.text)
-            and text_may_anchor(mod.text, mod.frameworks, patterns)))
+            and _may_anchor(program, mod.text, mod.frameworks, patterns)))
         out.append(program.context(mod, fw) if linted else None)
     return _with_callers_off(program, mods, out, [
         tuple(inference[i]) if inference is not None else DEFAULT_INFERENCE_FUNCTIONS for i in range(len(mods))])
@@ -512,13 +554,11 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
     any_bare: Dict[str, Set[str]] = {}  # name -> the files calling it at all, bare
     any_attr: Dict[str, Set[str]] = {}  # ... or as an attribute
     for path, text in texts.items():
-        if "torch" in text:
-            called_bare, called_attr = names_called_without_grad(text)
-            for name in called_bare:
-                bare.setdefault(name, set()).add(path)
-            for name in called_attr:
-                attr.setdefault(name, set()).add(path)
-        called_bare, called_attr = names_called(text)
+        off_bare, off_attr, called_bare, called_attr = _calls_of(program, text)
+        for name in off_bare:
+            bare.setdefault(name, set()).add(path)
+        for name in off_attr:
+            attr.setdefault(name, set()).add(path)
         for name in called_bare:
             any_bare.setdefault(name, set()).add(path)
         for name in called_attr:
@@ -575,6 +615,22 @@ def _with_callers_off(program: Program, mods: Sequence[Optional[_Module]], found
             out[i] = dataclasses.replace(out[i] if out[i] is not None else Context(), entered=entered, looped=looped,
                                          entered_eval=entered_eval)
     return out
+
+
+def _calls_of(program: Program, text: str) -> Tuple[FrozenSet[str], ...]:
+    """What ``text`` calls with PyTorch's recording off and at all, bare and as an
+    attribute (``slicing.names_called_without_grad``, ``slicing.names_called``), kept
+    in the run's store: these scans of every text of the program were most of a cached
+    run on mxnet's tree."""
+    found = program.stored("calls", text, "", lambda: [sorted(k) for k in (
+        (names_called_without_grad(text) if "torch" in text else (frozenset(), frozenset())) + names_called(text))])
+    return tuple(frozenset(k) for k in found)
+
+
+def _may_anchor(program: Program, text: str, frameworks: Iterable[str], inference: Tuple[str, ...]) -> bool:
+    """``slicing.text_may_anchor``, kept in the run's store."""
+    frameworks = tuple(sorted(frameworks))
+    return program.stored("anchor", text, repr((frameworks, inference)), lambda: text_may_anchor(text, frameworks, inference))
 
 
 def _delegating_methods(text: str) -> FrozenSet[str]:
@@ -749,13 +805,14 @@ def _neighbours(mod: _Module) -> Tuple[str, ...]:
     return _package_files(os.path.dirname(mod.path), False)
 
 
-def with_program(settings, path: str, texts: Dict[str, str], display=lambda p: p):
+def with_program(settings, path: str, texts: Dict[str, str], display=lambda p: p, memo: bool = False):
     """``settings`` for the one file ``path`` (an editor's document), with what the
     program around it tells it; ``texts``: the editor's open documents by path (the
-    document's own included), which stand for the files on disk."""
+    document's own included), which stand for the files on disk. ``memo``: see
+    ``Program`` (a server that lints again and again)."""
     from dataclasses import replace
 
-    found = contexts([path], [settings.framework], display, texts, inference=[settings.inference_functions])[0]
+    found = contexts([path], [settings.framework], display, texts, inference=[settings.inference_functions], memo=memo)[0]
     return settings if found is None else replace(settings, project=found)
 
 
@@ -789,7 +846,7 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
             continue
         if fw is None:
             fw = _dependency_framework(os.path.dirname(mod.path))
-        if fw is None and _neighbour_folders(mod) and any(text_may_anchor(mod.text, (f,), ()) for f in FRAMEWORKS):
+        if fw is None and _neighbour_folders(mod) and any(_may_anchor(program, mod.text, (f,), ()) for f in FRAMEWORKS):
             if not scanned:
                 _note_importers(program, run, importers)
                 scanned.add("")
@@ -799,7 +856,7 @@ def _run_frameworks(program: Program, mods: Sequence[Optional[_Module]], declare
             fws = importers.get(mod.path, set())
             fw = next(iter(fws)) if len(fws) == 1 else None
         # (Only for a file that holds something a rule reads.)
-        if fw is not None and not text_may_anchor(mod.text, (fw,), ()):
+        if fw is not None and not _may_anchor(program, mod.text, (fw,), ()):
             fw = None
         out.append(fw)
     return out

@@ -48,8 +48,11 @@ def snapshot(results):
     return [(r.filename, [dataclasses.astuple(f) for f in r.findings], sorted(r.lines.items()), r.errors) for r in results]
 
 
-def entries(directory: Path):
-    return sorted(p for p in directory.rglob("*.json") if not p.name.startswith(".tmp-"))
+def entries(directory: Path, values: bool = False):
+    """The cache's entries of files' results (``values``: of values the program layer
+    keeps, ``Cache.put_value``, instead)."""
+    return sorted(p for p in directory.rglob("*.json")
+                  if not p.name.startswith(".tmp-") and (b'"body": {"value": ' in p.read_bytes()) == values)
 
 
 def no_linting(monkeypatch):
@@ -75,6 +78,31 @@ def test_miss_then_hit_gives_the_same_results(project, monkeypatch):
     again = check_paths(tasks_for(project, NAMES), 1, Cache(project / CACHE_DIR_NAME))
     assert snapshot(again) == snapshot(plain)
     assert [r.path for r in again] == [r.path for r in plain]
+
+
+def test_a_warm_run_does_not_scan_the_program_again(project, monkeypatch):
+    """What the program layer reads of each text (the names it calls, with recording off
+    or at all; whether it may hold an anchor) is kept with the results: a cached run on a
+    package does not scan its texts again (issue 42: those scans were most of a warm run
+    on mxnet's tree)."""
+    import scopelint.project as project_mod
+
+    write(project, {"pkg/train.py": "import torch\nfrom pkg.model import infer\nwith torch.no_grad():\n    infer(1)\n",
+                    "pkg/model.py": "import torch\ndef infer(x):\n    return x.backward()\n", "pkg/__init__.py": ""})
+    names = ["pkg/train.py", "pkg/model.py", "pkg/b.py"]
+    cache = Cache(project / CACHE_DIR_NAME)
+    plain = check_paths(tasks_for(project, names), 1)
+    assert snapshot(check_paths(tasks_for(project, names), 1, cache)) == snapshot(plain)
+    assert entries(cache.directory, values=True)
+
+    scans = []
+    for name in ("names_called", "names_called_without_grad", "text_may_anchor"):
+        real = getattr(project_mod, name)
+        monkeypatch.setattr(project_mod, name, lambda *a, _real=real, _name=name, **k: scans.append(_name) or _real(*a, **k))
+    assert snapshot(check_paths(tasks_for(project, names), 1, Cache(project / CACHE_DIR_NAME))) == snapshot(plain)
+    assert scans == []
+    assert snapshot(check_paths(tasks_for(project, names), 1)) == snapshot(plain)
+    assert {"names_called", "text_may_anchor"} <= set(scans)  # (without the cache: scanned, which the test counts)
 
 
 def test_cache_in_parallel_workers(project):

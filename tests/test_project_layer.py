@@ -231,6 +231,29 @@ def test_a_method_another_file_calls_without_grad_is_not_guessed_to_record(tmp_p
     assert found == [("model.py", 10, "SL103")] and [(f, r, c) for f, r, c, _ in check(tmp_path, "model.py")] == found
 
 
+def test_an_editor_server_keeps_what_it_read_of_the_other_files(tmp_path, monkeypatch):
+    """``with_program(memo=True)`` (the LSP's lint worker): the scans of the document's
+    neighbours are kept in memory, so a re-lint after an edit scans only what changed
+    (issue 42: 0.25 s to 0.05 s on a mxnet file); an edited neighbour is read anew."""
+    import scopelint.project as project_mod
+    from scopelint.engine import Settings
+
+    write(tmp_path, {"model.py": INFER_MODEL, "tts.py": INFER_CALLER.format(scope="with torch.no_grad():")})
+    model, tts = str(tmp_path / "model.py"), str(tmp_path / "tts.py")
+    scans = []
+    real = project_mod.names_called
+    monkeypatch.setattr(project_mod, "names_called", lambda text: scans.append(text) or real(text))
+    text = (tmp_path / "model.py").read_text()
+    first = with_program(Settings(), model, {model: text}, memo=True)
+    assert first.project.called_off == ("infer",) and len(scans) == 2
+    edited = with_program(Settings(), model, {model: text + "# an edit\n"}, memo=True)
+    assert edited.project.called_off == ("infer",) and scans[2:] == [text + "# an edit\n"]  # only the document
+    recording = textwrap.dedent(INFER_CALLER.format(scope="if x is not None:"))
+    again = with_program(Settings(), model, {model: text, tts: recording}, memo=True)
+    assert again.project is None and scans[3:] == [recording]  # the neighbour that changed
+    assert with_program(Settings(), model, {model: text}).project.called_off == ("infer",) and len(scans) == 6  # no memo
+
+
 SAMPLER = """
     import torch
     import torch.nn as nn

@@ -85,7 +85,7 @@ def lint_text(text: str, path: str, settings: Settings, encoding: str, uri: str,
         from scopelint.project import with_program
 
         try:
-            settings = with_program(settings, path, {**buffers, path: text})
+            settings = with_program(settings, path, {**buffers, path: text}, memo=True)
         except Exception:  # (the program cannot be read: the document on its own)
             log.debug("cannot read the program around %s", path, exc_info=True)
     items: List[Item] = []
