@@ -414,7 +414,7 @@ def _may_be_function(mod: _Module, name: str) -> bool:
     return may_export(definition, False) or calls_a_parameter(definition)
 
 
-_MODE_METHODS = re.compile(r"\.[ \t]*(?:eval|train|backward)[ \t]*\(")
+_MODE_METHODS = re.compile(r"\.[ \t]*(?:eval|train|backward|zero_grad|step)[ \t]*\(")
 
 
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)  # a line that starts a module-level statement

@@ -95,9 +95,13 @@ def parameter_of(call: cst.Call, params: Sequence[str], index: int) -> Optional[
     return found
 
 
-def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: str) -> Optional[str]:
+INSTANCE_CALL = "instance"  # ``spelled_at_call``'s ``method`` for ``model(x)``: the instance called, its ``forward`` run
+
+
+def spelled_at_call(call: cst.Call, params: Sequence[str], method, name: str) -> Optional[str]:
     """A name of a function with these ``params`` (``method``: of a class, called as
-    ``obj.m(...)``), rooted at a parameter, as the ``call`` spells it: a parameter
+    ``obj.m(...)``, or ``INSTANCE_CALL``: its ``forward``, run by calling the instance
+    ``obj(...)``), rooted at a parameter, as the ``call`` spells it: a parameter
     through its argument (positional or by keyword), ``self`` through the receiver
     (``model.val_start()``: ``self.enc`` is ``model.enc``); a global as it is. None where
     the call does not name it (an argument or a receiver that is no dotted name, or
@@ -106,9 +110,12 @@ def spelled_at_call(call: cst.Call, params: Sequence[str], method: bool, name: s
     root, _, rest = name.partition(".")
     if method and params and params[0] in SELF_NAMES:
         if root == params[0]:
-            if type(call.func) is not cst.Attribute:
+            if method == INSTANCE_CALL:  # ``model(x)`` runs ``model.forward``
+                spelled = dotted(call.func)
+            elif type(call.func) is not cst.Attribute:
                 return None
-            spelled = dotted(call.func.value)
+            else:
+                spelled = dotted(call.func.value)
             return spelled + ("." + rest if rest else "") if spelled is not None else None
         params = params[1:]
     if root not in params:

@@ -19,7 +19,7 @@ from scopelint.core import frameworks as F
 from scopelint.core import roles
 from scopelint.core.facts import ENTRY_GRADS, BackwardFact, CallFact, Facts, FunctionInfo, GradEffects, MutationFact, Returns, ScopeFact
 from scopelint.core.callgraph import CallGraph, outermost
-from scopelint.core.arguments import CALL_METHODS, requires_grad_off, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, call_arg, param_default, bind, bound_params, method_params, spelled_at_call  # noqa: F401 (re-exported)
+from scopelint.core.arguments import CALL_METHODS, requires_grad_off, FWD_ARG, FWD_KW, FWD_SHAPE, argument_for, call_arg, param_default, bind, bound_params, method_params, spelled_at_call, INSTANCE_CALL  # noqa: F401 (re-exported)
 from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, dotted, module_chain_base as _module_chain_base
 from scopelint.core.slicing import Whole, whole_of_source
@@ -2392,6 +2392,14 @@ class Analyzer:
             for candidate in candidates:
                 self._sites[id(candidate)][id(call)] = site
                 self._site_args[id(candidate)][id(call)] = None
+        if target is None and external is None and qname is None and callee_value is not None and env is not None and self.context.functions:
+            # ``model(x)`` on an instance of another module's class: what its ``forward``
+            # does to optimizers and gradient buffers (``self.zero_grad()`` in it), as a
+            # local class's forward does at its call.
+            forward = self._program_method(callee_value, "forward")
+            if forward is not None and (forward.grad_calls or forward.grad_exit != "entry"):
+                self._effects_at(call, forward, forward.grad_effects(),
+                                 lambda name: spelled_at_call(call, forward.params, INSTANCE_CALL, name), env.grads)
         for override in self.graph.overrides(func, self.func):
             self._sites[id(override)][id(call)] = state
 

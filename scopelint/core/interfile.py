@@ -431,7 +431,8 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
             summary = _summary(info, f"{filename}:{lines.get(f'{cname}.{info.name}', lines.get(cname, 1))}",
                                (trains or {}).get(id(info), ()), ())
             summary = Summary(f"{cname}.{info.name}", summary.where, summary.params, leaves_eval=summary.leaves_eval,
-                              trains=summary.trains, method=True, sets_train=summary.sets_train)
+                              trains=summary.trains, method=True, sets_train=summary.sets_train,
+                              grad_calls=summary.grad_calls, grad_exit=summary.grad_exit)
             if not summary.trivial:
                 out[f"{cname}.{info.name}"] = summary
             continue
