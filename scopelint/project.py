@@ -348,6 +348,7 @@ class Program:
         detaching: List[Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = []
         bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
+        aliases: Dict[str, Tuple[Tuple[str, str], ...]] = {}
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
             found = self._resolve(mod, dotted)
             if found is None:
@@ -382,13 +383,34 @@ class Program:
                     mode_free_functions.add(f"{dotted}.{fname}" if not name else dotted)
             if dotted in mod.stars:
                 stars[dotted] = tuple(n for n, _ in exports.functions) + tuple(exports.model_classes)
+                found_aliases = self.star_aliases(target)
+                if found_aliases:
+                    aliases[dotted] = found_aliases
         fw = framework if framework is not None and not mod.frameworks else None
-        if not (functions or models or fw or mode_free_functions):
+        if not (functions or models or fw or mode_free_functions or aliases):
             return None
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
                        tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)),
                        mode_free_functions=tuple(sorted(mode_free_functions)), switching=tuple(sorted(switching)),
-                       detaching=tuple(sorted(detaching)))
+                       detaching=tuple(sorted(detaching)), star_aliases=tuple(sorted(aliases.items())))
+
+    def star_aliases(self, mod: _Module, seen: Optional[Set[str]] = None) -> Tuple[Tuple[str, str], ...]:
+        """The framework modules and names ``from <mod> import *`` binds: Python's star
+        import binds every public module-level name, imports included, so ``from utils
+        import *`` after utils' ``import torch.nn as nn`` binds ``nn`` (older research code
+        gets its ``torch`` and ``nn`` this way). Through ``mod``'s own star imports of the
+        program's modules too. Nothing where ``mod`` names its exports (``__all__``)."""
+        seen = set() if seen is None else seen
+        if mod.path in seen or mod.text is None or "__all__" in mod.text:
+            return ()
+        seen.add(mod.path)
+        out: Dict[str, str] = {}
+        for star in mod.stars:
+            found = self._resolve(mod, star)
+            if found is not None and not found[1]:
+                out.update(self.star_aliases(found[0], seen))
+        out.update(_framework_imports(mod.text))
+        return tuple(sorted(out.items()))
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:
@@ -951,6 +973,28 @@ def _is_framework(top: str) -> bool:
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\;#]|\\\n)*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+((?:[^\n\\;#]|\\\n)*)", re.M)
 _ALIAS = re.compile(r"^([\w.]+|\*)(?:\s+as\s+(\w+))?$")
+
+
+def _framework_imports(text: str) -> Dict[str, str]:
+    """A module's module-level (unindented) imports of the frameworks, by the public
+    name each binds: ``import torch.nn as nn`` -> ``nn: torch.nn``, ``import mxnet as mx``,
+    ``from mxnet import gluon`` -> ``gluon: mxnet.gluon``, ``import torch`` -> ``torch``."""
+    out: Dict[str, str] = {}
+    if "torch" not in text and "mxnet" not in text:
+        return out
+    for m in _FROM.finditer(text):
+        if m.group(0)[:1] in " \t" or m.group(1) or not _is_framework(m.group(2)):
+            continue
+        for name, local in _names(m.group(3)):
+            if name != "*" and "." not in name and not (local or name).startswith("_"):
+                out[local or name] = f"{m.group(2)}.{name}"
+    for m in _IMPORT.finditer(text):
+        if m.group(0)[:1] in " \t":
+            continue
+        for name, local in _names(m.group(1)):
+            if _is_framework(name) and not (local or name).startswith("_"):
+                out[local or name.split(".", 1)[0]] = name if local else name.split(".", 1)[0]
+    return out
 
 
 def _names(text: str) -> List[Tuple[str, Optional[str]]]:

@@ -998,3 +998,17 @@ def test_a_model_of_another_file_whose_forward_switches_recording_itself(tmp_pat
     assert check(tmp_path, ".") == []
     write(tmp_path, {"models.py": models.format(inference="return self.net(data)")})
     assert [(f, r, c) for f, r, c, _ in check(tmp_path, ".")] == [("test.py", 6, "SL103")]
+
+
+def test_a_star_import_binds_the_framework_modules_its_module_imports(tmp_path):
+    """Python's ``from utils import *`` binds utils' public module-level imports too
+    (``torch``, ``nn``): through a chain of star imports, not where ``__all__`` names the
+    exports, not an import inside a function (it binds nothing at module level)."""
+    write(tmp_path, {"utils.py": "import torch\nimport torch.nn as nn\nfrom mxnet import gluon as _g\n\n\ndef f():\n    import numpy as np\n",
+                     "layers.py": "from utils import *\n",
+                     "named.py": "import torch\n__all__ = ['f']\n\n\ndef f():\n    pass\n",
+                     "train.py": "from layers import *\nfrom named import *\n"})
+    program = Program()
+    train = program.module(str(tmp_path / "train.py"))
+    context = program.context(train)
+    assert dict(context.star_aliases) == {"layers": (("nn", "torch.nn"), ("torch", "torch"))}

@@ -743,7 +743,7 @@ class Analyzer:
         # (``Returns.left``): ``Facts.left_returned``.
         self._left_returned: Dict[int, Tuple[Value, ...]] = {}
         self.whole = whole if whole is not None else whole_of_source(module.code)
-        imports = Imports(program.package, program.star_names) if program is not None else None
+        imports = Imports(program.package, program.star_names, program.star_bindings) if program is not None else None
         self.names = names or Names(module, walrus=self.whole is None or self.whole.walrus, program=imports)
         if self.whole is not None:
             self.names.frameworks.update(self.whole.frameworks)

@@ -273,6 +273,9 @@ class Context:
     switching: Tuple[str, ...] = ()
     # Of ``model_classes``: (class, forward's parameters, those it detaches) (``Exports``).
     detaching: Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...]], ...] = ()
+    # ``from M import *`` of a module of the program: M and the framework modules and
+    # names it binds with its own imports, (local name, dotted) (``Program.star_aliases``).
+    star_aliases: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
@@ -294,7 +297,7 @@ class Context:
         without grad only make the analysis say less: the gate's slice holds what they
         bear on. Told only those or that it is imported, a file gets no package either:
         its names resolve as when it is linted alone.)"""
-        return bool(self.functions or self.model_classes or self.stars or self.framework or self.class_bases or self.imported
+        return bool(self.functions or self.model_classes or self.stars or self.star_aliases or self.framework or self.class_bases or self.imported
                     or self.entered or self.looped or self.entered_eval)
 
     def eval_by_callers(self, name: str) -> Tuple[str, ...]:
@@ -347,6 +350,10 @@ class Context:
     @property
     def star_names(self) -> Mapping[str, Tuple[str, ...]]:
         return dict(self.stars)
+
+    @property
+    def star_bindings(self) -> Mapping[str, Tuple[Tuple[str, str], ...]]:
+        return dict(self.star_aliases)
 
 
 NO_CONTEXT = Context()

@@ -190,8 +190,11 @@ class Imports:
     top-level module; None: unknown) and, per module of the program, the names a star
     import of it binds."""
 
-    def __init__(self, package: Optional[str], stars: Mapping[str, Tuple[str, ...]]):
-        self.package, self.stars = package, stars
+    def __init__(self, package: Optional[str], stars: Mapping[str, Tuple[str, ...]],
+                 aliases: Optional[Mapping[str, Tuple[Tuple[str, str], ...]]] = None):
+        # ``aliases``: per module, the framework modules and names its star import binds
+        # with its own imports (``nn``: ``torch.nn``).
+        self.package, self.stars, self.aliases = package, stars, aliases or {}
 
 
 def _relative(node: cst.ImportFrom, package: Optional[str]) -> Optional[str]:
@@ -217,6 +220,8 @@ def _bind(scope: Scope, node: cst.CSTNode, program: Optional["Imports"] = None) 
             source = _import_name(node.module)
         if type(node.names) is cst.ImportStar:
             # Of a module of the program (the project layer knows its names): those.
+            for local, full in (program.aliases.get(source, ()) if program is not None and source else ()):
+                imports[local] = full
             for name in (program.stars.get(source, ()) if program is not None and source else ()):
                 imports[name] = f"{source}.{name}"
             return
