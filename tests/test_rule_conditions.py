@@ -4,6 +4,7 @@ of benchmarks/history's dev half took (each reduced to a few lines of our own)."
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -837,3 +838,26 @@ def test_sl304_a_block_built_and_returned_by_a_helper_may_be_trained():
     # (review of session 54); a demo function that only prints is no such hand-over
     assert found(ZOO_FILE.format(end="return net")) == [(12, "SL304")]
     assert found(ZOO_FILE.format(end="print(net)")) == []
+
+
+def test_sl304_a_loss_block_named_as_one_is_entered_recording_and_dict_entries_are_no_arrays():
+    """A Gluon Block named as a loss (``CtdetLoss(gluon.Block)``, not a ``gluon.loss.Loss``)
+    whose module nobody here calls: its forward is handed the model's prediction, which
+    its training call records (mxnet-centernet 316b261, history dev). ``output['hm'] =``
+    writes an entry of a dict (no array takes a string index): silent."""
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "centernet_loss_block_in_place"
+    for kind, expected in (("bad", [19, 20]), ("good", [])):
+        text = (root / kind / "models" / "losses.py").read_text()
+        assert [f.start[0] for f in lint_source(text, "losses.py").findings if f.code == "SL304"] == expected
+    source = textwrap.dedent("""
+        from mxnet import gluon, nd
+
+
+        class CtdetLoss(gluon.Block):
+            def forward(self, outputs, target):
+                output = outputs[0]
+                output["hm"] = nd.sigmoid(output["hm"])
+                output[f"hm{0}"] = output["hm"]
+                return ((output["hm"] - target) ** 2).mean()
+    """)
+    assert found(source) == []

@@ -1874,6 +1874,11 @@ class Analyzer:
             return
         if type(target) is cst.Subscript:
             base = self._ev(target.value)
+            if len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index and \
+                    type(target.slice[0].slice.value) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+                # ``output['hm'] = v``: an entry of a mapping (no tensor or NDArray takes a
+                # string index), whatever the flow knew of ``output``: a container.
+                base = container_value(base.node, (base,), self.flow.state)
             self._mutation(node, "subscript", dotted(target.value), base, value)
             return
         key = dotted(target)

@@ -426,7 +426,12 @@ _PREDICTION_CLASS = re.compile(r"Prediction|Inference")
 def is_loss_class(info) -> bool:
     """A method's class is a loss: derives from ``gluon.loss.Loss`` (here or through the
     program's classes), or is named one (``CtdetLoss(gluon.Block)``)."""
-    return any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases) or F.is_loss_name(info.cls.name.value)
+    return any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases) or _LOSS_CLASS.search(info.cls.name.value) is not None
+
+
+# A class named as a loss (``CtdetLoss``, ``PoissonNLLLoss``, ``LossBlock``, ``MaskedCriterion``):
+# ``F.is_loss_name`` asks of callees, where a CamelCase name constructs an object.
+_LOSS_CLASS = re.compile(r"Loss|Criterion|^(?:loss|criterion)|_(?:loss|criterion)(?:_|$)")
 
 
 # An argument named as a target (``y``, ``labels``), in a loss call's target position:
