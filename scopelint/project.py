@@ -658,12 +658,14 @@ def _may_anchor(program: Program, text: str, frameworks: Iterable[str], inferenc
 def _delegating_methods(text: str) -> FrozenSet[str]:
     """Names of the methods of ``text`` that call a method of the same name on an object
     other than their own (``self.model.generate(...)`` inside ``def generate(self, ...)``).
-    A text that does not parse: none."""
+    A text that does not parse: none. (Parsed once with the importer scans of
+    ``callsites``, which read the same texts.)"""
     import ast
 
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    from scopelint.core.callsites import _parsed
+
+    tree = _parsed(text)
+    if tree is None:
         return frozenset()
     out = set()
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):

@@ -1012,3 +1012,17 @@ def test_a_star_import_binds_the_framework_modules_its_module_imports(tmp_path):
     train = program.module(str(tmp_path / "train.py"))
     context = program.context(train)
     assert dict(context.star_aliases) == {"layers": (("nn", "torch.nn"), ("torch", "torch"))}
+
+
+def test_a_method_of_another_files_class_zeroes_at_its_call(tmp_path):
+    """``model.reset()`` of a class of model.py whose ``reset`` calls ``self.zero_grad()``
+    zeroes the gradients where it is called (its method summary's gradient effects,
+    spelled for the receiver): the loop that calls it has no SL202. Without the call,
+    the loop never zeroes (the fixture's bad twin)."""
+    bad = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "crf_model_forward_zeroes" / "bad"
+    for name in ("model.py", "train.py"):
+        (tmp_path / name).write_text((bad / name).read_text())
+    assert [(f, c) for f, _, c, _ in check(tmp_path, ".")] == [("train.py", "SL202")]
+    train = (tmp_path / "train.py").read_text()
+    (tmp_path / "train.py").write_text(train.replace("    loss = model(words, tags)\n", "    model.reset()\n    loss = model(words, tags)\n"))
+    assert check(tmp_path, ".") == []
