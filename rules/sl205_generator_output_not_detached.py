@@ -1,7 +1,7 @@
 import libcst as cst
 
 from scopelint.core.arguments import argument_for, bound_params
-from scopelint.core.queries import graph_path, params_frozen_at
+from scopelint.core.queries import feeds_another_backward, graph_path, params_frozen_at
 from scopelint.core.roles import (
     is_discriminator_name,
     is_discriminator_optimizer,
@@ -75,9 +75,7 @@ class GeneratorOutputNotDetached(Rule):
                 # the generator's gradient; the discriminator must be run again on a
                 # detached sample, which is no edit of this call)
                 # (of a helper's call, ``d_logits(netD, fake)``: where the fix goes, the site)
-                shared = any(other is not b and any(v.node is at for bv in other.values for v in graph_path(bv, lambda v: False))
-                             for other in backwards)
-                fix = None if shared else detach_expression(sample, "Feed the discriminator a detached sample")
+                fix = None if feeds_another_backward(facts, at, b) else detach_expression(sample, "Feed the discriminator a detached sample")
                 yield Report(at, "the generator's output is fed to the discriminator for the discriminator's loss without `.detach()`", fix)
 
     @staticmethod

@@ -664,6 +664,14 @@ def backpropagated_nodes(facts: Facts) -> frozenset:
         id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
+def feeds_another_backward(facts: Facts, node, b) -> bool:
+    """The value of the expression ``node`` is on the graph path of a backward call other
+    than ``b`` (SL205: the discriminator's output also feeds the generator's own loss)."""
+    paths = facts.memo("backward_paths", lambda f: {id(other): frozenset(
+        id(v.node) for bv in other.values for v in graph_path(bv, lambda v: False)) for other in f.backwards})
+    return any(other is not b and id(node) in paths[id(other)] for other in facts.backwards)
+
+
 def trains(facts: Facts, b) -> bool:
     """A backward that may train (RULES.md, SL207): its gradients may reach parameters
     an optimizer steps. Not a gradient taken only with respect to inputs made to require
