@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing
 from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
@@ -101,8 +101,8 @@ class RecordingDuringInference(Rule):
                 if not (sw.on or (default_on and (not trains_here or _evaluation_loop(facts, call)))) \
                         or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
                     continue
-                if switches_own_recording(facts, call):
-                    continue  # (its forward decides, per path)
+                if switches_own_recording(facts, call) or records_nothing(facts, call):
+                    continue  # (its forward decides, per path; a frozen model on data records nothing)
                 if not by_name and (call.callee not in call.in_eval or lightning_hook(func)):
                     continue
                 # (a forward pass that is backpropagated, here, by a helper, or in a
@@ -130,7 +130,8 @@ class RecordingDuringInference(Rule):
         facts = ctx.facts
         backpropagated = None
         for call in facts.calls:
-            if id(call.func) in reported or not call.state.torch.on or not is_model_call(call) or switches_own_recording(facts, call):
+            if id(call.func) in reported or not call.state.torch.on or not is_model_call(call) or switches_own_recording(facts, call) \
+                    or records_nothing(facts, call):
                 continue
             if not any(VOLATILE <= v.tags for a in call.args for v in a.ancestors()):
                 continue
@@ -153,7 +154,8 @@ class RecordingDuringInference(Rule):
         for call in facts.calls:
             if call.func is not None or not call.state.torch.on or call.callee in reported:
                 continue
-            if call.callee not in call.in_eval or not is_model_call(call) or switches_own_recording(facts, call):
+            if call.callee not in call.in_eval or not is_model_call(call) or switches_own_recording(facts, call) \
+                    or records_nothing(facts, call):
                 continue
             if backpropagated is None:
                 backpropagated = backpropagated_nodes(facts)

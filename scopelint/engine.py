@@ -650,7 +650,7 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     from scopelint.core.callsites import forwards_detaching, forwards_switching_recording
     from scopelint.core.interfile import Exports, exports_of
     from scopelint.core.lower import Unsupported, lower_module
-    from scopelint.core.summaries import detaches_in_place
+    from scopelint.core.summaries import detaches_in_place, frozen_by_constructor
 
     tree = ast.parse(source)
     body = tree.body
@@ -683,8 +683,14 @@ def _summarize(source: str, filename: str, program: Optional["Context"], functio
     defers = {id(f): queries.deferred_method_calls(facts, f) for f in facts.functions if f.cls is None and f.parent is None}
     detaches = {id(f): tuple(p for p, _ in detaches_in_place(f, lambda call, _f: getattr(facts.call_of(call), "target", None)))
                 for f in facts.functions if f.cls is None and f.parent is None}
+    frozen = []
+    for f in facts.functions:
+        if f.name == "__init__" and f.cls is not None and f.parent is None and f.cls.name.value in analyzer.graph.model_classes:
+            found = frozen_by_constructor(f)
+            if found is not None:
+                frozen.append((f.cls.name.value, *found))
     return exports_of(facts.functions, analyzer.graph.model_classes, facts.frameworks, lines, filename, trains, bases, mode_free,
-                      mode_free_functions, forwards, defers, detaches, switching, detaching)
+                      mode_free_functions, forwards, defers, detaches, switching, detaching, frozen)
 
 
 def _mode_free_definitions(body: List[ast.stmt], source: str, model_classes, program: Optional["Context"]) -> Tuple[set, set]:

@@ -38,8 +38,8 @@ from scopelint.core.modules import relative_module
 from scopelint.core.slicing import defined_names, imported_frameworks, mentions_framework, names_called, names_called_without_grad, text_may_anchor
 
 _MOST_BYTES = 2_000_000
-_MEMO: "OrderedDict[tuple, object]" = OrderedDict()  # ``Program.stored`` without a store: by (kind, extra, text's digest)
-_MEMO_SIZE = 20_000
+_MEMO: "OrderedDict[bytes, object]" = OrderedDict()  # ``Program.stored`` without a store: by the digest of (kind, extra, text)
+_MEMO_SIZE = 4_096  # (entries of a few KB, 80 KB for torch's largest file: tens of MB at most)
 _INSTALLED = ("site-packages", "dist-packages")  # a larger file is not read for its imports (no summary, no context)
 
 
@@ -96,6 +96,7 @@ class Program:
         self.modules: Dict[str, _Module] = {}  # by absolute path
         self._busy: Set[str] = set()
         self._found: Dict[Tuple[Tuple[str, ...], str], Optional[Tuple[_Module, str]]] = {}
+        self._star_aliases: Dict[str, Tuple[Tuple[str, str], ...]] = {}  # by path (``star_aliases``)
 
     def stored(self, kind: str, text: str, extra: str, compute, disk: bool = True):
         """``compute()`` (JSON data, a function of ``text`` and ``extra`` alone), kept in
@@ -106,7 +107,9 @@ class Program:
         if self.store is None or not disk:
             if not self.memo:
                 return compute()
-            key = (kind, extra, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+            digest = hashlib.blake2b(f"{kind}\0{extra}\0".encode("utf-8", "surrogatepass"), digest_size=16)
+            digest.update(text.encode("utf-8", "surrogatepass"))
+            key = digest.digest()
             if key in _MEMO:
                 _MEMO.move_to_end(key)
                 return _MEMO[key]
@@ -153,6 +156,12 @@ class Program:
         # and repositories whose root holds an ``__init__.py`` import from it.
         roots = tuple(dict.fromkeys(r for r in (top, _project_root(folder)) if r is not None and os.path.basename(r) not in _INSTALLED))
         mod = _Module(path, name, package if package or top != folder else "", roots, self.texts.get(path))
+        if top == folder and mod.text and os.path.basename(parent := os.path.dirname(folder)) not in _INSTALLED and re.search(
+                rf"^[ \t]*(?:from|import)[ \t]+{re.escape(os.path.basename(folder))}\.", mod.text, re.M):
+            # ``from metrics.inception import X`` in ``metrics/fid_score.py``, a folder
+            # without ``__init__.py``: its module is run as ``metrics.fid_score`` by the
+            # scripts of the folder above, which is then where its imports are found
+            mod.roots = tuple(dict.fromkeys(mod.roots + (parent,)))
         self._read_imports(mod)
         self.modules[path] = mod
         return mod
@@ -238,6 +247,7 @@ class Program:
             mode_free_functions = set(found.mode_free_functions) - set(mod.imports)
             switching = set(found.switching)
             detaching = {d[0]: d for d in found.detaching}
+            frozen = {f[0]: f for f in found.frozen}
             if context is not None:  # re-exported model classes and mode-free functions
                 for local, dotted in mod.imports.items():
                     if context.is_model_class(dotted):
@@ -248,13 +258,17 @@ class Program:
                         cut = context.detached_by_forward(dotted)
                         if cut is not None and local not in detaching:
                             detaching[local] = (local, *cut)
+                        how = context.frozen_by_constructor(dotted)
+                        if how is not None and local not in frozen:
+                            frozen[local] = (local, *how)
                         models.add(local)
                         bases[local] = context.framework_bases(dotted)
                     elif context.is_mode_free_function(dotted) and local not in found.model_classes:
                         mode_free_functions.add(local)
             mod.exports[functions] = Exports(found.functions, tuple(sorted(models)), found.frameworks, tuple(sorted(bases.items())),
                                              tuple(sorted(mode_free)), tuple(sorted(mode_free_functions)), tuple(sorted(switching & models)),
-                                             tuple(sorted(d for n, d in detaching.items() if n in models)))
+                                             tuple(sorted(d for n, d in detaching.items() if n in models)),
+                                             tuple(sorted(frozen.values())))
         finally:
             self._busy.discard(mod.path)
         return mod.exports[functions]
@@ -349,6 +363,7 @@ class Program:
         bases: Dict[str, Tuple[str, ...]] = {}
         stars: Dict[str, Tuple[str, ...]] = {}
         aliases: Dict[str, Tuple[Tuple[str, str], ...]] = {}
+        frozen: List[Tuple[str, str, int]] = []
         for dotted in sorted(set(mod.imports.values()) | set(mod.stars)):
             found = self._resolve(mod, dotted)
             if found is None:
@@ -378,6 +393,7 @@ class Program:
                     for d in exports.detaching:
                         if d[0] == cname:
                             detaching.append((spelled, d[1], d[2]))
+                    frozen.extend((spelled, f[1], f[2]) for f in exports.frozen if f[0] == cname)
             for fname in exports.mode_free_functions:
                 if not name or fname == name:
                     mode_free_functions.add(f"{dotted}.{fname}" if not name else dotted)
@@ -392,25 +408,61 @@ class Program:
         return Context(mod.package or None, tuple(sorted(functions.items())), tuple(sorted(models)),
                        tuple(sorted(stars.items())), fw, tuple(sorted(bases.items())), mode_free=tuple(sorted(mode_free)),
                        mode_free_functions=tuple(sorted(mode_free_functions)), switching=tuple(sorted(switching)),
-                       detaching=tuple(sorted(detaching)), star_aliases=tuple(sorted(aliases.items())))
+                       detaching=tuple(sorted(detaching)), star_aliases=tuple(sorted(aliases.items())),
+                       frozen=tuple(sorted(frozen)))
 
-    def star_aliases(self, mod: _Module, seen: Optional[Set[str]] = None) -> Tuple[Tuple[str, str], ...]:
+    def star_aliases(self, mod: _Module) -> Tuple[Tuple[str, str], ...]:
         """The framework modules and names ``from <mod> import *`` binds: Python's star
         import binds every public module-level name, imports included, so ``from utils
         import *`` after utils' ``import torch.nn as nn`` binds ``nn`` (older research code
         gets its ``torch`` and ``nn`` this way). Through ``mod``'s own star imports of the
-        program's modules too. Nothing where ``mod`` names its exports (``__all__``)."""
-        seen = set() if seen is None else seen
-        if mod.path in seen or mod.text is None or "__all__" in mod.text:
-            return ()
-        seen.add(mod.path)
-        out: Dict[str, str] = {}
-        for star in mod.stars:
-            found = self._resolve(mod, star)
-            if found is not None and not found[1]:
-                out.update(self.star_aliases(found[0], seen))
-        out.update(_framework_imports(mod.text))
-        return tuple(sorted(out.items()))
+        program's modules too. Nothing where ``mod`` names its exports (``__all__``).
+        Computed once per module, over the star imports' strongly connected components
+        (modules that star-import each other share one answer)."""
+        if mod.path not in self._star_aliases:
+            self._star_components(mod, {}, [], set(), {})
+        return self._star_aliases.get(mod.path, ())
+
+    def _star_components(self, mod: _Module, index: Dict[str, int], stack: List[_Module], on: Set[str],
+                         after: Dict[str, List[_Module]]) -> int:
+        """Tarjan's algorithm over star imports from ``mod``: its lowest index; each
+        component's answer kept in ``_star_aliases`` once found."""
+        low = index[mod.path] = len(index)
+        stack.append(mod)
+        on.add(mod.path)
+        after[mod.path] = []  # the modules it star-imports (of its component or after it)
+        if mod.text is not None and "__all__" not in mod.text:
+            for star in mod.stars:
+                found = self._resolve(mod, star)
+                if found is None or found[1]:
+                    continue
+                other = found[0]
+                after[mod.path].append(other)
+                if other.path not in index and other.path not in self._star_aliases:
+                    low = min(low, self._star_components(other, index, stack, on, after))
+                elif other.path in on:
+                    low = min(low, index[other.path])
+        if low == index[mod.path]:
+            members = []
+            while True:
+                m = stack.pop()
+                on.discard(m.path)
+                members.append(m)
+                if m is mod:
+                    break
+            out: Dict[str, str] = {}
+            paths = {m.path for m in members}
+            for m in members:
+                for other in after[m.path]:
+                    if other.path not in paths:
+                        out.update(self._star_aliases.get(other.path, ()))
+            for m in members:
+                if m.text is not None and "__all__" not in m.text:
+                    out.update(_framework_imports(m.text))
+            found_aliases = tuple(sorted(out.items()))
+            for m in members:
+                self._star_aliases[m.path] = found_aliases if m.text is not None and "__all__" not in m.text else ()
+        return low
 
 
 def _may_be_function(mod: _Module, name: str) -> bool:
@@ -432,7 +484,7 @@ def _may_be_function(mod: _Module, name: str) -> bool:
     if re.match(r"(?:@[^\n]*\n(?:[ \t#][^\n]*\n)*)*class\b", definition):
         # A class whose methods switch modes or train (``VSE.val_start``, ``train_emb``):
         # their mode effects are exported (``Summary.method``).
-        return _MODE_METHODS.search(definition) is not None
+        return _MODE_METHODS.search(definition) is not None or "requires_grad" in definition
     return may_export(definition, False) or calls_a_parameter(definition)
 
 

@@ -240,6 +240,7 @@ def test_an_editor_server_keeps_what_it_read_of_the_other_files(tmp_path, monkey
 
     write(tmp_path, {"model.py": INFER_MODEL, "tts.py": INFER_CALLER.format(scope="with torch.no_grad():")})
     model, tts = str(tmp_path / "model.py"), str(tmp_path / "tts.py")
+    monkeypatch.setattr(project_mod, "_MEMO", type(project_mod._MEMO)())  # (cold, whatever ran before)
     scans = []
     real = project_mod.names_called
     monkeypatch.setattr(project_mod, "names_called", lambda text: scans.append(text) or real(text))
@@ -1026,3 +1027,40 @@ def test_a_method_of_another_files_class_zeroes_at_its_call(tmp_path):
     train = (tmp_path / "train.py").read_text()
     (tmp_path / "train.py").write_text(train.replace("    loss = model(words, tags)\n", "    model.reset()\n    loss = model(words, tags)\n"))
     assert check(tmp_path, ".") == []
+
+
+def test_star_aliases_read_each_module_once(tmp_path, monkeypatch):
+    """Star imports chained over many modules (each star-importing all before it, and a
+    cycle back): each module's imports are read once per program, not once per path to
+    it (a reviewer's 80-module chain took 9 s before the answers were kept)."""
+    import scopelint.project as project_mod
+
+    n = 30
+    files = {f"m{i}.py": "import torch\n" + "".join(f"from m{j} import *\n" for j in range(i)) for i in range(n)}
+    files["m0.py"] = f"import torch.nn as nn\nfrom m{n - 1} import *\n"
+    write(tmp_path, files)
+    reads = []
+    real = project_mod._framework_imports
+    monkeypatch.setattr(project_mod, "_framework_imports", lambda text: reads.append(text) or real(text))
+    program = Program()
+    found = [program.context(program.module(str(tmp_path / f"m{i}.py"))) for i in range(1, n)]
+    assert all(dict(c.star_aliases)["m0"] == (("nn", "torch.nn"), ("torch", "torch")) for c in found)
+    assert len(reads) <= 2 * n
+
+
+def test_a_folder_without_init_named_by_its_own_modules_imports_from_above(tmp_path):
+    """``metrics/fid.py`` (no ``__init__.py``) imports ``metrics.extractor``: it is run as
+    ``metrics.fid`` from the folder above, where its imports are found; the extractor's
+    constructor freezing its parameters reaches it (``Context.frozen``)."""
+    good = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "fid_extractor_frozen_by_constructor" / "good"
+    (tmp_path / "metrics").mkdir()
+    for name in ("metrics/extractor.py", "metrics/fid.py", "main.py"):
+        (tmp_path / name).write_text((good / name).read_text())
+    program = Program()
+    fid = program.module(str(tmp_path / "metrics" / "fid.py"))
+    assert str(tmp_path) in fid.roots
+    context = program.context(fid)
+    assert context.frozen == (("metrics.extractor.FeatureNet", "requires_grad", 3),)
+    assert check(tmp_path / "metrics", "fid.py") == []
+    (tmp_path / "metrics" / "fid.py").write_text((good / "metrics" / "fid.py").read_text().replace("dims=16)", "dims=16, requires_grad=True)"))
+    assert [(f, c) for f, _, c, _ in check(tmp_path / "metrics", "fid.py")] == [("fid.py", "SL103")]

@@ -861,3 +861,45 @@ def test_sl304_a_loss_block_named_as_one_is_entered_recording_and_dict_entries_a
                 return ((output["hm"] - target) ** 2).mean()
     """)
     assert found(source) == []
+    # (named with a word that only starts with "Loss": no loss, no recorded prediction)
+    assert found(source.replace("CtdetLoss", "LossMask").replace('output["hm"] = nd.sigmoid(output["hm"])', "output[:] = 1")) == []
+    assert [c for _, c in found(source.replace('output["hm"] = nd.sigmoid(output["hm"])', "output[:] = 1"))] == ["SL304"]
+
+
+def test_sl103_a_model_frozen_by_its_constructor_records_nothing_on_data():
+    """A model class whose ``__init__`` turns every parameter's ``requires_grad`` off
+    (pytorch-fid's InceptionV3, a perceptual loss's VGG: round 18's six false findings),
+    run after ``eval()`` on data: autograd records nothing, no ``no_grad()`` is missing.
+    Built with ``requires_grad=True``, or fed a generator's output, it records."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class Features(nn.Module):
+            def __init__(self, requires_grad=False):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+                for p in self.parameters():
+                    p.requires_grad = requires_grad
+
+            def forward(self, x):
+                return self.body(x)
+
+
+        def features(model, batches):
+            model.eval()
+            return [model(torch.from_numpy(b)).numpy() for b in batches]
+
+
+        def stats(batches):
+            return features(Features().to("cpu"), batches)
+    """)
+    assert found(source) == []
+    assert [c for _, c in found(source.replace("Features().to", "Features(requires_grad=True).to"))] == ["SL103"]
+    assert [c for _, c in found(source.replace("requires_grad=False):", "requires_grad=True):"))] == ["SL103"]
+    fed = source.replace("model(torch.from_numpy(b))", "model(gen(torch.from_numpy(b)))").replace(
+        "def stats(batches):", "gen = nn.Linear(4, 4)\n\n\ndef stats(batches):")
+    assert [c for _, c in found(fed)] == ["SL103"]
+    assert found(source.replace("for p in self.parameters():\n            p.requires_grad = requires_grad",
+                                "self.requires_grad_(False)")) == []

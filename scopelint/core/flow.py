@@ -24,7 +24,7 @@ from scopelint.core.interfile import NO_CONTEXT, Context
 from scopelint.core.names import Imports, Names, dotted, module_chain_base as _module_chain_base
 from scopelint.core.slicing import Whole, whole_of_source
 from scopelint.core.syntax import finds, is_main_guard, is_nested_scope, is_subclass, iter_children, literal_bool, statements, walk
-from scopelint.core.summaries import attaches_grad, calls_surely, detached_free_names, detaches_in_place, freeze_effects, freezing_loop
+from scopelint.core.summaries import attaches_grad, calls_surely, detached_free_names, detaches_in_place, freeze_effects, freezing_loop, frozen_at, frozen_by_constructor
 from scopelint.core.state import (
     DATA,
     FORWARD,
@@ -82,6 +82,9 @@ CONST = frozenset({"const"})
 VOLATILE = frozenset({"volatile"})
 TUPLE_RESULT = frozenset({"tuple-result"})  # tag: the elements of a framework call's tuple, in order  # tag: ``Variable(x, volatile=True)``
 EVAL_MODE = frozenset({"eval-mode"})  # tag: a module ``.eval()`` returned (``Net().eval()``)
+# tag: an instance of a model class whose constructor turns its parameters'
+# ``requires_grad`` off (``summaries.frozen_by_constructor``: pytorch-fid's InceptionV3)
+FROZEN_PARAMS = frozenset({"frozen-params"})
 # Tag: a ``torch.distributions`` object; its ``sample()`` carries no graph, its
 # ``log_prob()``/``rsample()`` the graph of its parameters (``core.api``).
 DISTRIBUTION = frozenset({"distribution"})
@@ -2496,6 +2499,8 @@ class Analyzer:
                 tags = frozenset({"model"})
             if func.value in self.graph.classes:
                 tags = tags | {"instance:" + func.value}
+        if self._constructs_frozen(call, func, qname):
+            tags = tags | FROZEN_PARAMS
         rg = call_arg(call, None, "requires_grad")
         if qname is not None and rg is not None and literal_bool(rg.value) is True:
             leaf = leaf_value(call, F.framework_of(qname), tags)
@@ -2837,6 +2842,14 @@ class Analyzer:
         for name in sets_eval:
             if name in env.maybe_eval:
                 env.in_eval = env.in_eval | {name}
+
+    def _constructs_frozen(self, call: cst.Call, func: cst.BaseExpression, qname: Optional[str]) -> bool:
+        """``call`` makes an instance of a model class (of this file, or of another module
+        of the program) whose constructor turns every parameter's ``requires_grad`` off."""
+        if type(func) is cst.Name and self.scope.resolve_name(func.value) is None and func.value in self.graph.model_classes:
+            init = self.graph.method_of(func.value, "__init__")
+            return init is not None and frozen_at(call, frozen_by_constructor(init))
+        return qname is not None and frozen_at(call, self.context.frozen_by_constructor(qname))
 
     def _program_method(self, receiver: Optional[Value], name: str):
         """The summary (``interfile.Summary``, a method) of method ``name`` of the class of

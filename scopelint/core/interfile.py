@@ -190,6 +190,10 @@ class Exports:
     # Of its model classes: those whose ``forward`` detaches a state it is handed
     # (``callsites.forwards_detaching``): (class, its parameters after ``self``, those).
     detaching: Tuple[Tuple[str, Tuple[str, ...], Tuple[str, ...]], ...] = ()
+    # Of its model classes: those whose constructor turns their parameters'
+    # ``requires_grad`` off (``summaries.frozen_by_constructor``): (class, the parameter
+    # that decides, its position after ``self``; "" and -1: always).
+    frozen: Tuple[Tuple[str, str, int], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -200,7 +204,8 @@ class Exports:
                 "model_classes": list(self.model_classes), "frameworks": list(self.frameworks),
                 "class_bases": [[n, list(b)] for n, b in self.class_bases], "mode_free": list(self.mode_free),
                 "mode_free_functions": list(self.mode_free_functions), "switching": list(self.switching),
-                "detaching": [[c, list(p), list(d)] for c, p, d in self.detaching]}
+                "detaching": [[c, list(p), list(d)] for c, p, d in self.detaching],
+                "frozen": [list(f) for f in self.frozen]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Exports":
@@ -212,7 +217,8 @@ class Exports:
                      for n, s in d["functions"])
         return cls(functions, tuple(d["model_classes"]), tuple(d["frameworks"]), tuple((n, tuple(b)) for n, b in d["class_bases"]),
                    tuple(d["mode_free"]), tuple(d["mode_free_functions"]), tuple(d.get("switching", ())),
-                   tuple((c, tuple(p), tuple(x)) for c, p, x in d.get("detaching", ())))
+                   tuple((c, tuple(p), tuple(x)) for c, p, x in d.get("detaching", ())),
+                   tuple((c, p, int(i)) for c, p, i in d.get("frozen", ())))
 
 
 def _summary_json(s: Summary) -> dict:
@@ -276,6 +282,9 @@ class Context:
     # ``from M import *`` of a module of the program: M and the framework modules and
     # names it binds with its own imports, (local name, dotted) (``Program.star_aliases``).
     star_aliases: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
+    # Of ``model_classes``: (class, parameter, position) of those whose constructor freezes
+    # their parameters (``Exports.frozen``).
+    frozen: Tuple[Tuple[str, str, int], ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "_functions", dict(self.functions))
@@ -346,6 +355,14 @@ class Context:
         """``qname`` is a module-level function of another module that builds no layer and
         computes nothing that depends on the mode: known there, never guessed here."""
         return qname is not None and qname in self._mode_free_functions  # type: ignore[attr-defined]
+
+    def frozen_by_constructor(self, qname: Optional[str]) -> Optional[Tuple[str, int]]:
+        """``summaries.frozen_by_constructor`` of the model class ``qname`` of another
+        module (None: nothing known)."""
+        for name, param, position in self.frozen:
+            if name == qname:
+                return (param, position)
+        return None
 
     @property
     def star_names(self) -> Mapping[str, Tuple[str, ...]]:
@@ -418,7 +435,7 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
                trains: Optional[Mapping[int, set]] = None, class_bases: Optional[Mapping[str, Tuple[str, ...]]] = None,
                mode_free=(), mode_free_functions=(), forwards: Optional[Mapping[int, set]] = None,
                defers: Optional[Mapping[int, tuple]] = None, detaches: Optional[Mapping[int, tuple]] = None,
-               switching=(), detaching=()) -> Exports:
+               switching=(), detaching=(), frozen=()) -> Exports:
     """The exports of an analysed module: its module-level functions' summaries (as its
     analysis computed them) and its model classes. ``lines``: the line of each
     module-level definition, by name; ``trains``: by function id, what each training
@@ -449,7 +466,8 @@ def exports_of(functions: Sequence["FunctionInfo"], model_classes, frameworks, l
             out[info.name] = summary
     return Exports(tuple(sorted(out.items())), tuple(sorted(model_classes)), tuple(sorted(frameworks)), tuple(sorted((class_bases or {}).items())),
                    tuple(sorted(set(mode_free) & set(model_classes))), tuple(sorted(mode_free_functions)),
-                   tuple(sorted(set(switching) & set(model_classes))), tuple(sorted(d for d in detaching if d[0] in set(model_classes))))
+                   tuple(sorted(set(switching) & set(model_classes))), tuple(sorted(d for d in detaching if d[0] in set(model_classes))),
+                   tuple(sorted(f for f in frozen if f[0] in set(model_classes))))
 
 
 def _summary(info: "FunctionInfo", where: str, trains=(), forwards=(), defers=(), detaches=()) -> Summary:

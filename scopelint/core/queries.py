@@ -9,9 +9,9 @@ import libcst as cst
 from scopelint.core import api
 from scopelint.core import frameworks as F
 from scopelint.core.arguments import CALL_METHODS, spelled_at_call
-from scopelint.core.flow import CONTAINER, LEAVING_METHODS, Facts, FunctionInfo, carried_tag
+from scopelint.core.flow import CONTAINER, FROZEN_PARAMS, LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
-from scopelint.core.names import dotted
+from scopelint.core.names import RETURNS_MODULE, dotted
 from scopelint.core.roles import is_class_name, is_model_call, made_model
 from scopelint.core.syntax import block_path, finds, is_nested_scope, literal_bool, walk
 from scopelint.core.state import DATA_TAGS, FORWARD, UNKNOWN_RESULT, Mode, Origin, State, Switch, Value
@@ -662,6 +662,40 @@ def backpropagated_nodes(facts: Facts) -> frozenset:
     from (``id(call.node) in ...``: the result of that call is backpropagated)."""
     return facts.memo("backpropagated_nodes", lambda f: frozenset(
         id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
+
+
+def records_nothing(facts: Facts, call) -> bool:
+    """The forward pass ``call`` records no graph (PyTorch): its model is an instance of a
+    class whose constructor froze every parameter (``FROZEN_PARAMS``: an FID extractor, a
+    perceptual loss's VGG; through joins over branches and call sites, and calls that
+    return the module: ``.to(device)``, ``.eval()``) and none of its arguments holds a
+    graph. (Recording on, such a pass makes no graph: no ``no_grad()`` is missing.)"""
+    if not frozen_model(call.callee_value) or any(holds_graph(facts, a, "torch") for a in call.args):
+        return False
+    return True
+
+
+def frozen_model(v: Optional[Value]) -> bool:
+    """``v`` is made, on every way it can be, by a constructor that froze its parameters
+    (``records_nothing``)."""
+    todo, seen, found = [v] if v is not None else [], set(), False
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if len(seen) > 64:
+            return False
+        if FROZEN_PARAMS <= x.tags:
+            found = True
+        elif x.node is None and x.parents:
+            todo.extend(x.parents)  # joined over branches or call sites
+        elif type(x.node) is cst.Call and type(x.node.func) is cst.Attribute and x.node.func.attr.value in RETURNS_MODULE \
+                and x.node.func.attr.value != "requires_grad_" and x.parents:
+            todo.append(x.parents[0])  # ``InceptionV3(...).to(device)``: the module itself
+        else:
+            return False
+    return found
 
 
 def feeds_another_backward(facts: Facts, node, b) -> bool:

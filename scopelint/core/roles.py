@@ -429,9 +429,11 @@ def is_loss_class(info) -> bool:
     return any(b.startswith("mxnet.gluon.loss.") for b in info.class_bases) or _LOSS_CLASS.search(info.cls.name.value) is not None
 
 
-# A class named as a loss (``CtdetLoss``, ``PoissonNLLLoss``, ``LossBlock``, ``MaskedCriterion``):
-# ``F.is_loss_name`` asks of callees, where a CamelCase name constructs an object.
-_LOSS_CLASS = re.compile(r"Loss|Criterion|^(?:loss|criterion)|_(?:loss|criterion)(?:_|$)")
+# A class named as a loss (``CtdetLoss``, ``PoissonNLLLoss``, ``FocalLossV2``, ``LossBlock``,
+# ``MaskedCriterion``, ``CtdetLoss_with_dict``), not a class whose name only starts a word
+# with it (``LossMask``, ``LosslessUpsample``). (``F.is_loss_name`` asks of callees, where
+# a CamelCase name constructs an object.)
+_LOSS_CLASS = re.compile(r"(?:Loss|Criterion)(?=$|_|\d|V\d|Block|Layer|Module|Fn|Func)|(?:^|_)(?:loss|criterion)$")
 
 
 # An argument named as a target (``y``, ``labels``), in a loss call's target position:

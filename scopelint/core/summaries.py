@@ -349,3 +349,43 @@ def _rebound(body: cst.CSTNode) -> set:
             elif type(x) is cst.StarredElement:
                 todo.append(x.value)
     return out
+
+
+def frozen_by_constructor(init: FunctionInfo) -> Optional[Tuple[str, int]]:
+    """What a class's ``__init__`` (``init``) does to its own parameters wherever it runs
+    to its end: ``("", -1)`` it turns every one's ``requires_grad`` off (``for p in
+    self.parameters(): p.requires_grad = False``, ``self.requires_grad_(False)``);
+    ``(param, position)``: it sets them to its parameter ``param`` (at ``position`` after
+    ``self``), whose default is ``False`` (pytorch-fid's ``InceptionV3(...,
+    requires_grad=False)``, a perceptual loss's VGG): frozen unless the call passes a true
+    one; None: nothing known."""
+    flags = [flag for model, flag in freeze_effects(init) if model == "self"]
+    if not flags or flags[-1] is None:
+        return None
+    flag = flags[-1]
+    if literal_bool(flag) is False:
+        return ("", -1)
+    if type(flag) is not cst.Name:
+        return None
+    params = init.param_names[1:]
+    if flag.value not in params:
+        return None
+    default = param_default(init, flag.value)
+    if default is None or literal_bool(default) is not False:
+        return None
+    return (flag.value, params.index(flag.value))
+
+
+def frozen_at(call: cst.Call, frozen: Optional[Tuple[str, int]]) -> bool:
+    """The construction ``call`` of a class whose constructor does ``frozen``
+    (``frozen_by_constructor``) makes an instance whose parameters all have
+    ``requires_grad`` off."""
+    if frozen is None:
+        return False
+    param, position = frozen
+    if not param:
+        return True
+    if any(a.star for a in call.args):
+        return False
+    arg = call_arg(call, position if position >= 0 else None, param)
+    return arg is None or literal_bool(arg.value) is False
