@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing
-from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any
+from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any, model_called
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
 from scopelint.core.syntax import is_nested_scope, parents, walk
@@ -103,7 +103,7 @@ class RecordingDuringInference(Rule):
                     continue
                 if switches_own_recording(facts, call) or records_nothing(facts, call):
                     continue  # (its forward decides, per path; a frozen model on data records nothing)
-                if not by_name and (call.callee not in call.in_eval or lightning_hook(func)):
+                if not by_name and (model_called(call) not in call.in_eval or lightning_hook(func)):
                     continue
                 # (a forward pass that is backpropagated, here, by a helper, or in a
                 # function whose result some caller backpropagates, is no inference, by
@@ -116,7 +116,7 @@ class RecordingDuringInference(Rule):
                     continue
                 root = inference.get(id(func))
                 why = (f"`{func.name}` is inference code" if root is func else f"`{func.name}` runs only in inference code (`{root.name}`)"
-                       ) if by_name else f"`{call.callee}` is in eval mode"
+                       ) if by_name else f"`{model_called(call)}` is in eval mode"
                 yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
                 reported.add(id(func))
                 break
@@ -152,17 +152,17 @@ class RecordingDuringInference(Rule):
         backpropagated = None
         reported = set()
         for call in facts.calls:
-            if call.func is not None or not call.state.torch.on or call.callee in reported:
+            if call.func is not None or not call.state.torch.on or model_called(call) in reported:
                 continue
-            if call.callee not in call.in_eval or not is_model_call(call) or switches_own_recording(facts, call) \
+            if model_called(call) not in call.in_eval or not is_model_call(call) or switches_own_recording(facts, call) \
                     or records_nothing(facts, call):
                 continue
             if backpropagated is None:
                 backpropagated = backpropagated_nodes(facts)
             if id(call.node) in backpropagated:
                 continue  # (trained in eval mode: SL207's question)
-            reported.add(call.callee)
-            yield Report(call.node, f"model called with autograd recording on after `{call.callee}.eval()`: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
+            reported.add(model_called(call))
+            yield Report(call.node, f"model called with autograd recording on after `{model_called(call)}.eval()`: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
 
     def _mxnet(self, ctx):
         facts = ctx.facts
@@ -243,7 +243,7 @@ def _evaluation_loop(facts, call) -> bool:
     of a model in eval mode inside a loop that runs no backward (the epoch function's
     validation loop), whose result is not stored or handed on (``self.outputs = ...``
     read by a loss helper trains)."""
-    if call.callee not in call.in_eval or not call.loops or _stored(facts, call):
+    if model_called(call) not in call.in_eval or not call.loops or _stored(facts, call):
         return False
     loop = call.loops[-1]
     return not any(loop in b.loops for b in facts.backwards)

@@ -24,6 +24,15 @@ DEFAULT_INFERENCE_FUNCTIONS = F.DEFAULT_INFERENCE_FUNCTIONS
 
 
 
+def model_called(call: CallFact) -> Optional[str]:
+    """The model a forward pass runs, as the call spells it: ``net`` of ``net(x)`` and of
+    ``net.forward(x)`` (``self.actor.forward(state)``: ``self.actor``)."""
+    callee = call.callee
+    if callee and call.method in ("forward", "hybrid_forward") and callee.endswith("." + call.method):
+        return callee[: -len(call.method) - 1]
+    return callee
+
+
 def is_model_call(call: CallFact) -> bool:
     """``model(x)``, ``self.net(x)``, ``net.forward(x)``, ``self(x)`` in a model class,
     anything made by a model constructor or put in ``.eval()``."""
