@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing, own_layers_run
 from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any, model_called
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
@@ -69,6 +69,7 @@ class RecordingDuringInference(Rule):
         backpropagated = None
         fed_backward: set = set()
         reported: set = set()
+        deferred: list = []  # (function, methods walked, report): a model's method called (``model.sample(z)``)
 
         def lightning_hook(func) -> bool:
             # A hook of a LightningModule (or of Lightning's own class: its default
@@ -98,12 +99,15 @@ class RecordingDuringInference(Rule):
                 default_on = sw.mode == Mode.UNKNOWN and sw.origin is not None and sw.origin.kind == "unknown-entry"
                 # (where a function that backpropagates is entered, recording is on: its
                 # backward needs it; what it runs after ``model.eval()`` is judged below)
+                walked = None if is_model_call(call) else _in_eval_layers(own_layers_run(facts, call), call)
+                method_of_model = walked[0] if walked is not None else None
                 if not (sw.on or (default_on and (not trains_here or _evaluation_loop(facts, call)))) \
-                        or not is_model_call(call) or constructs_a_class_of_the_file(facts, call):
+                        or not (is_model_call(call) or (method_of_model is not None and method_of_model in call.in_eval)) \
+                        or constructs_a_class_of_the_file(facts, call):
                     continue
                 if switches_own_recording(facts, call) or records_nothing(facts, call):
                     continue  # (its forward decides, per path; a frozen model on data records nothing)
-                if not by_name and (model_called(call) not in call.in_eval or lightning_hook(func)):
+                if not by_name and ((method_of_model or model_called(call)) not in call.in_eval or lightning_hook(func)):
                     continue
                 # (a forward pass that is backpropagated, here, by a helper, or in a
                 # function whose result some caller backpropagates, is no inference, by
@@ -116,11 +120,19 @@ class RecordingDuringInference(Rule):
                     continue
                 root = inference.get(id(func))
                 why = (f"`{func.name}` is inference code" if root is func else f"`{func.name}` runs only in inference code (`{root.name}`)"
-                       ) if by_name else f"`{model_called(call)}` is in eval mode"
-                yield Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
+                       ) if by_name else f"`{method_of_model or model_called(call)}` is in eval mode"
+                report = Report(call.node, f"model called with autograd recording on, but {why}: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
+                if walked is not None:
+                    deferred.append((func, walked[1], report))  # (reported where the method's own forward is not)
+                    continue
+                yield report
                 reported.add(id(func))
                 break
-        yield from self._torch_module_level(ctx)
+        for func, methods, report in deferred:
+            if id(func) not in reported and not (methods & reported):
+                reported.add(id(func))
+                yield report
+        yield from self._torch_module_level(ctx, reported)
         yield from self._torch_volatile(ctx, reported)
 
     def _torch_volatile(self, ctx, reported):
@@ -144,7 +156,7 @@ class RecordingDuringInference(Rule):
                                     "which does nothing since PyTorch 0.4: no `torch.no_grad()` around it",
                          recording_during_inference_torch(ctx, call))
 
-    def _torch_module_level(self, ctx):
+    def _torch_module_level(self, ctx, in_functions):
         """Scripts and notebook cells: after ``model.eval()`` at module level, a forward
         pass with recording on whose result no backward ever uses (the first one per
         model: the fix wraps it, and the reader sees the rest)."""
@@ -152,17 +164,19 @@ class RecordingDuringInference(Rule):
         backpropagated = None
         reported = set()
         for call in facts.calls:
-            if call.func is not None or not call.state.torch.on or model_called(call) in reported:
-                continue
-            if model_called(call) not in call.in_eval or not is_model_call(call) or switches_own_recording(facts, call) \
-                    or records_nothing(facts, call):
+            walked = None if is_model_call(call) else _in_eval_layers(own_layers_run(facts, call), call)
+            model = model_called(call) if walked is None else walked[0]
+            if call.func is not None or not call.state.torch.on or model is None or model in reported \
+                    or (walked is not None and walked[1] & in_functions):
+                continue  # (a model's method whose own forward pass is reported in it)
+            if model not in call.in_eval or switches_own_recording(facts, call) or records_nothing(facts, call):
                 continue
             if backpropagated is None:
                 backpropagated = backpropagated_nodes(facts)
             if id(call.node) in backpropagated:
                 continue  # (trained in eval mode: SL207's question)
-            reported.add(model_called(call))
-            yield Report(call.node, f"model called with autograd recording on after `{model_called(call)}.eval()`: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
+            reported.add(model)
+            yield Report(call.node, f"model called with autograd recording on after `{model}.eval()`: no `torch.no_grad()` around it", recording_during_inference_torch(ctx, call))
 
     def _mxnet(self, ctx):
         facts = ctx.facts
@@ -236,6 +250,14 @@ class RecordingDuringInference(Rule):
                 "`autograd.record()` around a forward pass that is never backpropagated: it records a graph and turns on training mode (Dropout/BatchNorm)",
                 recording_during_inference_mxnet(ctx, scope),
             )
+
+
+def _in_eval_layers(walked, call):
+    """``queries.own_layers_run``'s answer where some layer it runs is still in eval mode at
+    the call (``model.eval(); model.enc.train(); model.embed(x)``: ``model.enc`` trains)."""
+    if walked is None or walked[0] not in call.in_eval or all(layer in call.in_train for layer in walked[2]):
+        return None
+    return walked
 
 
 def _evaluation_loop(facts, call) -> bool:

@@ -903,3 +903,41 @@ def test_sl103_a_model_frozen_by_its_constructor_records_nothing_on_data():
     assert [c for _, c in found(fed)] == ["SL103"]
     assert found(source.replace("for p in self.parameters():\n            p.requires_grad = requires_grad",
                                 "self.requires_grad_(False)")) == []
+
+
+def test_sl103_a_method_of_the_model_that_runs_its_layers_is_a_forward_pass():
+    """``model.sample(z)`` after ``model.eval()``, a method of a model class of the file
+    that runs its layers (through ``self.decode`` to ``self.decoder``), recording on, its
+    result never backpropagated: inference that records (round 18's noted miss). Not a
+    method that runs no layer, nor one under its own ``no_grad``, nor the model's own
+    ``self.decode(z)`` inside ``sample``."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class VAE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.decoder = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))
+
+            def forward(self, z):
+                return self.decoder(z)
+
+            def decode(self, z):
+                return self.decoder(z)
+
+            def sample(self, z):
+                return self.decode(z)
+
+            def prior(self, n):
+                return torch.randn(n, 2)
+
+
+        model = VAE()
+        model.eval()
+        points = model.sample(torch.randn(4, 2)).data.numpy()
+    """)
+    assert found(source) == [(26, "SL103")]
+    assert found(source.replace("model.sample(torch.randn(4, 2))", "model.prior(4)")) == []
+    assert found(source.replace("    def sample(self, z):", "    @torch.no_grad()\n    def sample(self, z):")) == []

@@ -664,6 +664,44 @@ def backpropagated_nodes(facts: Facts) -> frozenset:
         id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
+def runs_own_layers(facts: Facts, call) -> Optional[str]:
+    """``own_layers_run``'s model alone."""
+    found = own_layers_run(facts, call)
+    return found[0] if found is not None else None
+
+
+def own_layers_run(facts: Facts, call) -> Optional[tuple]:
+    """``model.sample(z)``: a call of a method (not ``forward``) of a model class of this
+    file that runs the model's own layers (``self.decoder(z)``, also through its other
+    methods: ``sample`` -> ``self.decode`` -> ``self.decoder``) with recording as the
+    call leaves it (not inside a ``no_grad`` of its own): a forward pass by another name.
+    Returns the model as the call spells it (``model``), the ids of the methods walked and
+    the layers reached as the call spells them (``model.decoder``), else None."""
+    t = call.target
+    if t is None or t.cls is None or t.parent is not None or not t.in_model_class or t.name in CALL_METHODS \
+            or call.method != t.name or not call.callee or "." not in call.callee or call.callee.rsplit(".", 1)[0] == "self":
+        return None  # (``self.decode(z)`` in the model's own methods: part of the call that runs them)
+    model = call.callee.rsplit(".", 1)[0]
+    todo, seen, layers = [t], set(), set()
+    while todo:
+        f = todo.pop()
+        if id(f) in seen or len(seen) > 8:
+            continue
+        seen.add(id(f))
+        for c in facts.calls_in(f):
+            if c.state.torch.off or not c.callee or not c.callee.startswith("self.") or c.qname is not None:
+                continue
+            if c.target is not None and c.target.name in CALL_METHODS:
+                if c.target.in_model_class and c.callee.count(".") == 1:
+                    layers.add(model + c.callee[4:])  # ``self.decoder(z)``: a layer of its own, of a class of this file
+            elif c.target is not None:
+                if c.target.cls is t.cls and c.method == c.target.name:
+                    todo.append(c.target)  # another method of the class
+            elif c.callee.count(".") == 1 and c.method is not None:
+                layers.add(model + c.callee[4:])  # ``self.decoder(z)``: a layer of its own
+    return (model, frozenset(seen), frozenset(layers)) if layers else None
+
+
 def records_nothing(facts: Facts, call) -> bool:
     """The forward pass ``call`` records no graph (PyTorch): its model is an instance of a
     class whose constructor froze every parameter (``FROZEN_PARAMS``: an FID extractor, a
