@@ -664,12 +664,6 @@ def backpropagated_nodes(facts: Facts) -> frozenset:
         id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
-def runs_own_layers(facts: Facts, call) -> Optional[str]:
-    """``own_layers_run``'s model alone."""
-    found = own_layers_run(facts, call)
-    return found[0] if found is not None else None
-
-
 def own_layers_run(facts: Facts, call) -> Optional[tuple]:
     """``model.sample(z)``: a call of a method (not ``forward``) of a model class of this
     file that runs the model's own layers (``self.decoder(z)``, also through its other
@@ -708,9 +702,7 @@ def records_nothing(facts: Facts, call) -> bool:
     perceptual loss's VGG; through joins over branches and call sites, and calls that
     return the module: ``.to(device)``, ``.eval()``) and none of its arguments holds a
     graph. (Recording on, such a pass makes no graph: no ``no_grad()`` is missing.)"""
-    if not frozen_model(call.callee_value) or any(holds_graph(facts, a, "torch") for a in call.args):
-        return False
-    return True
+    return frozen_model(call.callee_value) and not any(holds_graph(facts, a, "torch") for a in call.args)
 
 
 def frozen_model(v: Optional[Value]) -> bool:
