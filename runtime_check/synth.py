@@ -73,7 +73,8 @@ def _target(analysis: Analysis, lines: Iterable[int], methods: bool = False) -> 
 
 
 def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int = 0,
-         project: Optional[Callable] = None, failed: Optional[str] = None) -> Union[None, Harness, str]:
+         project: Optional[Callable] = None, failed: Optional[str] = None,
+         target: Optional[str] = None) -> Union[None, Harness, str]:
     """None when ``source`` is a whole program (nothing to fill); a ``Harness``; or
     why no harness can be made (the hole that cannot be filled).
 
@@ -82,11 +83,18 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     be built, attempt 0 builds it (the input and target sizes then come from probing it,
     ``PROBE_TORCH``/``PROBE_MXNET``) and the later attempts are the stand-ins' (one
     more attempt in all); where it cannot, the stand-in is used and the notes say why
-    (``failed``: how the attempt with the project's class ended)."""
+    (``failed``: how the attempt with the project's class ended).
+
+    ``target``: the module-level function the harness calls whether or not the
+    program calls it (a slice of a whole program, ``runtime_check.slices``)."""
     analysis = analyze(source)
     if analysis is None or re.search(r"^\s*from\s+\S+\s+import\s+\*", source, re.M):
         return None  # (a star import defines names nobody can list)
     fn = _target(analysis, lines)
+    if target is not None:
+        fn = next((f for f in analysis.functions if f.name == target), None)
+        if fn is None:
+            return f"no module-level function `{target}` to call"
     own = None  # a flagged method's class (the program runs nothing: it defines a class whose method nobody calls)
     if fn is None and not analysis.free and project is not None:
         fn = _target(analysis, lines, methods=True)

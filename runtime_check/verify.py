@@ -19,7 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence, TextIO, Tuple
 from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix
 from scopelint.noqa import UNUSED_NOQA
 from scopelint.fix import apply_edits
-from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, standins, synth
+from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, slices, standins, synth
 from scopelint.runtime_check.oracle import INCONCLUSIVE, _exception_text, compare, original_decides
 
 # How the fallback turns oneDNN off, per framework (the child and the harness do it).
@@ -48,6 +48,7 @@ class _Program:
     cell_findings: Dict[int, Finding] = field(default_factory=dict)
     note: Optional[str] = None
     cells: List[Tuple[int, int]] = field(default_factory=list)  # joined row - 1 -> (cell, row in cell)
+    slice: Optional[object] = None  # a slices.Slice: this program is the slice of another that ran first
 
 
 @dataclass
@@ -428,7 +429,9 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
     _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner)
+    sliced = _run_slices(programs, plan, jobs_by_key, runs, fallback, watched, timeout, jobs, progress, runner)
     weaker = harness.isolation().warning if runner is harness.run_variant else None
+    by_slice: Dict[int, _Program] = {}  # per finding: the slice whose verdict it got
 
     per_finding: Dict[int, List[Tuple[str, str, str, float]]] = {}
     for f, dev, orig_key, fixed_key, why in plan:
@@ -441,6 +444,23 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
             except Exception as exc:  # (a trace of the right shape whose values still upset the comparison)
                 verdict, detail = INCONCLUSIVE, f"no trustworthy trace: comparing the runs failed ({type(exc).__name__}: {exc})"
             seconds = a.seconds + b.seconds
+            keys = sliced.get((id(f), dev))
+            if keys is not None and verdict == INCONCLUSIVE and keys[0] in runs and keys[1] in runs:
+                sa, sb = runs[keys[0]], runs[keys[1]]
+                sprog = programs[int(keys[0][0].split(":", 1)[0])]
+                try:
+                    sv, sd = evidence(sa, sb, *watched[id(f)], f.fix.message if f.fix else "", jobs_by_key[keys[1]].line_map)
+                except Exception as exc:
+                    sv, sd = INCONCLUSIVE, f"no trustworthy trace: comparing the runs failed ({type(exc).__name__}: {exc})"
+                seconds += sa.seconds + sb.seconds
+                h = sprog.harness
+                note = (sprog.slice.describe() + (f", attempt {h.attempt + 1}" if h.attempt else "")
+                        + f"; filled: {', '.join(h.filled)}" + "".join(f"; {n}" for n in h.notes))
+                if sv != INCONCLUSIVE:
+                    verdict, detail = sv, f"{sd} ({note}; the program as written: {detail})"
+                    by_slice[id(f)] = sprog
+                else:
+                    detail += f" [{note}: {sd}]"
             if weaker:
                 detail += f" [{weaker}]"
             if orig_key[:2] in fallback:
@@ -455,9 +475,10 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
             if not outcomes:
                 continue
             f.runtime = _combine(outcomes)
-            if prog.harness is not None:
-                f.runtime["harness"] = prog.harness.text(prog.source, bool(prog.module))
-                f.runtime["holes"] = list(prog.harness.filled)
+            shown = by_slice.get(id(f), prog)
+            if shown.harness is not None:
+                f.runtime["harness"] = shown.harness.text(shown.source, bool(shown.module))
+                f.runtime["holes"] = list(shown.harness.filled)
             f.extra["verify_seconds"] = round(sum(o[3] for o in outcomes), 3)
             f.extra["verdicts"] = {dev: {"verdict": v, "seconds": round(sec, 3)} for dev, v, _, sec in outcomes}
             if prog.cells:  # (lines of the joined program, as ``check`` shows them: cell and line)
@@ -470,6 +491,82 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
                 original.extra.update(verify_seconds=f.extra["verify_seconds"], verdicts=f.extra["verdicts"])
 
 
+def _run_slices(programs, plan, jobs_by_key, runs, fallback, watched, timeout, jobs, progress, runner) -> Dict:
+    """Where a whole program gave a finding no verdict (it stopped before the flagged line,
+    or both variants failed alike on something else), run the slice the finding needs
+    (``runtime_check.slices``): the flagged function with the definitions it reaches, in
+    a synthesized harness, as written and with the fix; its harness gets its further
+    attempts too. The slice programs are appended to ``programs`` (with no findings of
+    their own). Returns, per (finding, device), the slice's (original, fixed) run keys."""
+    out: Dict[Tuple[int, str], Tuple] = {}
+    made: Dict[Tuple[int, str], Optional[int]] = {}  # (program, function) -> its slice program, None: none can be made
+    new: Dict[Tuple[str, str, str], _Job] = {}
+    for f, dev, orig_key, fixed_key, why in plan:
+        if why is not None or orig_key not in runs or fixed_key not in runs:
+            continue
+        index = int(orig_key[0].split(":", 1)[0])
+        prog = programs[index]
+        if prog.harness is not None or prog.slice is not None or prog.source is None:
+            continue
+        try:
+            verdict, _ = evidence(runs[orig_key], runs[fixed_key], *watched[id(f)])
+        except Exception:
+            verdict = INCONCLUSIVE
+        if verdict != INCONCLUSIVE:
+            continue
+        s = slices.slice_for(prog.source, _lines(f))
+        if isinstance(s, str):
+            continue
+        if (index, s.function) not in made:
+            made[(index, s.function)] = _slice_program(programs, prog, s, _lines(f))
+        at = made[(index, s.function)]
+        if at is None:
+            continue
+        sprog = programs[at]
+        whole_fixed = jobs_by_key[fixed_key]
+        fixed_text = slices.cut(whole_fixed.text or "", s)
+        if fixed_text is None:
+            continue
+        file_key = f"{at}:{sprog.display}"
+        keys = ((file_key, dev, "original"), (file_key, dev, _digest(fixed_text)))
+        for key, text, like in ((keys[0], sprog.source, jobs_by_key[orig_key]), (keys[1], fixed_text, whole_fixed)):
+            if key not in jobs_by_key:
+                jobs_by_key[key] = new[key] = _Job(
+                    key, sprog.harness.program(text, bool(sprog.module)), sprog.display, sprog.frameworks, dev, sprog.folder,
+                    realign=like.realign, line_map=like.line_map, prelude=sprog.harness.prelude, relpath=sprog.relpath,
+                    module=sprog.module, paths=sprog.paths, cwd=sprog.cwd, text=text, standins=sprog.standins)
+        jobs_by_key[keys[0]].watch.update(watched[id(f)][0])
+        jobs_by_key[keys[1]].watch.update(watched[id(f)][1])
+        out[(id(f), dev)] = keys
+    if new:
+        more, fb = _run_all(list(new.values()), timeout, jobs, progress, runner)
+        runs.update(more)
+        fallback.update(fb)
+        _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner,
+                         only={i for i in made.values() if i is not None})
+    return out
+
+
+def _slice_program(programs: List[_Program], prog: _Program, s, lines: List[int]) -> Optional[int]:
+    """The slice ``s`` of ``prog`` as a program of its own in its harness (appended to
+    ``programs``: its index), or None where no harness can be made for it."""
+    text = slices.cut(prog.source, s)
+    if text is None:
+        return None
+    codes = {f.code for f in prog.findings}
+    project = prog.harness_for[2] if len(prog.harness_for) > 2 else None
+    try:
+        planned = synth.plan(text, lines, codes, project=project, target=s.function)
+    except Exception:  # (an analysis bug: the program's own verdict stands)
+        return None
+    if not isinstance(planned, synth.Harness):
+        return None
+    programs.append(_Program(prog.display, text, [], frameworks=planned.frameworks or prog.frameworks, folder=prog.folder,
+                             harness=planned, harness_for=(lines, codes, project), relpath=prog.relpath, module=prog.module,
+                             paths=prog.paths, cwd=prog.cwd, standins=prog.standins, slice=s))
+    return len(programs) - 1
+
+
 def _missed(run, watch) -> bool:
     """The program as written raised before any of ``watch`` ran (or its harness failed):
     a harness that guessed a shape or a loss wrong, worth another attempt."""
@@ -479,7 +576,7 @@ def _missed(run, watch) -> bool:
     return bool(t.get("harness_failed")) or not _reached(run, watch)
 
 
-def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner) -> None:
+def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progress, runner, only=None) -> None:
     """Where a fragment's program as written never reached its flagged lines in the
     synthesized harness, run all its variants again in the next attempt's harness
     (``synth.plan(..., attempt=n)``: other sizes, another loss; after a project's own
@@ -488,7 +585,7 @@ def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progr
     for n in range(1, most):
         retry: List[_Job] = []
         for index, prog in enumerate(programs):
-            if prog.harness is None:
+            if prog.harness is None or (only is not None and index not in only):
                 continue
             file_key = f"{index}:{prog.display}"
             group = [j for k, j in jobs_by_key.items() if k[0] == file_key]
@@ -500,7 +597,8 @@ def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progr
                 first = runs.get((file_key, group[0].key[1], "original"))
                 exc = ((first.trace or {}).get("exception") if first is not None else None)
                 failed = _exception_text(exc) if exc else None
-            nxt = synth.plan(prog.source, lines, codes, attempt=n, project=project, failed=failed)
+            nxt = synth.plan(prog.source, lines, codes, attempt=n, project=project, failed=failed,
+                             target=prog.slice.function if prog.slice is not None else None)
             if not isinstance(nxt, synth.Harness) or (nxt.prelude, nxt.epilogue) == (prog.harness.prelude, prog.harness.epilogue):
                 continue
             prog.harness = nxt
