@@ -4,7 +4,7 @@ import libcst as cst
 
 from scopelint.core import frameworks as F
 from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing, own_layers_run
-from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any, model_called
+from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any, model_called, model_framework
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
 from scopelint.core.syntax import is_nested_scope, parents, walk
@@ -103,7 +103,7 @@ class RecordingDuringInference(Rule):
                 method_of_model = walked[0] if walked is not None else None
                 if not (sw.on or (default_on and (not trains_here or _evaluation_loop(facts, call)))) \
                         or not (is_model_call(call) or (method_of_model is not None and method_of_model in call.in_eval)) \
-                        or constructs_a_class_of_the_file(facts, call):
+                        or constructs_a_class_of_the_file(facts, call) or not _torch_model(call):
                     continue
                 if switches_own_recording(facts, call) or records_nothing(facts, call):
                     continue  # (its forward decides, per path; a frozen model on data records nothing)
@@ -114,7 +114,7 @@ class RecordingDuringInference(Rule):
                 # name or in eval mode: an attack, a probe, or training in eval mode --
                 # SL207's question)
                 if backpropagated is None:
-                    backpropagated = backpropagated_nodes(facts)
+                    backpropagated = backpropagated_nodes(facts, past_detach=False)
                     fed_backward = {id(c.target) for c in facts.calls if c.target is not None and id(c.node) in backpropagated}
                 if id(call.node) in backpropagated or id(func) in fed_backward:
                     continue
@@ -143,12 +143,12 @@ class RecordingDuringInference(Rule):
         backpropagated = None
         for call in facts.calls:
             if id(call.func) in reported or not call.state.torch.on or not is_model_call(call) or switches_own_recording(facts, call) \
-                    or records_nothing(facts, call):
+                    or records_nothing(facts, call) or not _torch_model(call):
                 continue
             if not any(VOLATILE <= v.tags for a in call.args for v in a.ancestors()):
                 continue
             if backpropagated is None:
-                backpropagated = backpropagated_nodes(facts)
+                backpropagated = backpropagated_nodes(facts, past_detach=False)
             if id(call.node) in backpropagated:
                 continue
             reported.add(id(call.func))
@@ -169,10 +169,11 @@ class RecordingDuringInference(Rule):
             if call.func is not None or not call.state.torch.on or model is None or model in reported \
                     or (walked is not None and walked[1] & in_functions):
                 continue  # (a model's method whose own forward pass is reported in it)
-            if model not in call.in_eval or switches_own_recording(facts, call) or records_nothing(facts, call):
+            if model not in call.in_eval or switches_own_recording(facts, call) or records_nothing(facts, call) \
+                    or not _torch_model(call):
                 continue
             if backpropagated is None:
-                backpropagated = backpropagated_nodes(facts)
+                backpropagated = backpropagated_nodes(facts, past_detach=False)
             if id(call.node) in backpropagated:
                 continue  # (trained in eval mode: SL207's question)
             reported.add(model)
@@ -340,6 +341,12 @@ def _handed_on(facts, call) -> bool:
 
 # --- the fix ----------------------------------------------------------------------------
 @quiet
+def _torch_model(call) -> bool:
+    """Not known to be another framework's model: a Gluon block called in a file that
+    imports torch too records nothing outside ``autograd.record()``."""
+    return model_framework(call) in (None, F.TORCH)
+
+
 def recording_during_inference_torch(ctx, call) -> Optional[NodeFix]:
     """SL103 (PyTorch): ``with torch.no_grad():`` around the statement with the model call
     (or ``@torch.no_grad()`` on the function when the call is in a compound statement)."""

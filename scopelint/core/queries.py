@@ -657,11 +657,30 @@ def backpropagated(facts: Facts, value: Value) -> bool:
         id(v) for b in f.backwards for bv in b.values for v in bv.ancestors()))
 
 
-def backpropagated_nodes(facts: Facts) -> frozenset:
+def backpropagated_nodes(facts: Facts, past_detach: bool = True) -> frozenset:
     """The ids of the expressions whose values some backward call's value was computed
-    from (``id(call.node) in ...``: the result of that call is backpropagated)."""
-    return facts.memo("backpropagated_nodes", lambda f: frozenset(
-        id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
+    from (``id(call.node) in ...``: the result of that call is backpropagated).
+
+    ``past_detach=False``: not past a value detached on purpose (``.detach()``,
+    ``.data``): a PyTorch encoder's detached features fed to another model's loss, of
+    either framework, are not backpropagated into the encoder. (A conversion such as
+    ``.asnumpy()`` inside ``record()`` is no such cut: the code meant to backpropagate
+    through it, and SL206 says it cannot.)"""
+    if past_detach:
+        return facts.memo("backpropagated_nodes", lambda f: frozenset(
+            id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors()))
+    return facts.memo("backpropagated_nodes_to_detach", lambda f: frozenset(
+        id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors(stop=_detached)))
+
+
+def _detached(v) -> bool:
+    if "left-graph" not in v.tags:
+        return False
+    node = v.node
+    if type(node) is cst.Call:
+        node = node.func
+        return type(node) is cst.Attribute and node.attr.value in ("detach", "detach_")
+    return type(node) is cst.Attribute and node.attr.value == "data"
 
 
 def own_layers_run(facts: Facts, call) -> Optional[tuple]:

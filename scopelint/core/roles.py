@@ -235,6 +235,25 @@ def made_model(value) -> bool:
     return "model" in tags or any(t.startswith("ctor:") and is_model_constructor(t[5:]) for t in tags)
 
 
+def model_framework(call: CallFact) -> Optional[str]:
+    """The framework whose constructor made the model ``call`` runs (``net =
+    gluon.nn.HybridSequential()``, then ``net(x)`` in a function of a file that imports
+    torch too: MXNet's), or None: unknown, or more than one.
+
+    The constructors are read through what the value was made from (a join of a
+    parameter's callers, ``net = gluon.nn.Sequential() if a else other``)."""
+    value = call.callee_value
+    if value is None:
+        return None
+    found = set()
+    for n, v in enumerate(value.ancestors()):
+        if n > 64:
+            return None
+        found.update(F.framework_of(t[5:]) for t in v.tags if t.startswith("ctor:"))
+    found.discard(None)
+    return next(iter(found)) if len(found) == 1 else None
+
+
 def made_loss(value) -> bool:
     """An instance of a framework loss class (``nn.CrossEntropyLoss()``,
     ``gluon.loss.L2Loss()``): calling it computes from its arguments alone."""
