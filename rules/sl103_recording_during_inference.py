@@ -3,7 +3,7 @@ from typing import Optional
 import libcst as cst
 
 from scopelint.core import frameworks as F
-from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing, own_layers_run
+from scopelint.core.queries import backpropagated_nodes, backward_functions, chosen_by_caller, module_trains, constructs_a_class_of_the_file, names_escaping_block, returned_to_no_backward, used_by_unknown_method, run_only_from, switches_own_recording, records_nothing, own_layers_run, input_requires_grad
 from scopelint.core.roles import is_model_call, is_unit_test, made_loss, matches_any, model_called, model_framework
 from scopelint.core.flow import VOLATILE
 from scopelint.core.state import Mode
@@ -103,7 +103,7 @@ class RecordingDuringInference(Rule):
                 method_of_model = walked[0] if walked is not None else None
                 if not (sw.on or (default_on and (not trains_here or _evaluation_loop(facts, call)))) \
                         or not (is_model_call(call) or (method_of_model is not None and method_of_model in call.in_eval)) \
-                        or constructs_a_class_of_the_file(facts, call) or not _torch_model(call):
+                        or constructs_a_class_of_the_file(facts, call) or not _torch_model(call) or input_requires_grad(call):
                     continue
                 if switches_own_recording(facts, call) or records_nothing(facts, call):
                     continue  # (its forward decides, per path; a frozen model on data records nothing)
@@ -170,7 +170,7 @@ class RecordingDuringInference(Rule):
                     or (walked is not None and walked[1] & in_functions):
                 continue  # (a model's method whose own forward pass is reported in it)
             if model not in call.in_eval or switches_own_recording(facts, call) or records_nothing(facts, call) \
-                    or not _torch_model(call):
+                    or not _torch_model(call) or input_requires_grad(call):
                 continue
             if backpropagated is None:
                 backpropagated = backpropagated_nodes(facts, past_detach=False)

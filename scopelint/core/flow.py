@@ -1926,8 +1926,8 @@ class Analyzer:
         if old is None and "." in owner:
             return  # ``self.fc.requires_grad = True``: a module's attribute as often as a tensor
         if old is not None:
-            if "leaf" in old.tags or "model" in old.tags or PART <= old.tags or CONTAINER <= old.tags:
-                return
+            if "leaf" in old.tags or "model" in old.tags or (PART <= old.tags and "data" not in old.tags) or CONTAINER <= old.tags:
+                return  # (a part of a batch of data, ``img, y = batch``, is a tensor)
             if any(t.startswith("instance:") or (t.startswith("ctor:") and roles.is_class_name(t.rsplit(".", 1)[-1]))
                    for t in old.tags):
                 return

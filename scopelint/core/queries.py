@@ -673,6 +673,21 @@ def backpropagated_nodes(facts: Facts, past_detach: bool = True) -> frozenset:
         id(v.node) for b in f.backwards for bv in b.values for v in bv.ancestors(stop=_detached)))
 
 
+def input_requires_grad(call) -> bool:
+    """A forward pass fed a tensor the code made require grad (``img.requires_grad =
+    True``, ``x.requires_grad_()``, ``torch.zeros(..., requires_grad=True)``; not a
+    parameter): gradients with respect to its input are wanted -- a saliency map, an
+    attack, a Sobolev or Jacobian term computed later, maybe by another file's loss --
+    so it is no inference, whatever mode its model is in."""
+    for a in call.args:
+        for n, v in enumerate(a.ancestors()):
+            if n > 64:
+                break
+            if "leaf" in v.tags and "param" not in v.tags and not any(t.startswith("ctor:") and "Parameter" in t for t in v.tags):
+                return True
+    return False
+
+
 def _detached(v) -> bool:
     if "left-graph" not in v.tags:
         return False
