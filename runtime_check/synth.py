@@ -74,7 +74,7 @@ def _target(analysis: Analysis, lines: Iterable[int], methods: bool = False) -> 
 
 def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int = 0,
          project: Optional[Callable] = None, failed: Optional[str] = None,
-         target: Optional[str] = None) -> Union[None, Harness, str]:
+         target: Optional[str] = None, context: Optional[str] = None) -> Union[None, Harness, str]:
     """None when ``source`` is a whole program (nothing to fill); a ``Harness``; or
     why no harness can be made (the hole that cannot be filled).
 
@@ -86,7 +86,9 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
     (``failed``: how the attempt with the project's class ended).
 
     ``target``: the module-level function the harness calls whether or not the
-    program calls it (a slice of a whole program, ``runtime_check.slices``)."""
+    program calls it (a slice of a whole program, ``runtime_check.slices``); ``context``:
+    the whole program it was cut from, whose ``add_argument`` defaults fill the attributes
+    of a namespace hole (``args.emsize``) that the attribute's name says nothing of."""
     analysis = analyze(source)
     if analysis is None or re.search(r"^\s*from\s+\S+\s+import\s+\*", source, re.M):
         return None  # (a star import defines names nobody can list)
@@ -318,12 +320,16 @@ def plan(source: str, lines: Sequence[int], codes: Iterable[str], attempt: int =
         if METER_CLASS[0] not in out:
             out += METER_CLASS
         out.append(f"{h.name} = _Meter()")
+    defaults = argparse_defaults(context if context is not None else source) if by_kind.get("namespace") else {}
     for h in by_kind.get("namespace", []):
         values = []
         for a in h.attrs:
             v = _scalar(a)
             if v is None:
-                return f"cannot fill `{h.name}.{a}` (an attribute of the `{h.name}` namespace): its name does not say what it holds"
+                v = defaults.get(a)
+            if v is None:
+                return (f"cannot fill `{h.name}.{a}` (an attribute of the `{h.name}` namespace): its name does not say what it holds"
+                        " and the program gives it no `add_argument` default")
             values.append(f"{a}={v}")
         imp("import types")
         out.append(f"{h.name} = types.SimpleNamespace({', '.join(values)})")
@@ -500,6 +506,43 @@ CUDA_CALL = re.compile(r"\.cuda\(")
 
 def cuda_stand_in(source: str) -> bool:
     return bool(CUDA_CALL.search(source))
+
+
+def argparse_defaults(source: str) -> dict:
+    """The defaults a program's ``add_argument`` calls give, as Python text, by
+    destination (``--emb-size`` -> ``emb_size``; ``dest=``): a literal ``default=``, False
+    for ``action="store_true"``, True for ``"store_false"``. An argument without a
+    default (``required=True``, or a value nobody gave) has none; neither has one
+    whose default is computed (a call, a name)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out = {}
+    for node in ast.walk(tree):
+        if not (type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "add_argument"):
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        names = [a.value for a in node.args if type(a) is ast.Constant and isinstance(a.value, str)]
+        if "dest" in kw and type(kw["dest"]) is ast.Constant and isinstance(kw["dest"].value, str):
+            dest = kw["dest"].value
+        else:
+            longs = [n for n in names if n.startswith("--")]
+            first = longs[0] if longs else (names[0] if names else "")
+            dest = first.lstrip("-").replace("-", "_")
+        if not dest.isidentifier():
+            continue
+        action = kw.get("action")
+        action = action.value if type(action) is ast.Constant else None
+        if "default" in kw:
+            try:
+                value = ast.literal_eval(kw["default"])
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            out.setdefault(dest, repr(value))
+        elif action in ("store_true", "store_false"):
+            out.setdefault(dest, repr(action == "store_false"))
+    return out
 
 
 def _scalar(name: str) -> Optional[str]:

@@ -49,6 +49,7 @@ class _Program:
     note: Optional[str] = None
     cells: List[Tuple[int, int]] = field(default_factory=list)  # joined row - 1 -> (cell, row in cell)
     slice: Optional[object] = None  # a slices.Slice: this program is the slice of another that ran first
+    context: Optional[str] = None  # the whole program a slice was cut from (its argparse defaults)
 
 
 @dataclass
@@ -556,14 +557,14 @@ def _slice_program(programs: List[_Program], prog: _Program, s, lines: List[int]
     codes = {f.code for f in prog.findings}
     project = prog.harness_for[2] if len(prog.harness_for) > 2 else None
     try:
-        planned = synth.plan(text, lines, codes, project=project, target=s.function)
+        planned = synth.plan(text, lines, codes, project=project, target=s.function, context=prog.source)
     except Exception:  # (an analysis bug: the program's own verdict stands)
         return None
     if not isinstance(planned, synth.Harness):
         return None
     programs.append(_Program(prog.display, text, [], frameworks=planned.frameworks or prog.frameworks, folder=prog.folder,
                              harness=planned, harness_for=(lines, codes, project), relpath=prog.relpath, module=prog.module,
-                             paths=prog.paths, cwd=prog.cwd, standins=prog.standins, slice=s))
+                             paths=prog.paths, cwd=prog.cwd, standins=prog.standins, slice=s, context=prog.source))
     return len(programs) - 1
 
 
@@ -598,7 +599,7 @@ def _retry_harnesses(programs, jobs_by_key, runs, fallback, timeout, jobs, progr
                 exc = ((first.trace or {}).get("exception") if first is not None else None)
                 failed = _exception_text(exc) if exc else None
             nxt = synth.plan(prog.source, lines, codes, attempt=n, project=project, failed=failed,
-                             target=prog.slice.function if prog.slice is not None else None)
+                             target=prog.slice.function if prog.slice is not None else None, context=prog.context)
             if not isinstance(nxt, synth.Harness) or (nxt.prelude, nxt.epilogue) == (prog.harness.prelude, prog.harness.epilogue):
                 continue
             prog.harness = nxt

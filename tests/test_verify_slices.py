@@ -139,3 +139,45 @@ def test_an_unfillable_slice_leaves_the_programs_reason(tmp_path):
     assert f.code == "SL202"
     assert f.runtime["verdict"] == "inconclusive"
     assert ("sys.exit(2)" in f.runtime["detail"] or "tensorboard" in f.runtime["detail"]) and "a slice" not in f.runtime["detail"]
+
+
+ARGS_SCRIPT = """\
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data", required=True)
+parser.add_argument("--emb-size", type=int, default=12)
+parser.add_argument("--hidden", dest="nhid", type=int, default=6)
+parser.add_argument("--tied", action="store_true")
+parser.add_argument("--seed", type=int, default=int("1"))
+args = parser.parse_args()
+
+
+def train(model, loader, optimizer):
+    table = torch.nn.Embedding(args.nhid, args.emb_size)
+    for x, y in loader:
+        loss = (model(x).sum() + table.weight.sum()) * (2.0 if args.tied else 1.0)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_argparse_defaults_are_read_by_destination():
+    from scopelint.runtime_check.synth import argparse_defaults
+
+    assert argparse_defaults(ARGS_SCRIPT) == {"emb_size": "12", "nhid": "6", "tied": "False"}
+    assert argparse_defaults("def (:\n") == {}
+
+
+def test_a_slice_fills_a_namespace_from_the_programs_defaults():
+    from scopelint.runtime_check import synth
+
+    backward = ARGS_SCRIPT.splitlines().index("        loss.backward()") + 1
+    s = slices.slice_for(ARGS_SCRIPT, [backward])
+    text = slices.cut(ARGS_SCRIPT, s)
+    # cut, the parser is gone: only the whole program says what `args` holds
+    assert "cannot fill `args.emb_size`" in synth.plan(text, [backward], {"SL202"}, target="train")
+    h = synth.plan(text, [backward], {"SL202"}, target="train", context=ARGS_SCRIPT)
+    assert isinstance(h, synth.Harness)
+    assert "args = types.SimpleNamespace(emb_size=12, nhid=6, tied=False)" in h.prelude
