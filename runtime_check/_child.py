@@ -1131,21 +1131,41 @@ def watch_lines(T, program, lines):
     stops once all have run. Only the program's own frames get a line tracer."""
     want = set(lines)
     reached = T.data["reached"] = []
+    # (and which of them run while MXNet records, ``trace["reached_recording"]``: a
+    # finding about a write while recording is refuted only where its line ran so)
+    recording = T.data["reached_recording"] = []
+    want_rec = set(lines)
     if not want:
         return
 
+    def mx_recording() -> bool:
+        mx = sys.modules.get("mxnet")
+        try:
+            return mx is not None and bool(mx.autograd.is_recording())
+        except Exception:
+            return False
+
+    def watching() -> bool:  # (after every line has run, only an MXNet program is traced on)
+        fws = T.data.get("frameworks") or []
+        return bool(want) or (bool(want_rec) and "mxnet" in fws and "torch" not in fws)
+
     def local(frame, event, arg):
-        if not want:
+        if not watching():
             return None
-        if event == "line" and frame.f_lineno in want:
-            want.discard(frame.f_lineno)
-            reached.append(frame.f_lineno)
-            if not want:
+        if event == "line":
+            line = frame.f_lineno
+            if line in want:
+                want.discard(line)
+                reached.append(line)
+            if line in want_rec and mx_recording():
+                want_rec.discard(line)
+                recording.append(line)
+            if not watching():
                 return None
         return local
 
     def calls(frame, event, arg):
-        if want and frame.f_code.co_filename == program:
+        if watching() and frame.f_code.co_filename == program:
             return local
         return None
 

@@ -664,7 +664,7 @@ _TRACE = {
     "counts": lambda x: isinstance(x, dict) and all(_int(v) for v in x.values()),
     "graph": _opt(lambda x: isinstance(x, dict) and all(_int(v) for v in x.values())),
     "rss_start_kb": _int, "rss_peak_kb": _int, "seconds": _num, "cpu_seconds": _num, "setup_seconds": _num,
-    "instrumentation_errors": _list_of(_str), "isolation_errors": _list_of(_str), "reached": _list_of(_int),
+    "instrumentation_errors": _list_of(_str), "isolation_errors": _list_of(_str), "reached": _list_of(_int), "reached_recording": _list_of(_int),
     "realigned": _int, "in_harness": _bool, "harness_failed": _bool,
 }
 _REQUIRED = ("status", "exception", "exit", "backward", "grad", "steps", "outputs", "counts")

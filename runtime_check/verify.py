@@ -20,7 +20,7 @@ from scopelint.finding import SYNTAX_ERROR, Edit, Finding, Fix
 from scopelint.noqa import UNUSED_NOQA
 from scopelint.fix import apply_edits
 from scopelint.runtime_check import DEFAULT_TIMEOUT, harness, slices, standins, synth
-from scopelint.runtime_check.oracle import INCONCLUSIVE, _exception_text, compare, original_decides
+from scopelint.runtime_check.oracle import INCONCLUSIVE, REFUTED, _exception_text, compare, original_decides
 
 # How the fallback turns oneDNN off, per framework (the child and the harness do it).
 ONEDNN_OFF = {"torch": "torch.backends.mkldnn.enabled = False", "mxnet": "MXNET_MKLDNN_ENABLED=0"}
@@ -444,6 +444,7 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
                 verdict, detail = evidence(a, b, *watched[id(f)], f.fix.message if f.fix else "", jobs_by_key[fixed_key].line_map)
             except Exception as exc:  # (a trace of the right shape whose values still upset the comparison)
                 verdict, detail = INCONCLUSIVE, f"no trustworthy trace: comparing the runs failed ({type(exc).__name__}: {exc})"
+            verdict, detail = _premise(f, verdict, detail, a, watched[id(f)][0])
             seconds = a.seconds + b.seconds
             keys = sliced.get((id(f), dev))
             if keys is not None and verdict == INCONCLUSIVE and keys[0] in runs and keys[1] in runs:
@@ -457,6 +458,7 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
                 h = sprog.harness
                 note = (sprog.slice.describe() + (f", attempt {h.attempt + 1}" if h.attempt else "")
                         + f"; filled: {', '.join(h.filled)}" + "".join(f"; {n}" for n in h.notes))
+                sv, sd = _premise(f, sv, sd, sa, watched[id(f)][0])
                 if sv != INCONCLUSIVE:
                     verdict, detail = sv, f"{sd} ({note}; the program as written: {detail})"
                     by_slice[id(f)] = sprog
@@ -490,6 +492,24 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
             if original is not None:  # (a notebook's: the verdict goes to the cell finding)
                 original.runtime = f.runtime
                 original.extra.update(verify_seconds=f.extra["verify_seconds"], verdicts=f.extra["verdicts"])
+
+
+# Findings about what happens while MXNet records: refuted only where the flagged line
+# ran while it recorded (the child's ``reached_recording``).
+WHILE_RECORDING = frozenset({"SL304"})
+
+
+def _premise(f: Finding, verdict: str, detail: str, run, lines: List[int]) -> Tuple[str, str]:
+    """A ``refuted`` stands only on a run where the finding's premise held: a write while
+    recording (SL304) whose line ran only with recording off (the model file's own demo
+    predicting, not its training) says nothing of the write."""
+    t = (run.trace or {}) if run is not None else {}
+    if verdict != REFUTED or f.code not in WHILE_RECORDING or "reached_recording" not in t:
+        return verdict, detail
+    if set(t["reached_recording"]) & set(lines) or not set(t.get("reached") or []) & set(lines):
+        return verdict, detail
+    return INCONCLUSIVE, (f"the flagged line ran only with MXNet's recording off, so the write it is about never "
+                          f"happened while recording (as written: {detail})")
 
 
 def _run_slices(programs, plan, jobs_by_key, runs, fallback, watched, timeout, jobs, progress, runner) -> Dict:
