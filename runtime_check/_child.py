@@ -1126,7 +1126,7 @@ def install_standins(T, names):
     sys.meta_path.append(Finder())  # last: an installed module always wins
 
 
-def watch_lines(T, program, lines):
+def watch_lines(T, program, lines, recording_lines=()):
     """Record which of ``lines`` of the program run (``trace["reached"]``); tracing
     stops once all have run. Only the program's own frames get a line tracer."""
     want = set(lines)
@@ -1134,8 +1134,8 @@ def watch_lines(T, program, lines):
     # (and which of them run while MXNet records, ``trace["reached_recording"]``: a
     # finding about a write while recording is refuted only where its line ran so)
     recording = T.data["reached_recording"] = []
-    want_rec = set(lines)
-    if not want:
+    want_rec = set(recording_lines)
+    if not want and not want_rec:
         return
 
     def mx_recording() -> bool:
@@ -1145,9 +1145,8 @@ def watch_lines(T, program, lines):
         except Exception:
             return False
 
-    def watching() -> bool:  # (after every line has run, only an MXNet program is traced on)
-        fws = T.data.get("frameworks") or []
-        return bool(want) or (bool(want_rec) and "mxnet" in fws and "torch" not in fws)
+    def watching() -> bool:  # (after every line has run, lines asked about recording, where MXNet runs)
+        return bool(want) or (bool(want_rec) and "mxnet" in (T.data.get("frameworks") or []))
 
     def local(frame, event, arg):
         if not watching():
@@ -1289,7 +1288,7 @@ def main():
             exec(compile(cfg["prelude"], "<scopelint harness>", "exec"), prelude)
             T.data["in_harness"] = False
             prelude = {k: v for k, v in prelude.items() if k != "__builtins__"}
-        watch_lines(T, program, cfg.get("watch") or [])
+        watch_lines(T, program, cfg.get("watch") or [], cfg.get("watch_recording") or [])
         if cfg.get("module"):
             namespace = runpy.run_module(cfg["module"], init_globals=prelude, run_name="__main__", alter_sys=True)
         else:

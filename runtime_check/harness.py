@@ -291,7 +291,7 @@ def run_variant(
     source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int = 0, onednn: bool = True,
     folder: Optional[str] = None, watch: Sequence[int] = (), realign: Optional[List] = None, prelude: Optional[str] = None,
     relpath: Optional[str] = None, module: Optional[str] = None, paths: Sequence[str] = (), cwd: Optional[str] = None,
-    standins: Sequence[str] = (),
+    standins: Sequence[str] = (), watch_recording: Sequence[int] = (),
 ) -> RunResult:
     """Run ``source`` (saved as ``filename`` in a private copy of ``folder``, or of
     nothing) under the instrumentation; ``onednn=False`` runs it with the frameworks'
@@ -304,11 +304,12 @@ def run_variant(
     package, ``folder`` being the folder above its top package); ``paths``: more folders
     of ``folder`` its imports are found in; ``cwd``: its working folder in ``folder``
     (else the program's own); ``standins``: missing modules its imports get an inert
-    stand-in for (``runtime_check.standins``)."""
+    stand-in for (``runtime_check.standins``); ``watch_recording``: lines the trace says
+    whether they ran while MXNet recorded (``reached_recording``)."""
     tmp = tempfile.mkdtemp(prefix="scopelint-verify-")
     try:
         return _run_in(tmp, source, filename, frameworks, device, timeout, seed, onednn, folder, list(watch), realign, prelude,
-                       relpath, module, paths, cwd, list(standins))
+                       relpath, module, paths, cwd, list(standins), list(watch_recording))
     finally:
         _remove(tmp)
 
@@ -366,7 +367,7 @@ def _chown_tree(path: str, uid: int, gid: int) -> None:
 def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device: str, timeout: float, seed: int,
             onednn: bool, folder: Optional[str] = None, watch: Sequence[int] = (), realign=None, prelude=None,
             relpath: Optional[str] = None, module: Optional[str] = None, paths: Sequence[str] = (),
-            cwd: Optional[str] = None, standins: Sequence[str] = ()) -> RunResult:
+            cwd: Optional[str] = None, standins: Sequence[str] = (), watch_recording: Sequence[int] = ()) -> RunResult:
     iso = isolation()
     os.chmod(tmp, 0o711)  # the sandbox's user may pass through, not list (stdout, stderr stay private)
     box = os.path.join(tmp, "box")
@@ -412,6 +413,7 @@ def _run_in(tmp: str, source: str, filename: str, frameworks: List[str], device:
         "mentions_cuda": bool(re.search(r"cuda|gpu", source)),
         "onednn": onednn,
         "watch": sorted(set(watch)),
+        "watch_recording": sorted(set(watch_recording)),
         "realign": [list(r) for r in realign or []],
         "prelude": prelude,
         "module": module,

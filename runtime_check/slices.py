@@ -37,8 +37,9 @@ class Slice:
     left_out: int  # module-level statements left out of the program as written
 
     def describe(self) -> str:
-        return (f"a slice: `{self.function}` alone, with the {len(self.keep) - 1} module-level "
-                f"definition{'s' if len(self.keep) != 2 else ''} it reaches; {self.left_out} module-level "
+        others = len(self.keep) - 1
+        return (f"a slice: `{self.function}` alone, with the {others} other module-level "
+                f"name{'s' if others != 1 else ''} it reaches; {self.left_out} module-level "
                 f"statement{'s' if self.left_out != 1 else ''} left out")
 
 
@@ -119,6 +120,18 @@ def slice_for(source: str, lines: Iterable[int]) -> Union[Slice, str]:
         return "a star import defines names nobody can list"
     if _shared_lines(tree):
         return "two module-level statements share a line"
+    keep = _closure(tree, fn)
+    if len([n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fn.name]) > 1:
+        return f"`{fn.name}` is defined more than once"
+    left_out = sum(1 for node in tree.body if not _kept(node, keep))
+    if not left_out:
+        return "the slice would be the whole program"
+    return Slice(fn.name, frozenset(keep), left_out)
+
+
+def _closure(tree: ast.Module, fn: ast.FunctionDef) -> Set[str]:
+    """The module-level names ``fn`` reaches: ``fn``, and, transitively, the
+    definitions and inert statements that bind a name a kept statement reads."""
     binders = {}  # name -> the statements that bind it at module level (definitions and inert statements)
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or _inert(node):
@@ -135,12 +148,7 @@ def slice_for(source: str, lines: Iterable[int]) -> Union[Slice, str]:
                 if id(b) not in seen_nodes:
                     seen_nodes.add(id(b))
                     todo.append(b)
-    if len([n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fn.name]) > 1:
-        return f"`{fn.name}` is defined more than once"
-    left_out = sum(1 for node in tree.body if not _kept(node, keep))
-    if not left_out:
-        return "the slice would be the whole program"
-    return Slice(fn.name, frozenset(keep), left_out)
+    return keep
 
 
 def _shared_lines(tree: ast.Module) -> bool:
@@ -166,17 +174,20 @@ def _kept(node: ast.stmt, keep: FrozenSet[str]) -> bool:
 
 def cut(text: str, s: Slice) -> Optional[str]:
     """``text`` (the program as written, or a fixed variant of it) cut to the slice
-    ``s``: every module-level statement it does not keep becomes blank lines. None
-    where ``text`` does not parse, its statements share lines, or it no longer defines
-    ``s.function``."""
+    ``s``: every module-level statement it does not keep becomes blank lines (what the
+    function reaches in ``text`` is kept too: a fix may use an import the function as
+    written did not). None where ``text`` does not parse, its statements share lines, or
+    it no longer defines ``s.function`` once."""
     tree = _parse(text)
     if tree is None or _shared_lines(tree):
         return None
-    if not any(isinstance(n, ast.FunctionDef) and n.name == s.function for n in tree.body):
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == s.function]
+    if len(fns) != 1:
         return None
+    keep = frozenset(s.keep | _closure(tree, fns[0]))
     rows = text.splitlines(True)
     for node in tree.body:
-        if _kept(node, s.keep):
+        if _kept(node, keep):
             continue
         for i in range(_start(node) - 1, min(node.end_lineno or node.lineno, len(rows))):
             rows[i] = "\n"

@@ -61,6 +61,7 @@ class _Job:
     device: str
     folder: Optional[str] = None
     watch: set = field(default_factory=set)  # lines whose running the trace reports
+    watch_recording: set = field(default_factory=set)  # lines it says whether they ran while MXNet recorded
     realign: List[Tuple[int, int]] = field(default_factory=list)  # line spans: random streams realigned around them
     line_map: Optional[Dict[int, int]] = None  # a fixed variant's line -> the program's line
     prelude: Optional[str] = None  # a synthesized harness's objects, built before the program runs
@@ -426,6 +427,8 @@ def _verify(results, device, timeout, jobs, progress, runner) -> None:
                                                   text=fixed, standins=prog.standins)
                 jobs_by_key[orig_key].watch.update(watched[id(f)][0])
                 jobs_by_key[fixed_key].watch.update(watched[id(f)][1])
+                if f.code in WHILE_RECORDING:
+                    jobs_by_key[orig_key].watch_recording.update(watched[id(f)][0])
                 plan.append((f, dev, orig_key, fixed_key, None))
 
     runs, fallback = _run_all(list(jobs_by_key.values()), timeout, jobs, progress, runner)
@@ -530,7 +533,8 @@ def _run_slices(programs, plan, jobs_by_key, runs, fallback, watched, timeout, j
         if prog.harness is not None or prog.slice is not None or prog.source is None:
             continue
         try:
-            verdict, _ = evidence(runs[orig_key], runs[fixed_key], *watched[id(f)])
+            verdict, detail = evidence(runs[orig_key], runs[fixed_key], *watched[id(f)])
+            verdict, _ = _premise(f, verdict, detail, runs[orig_key], watched[id(f)][0])
         except Exception:
             verdict = INCONCLUSIVE
         if verdict != INCONCLUSIVE:
@@ -558,6 +562,8 @@ def _run_slices(programs, plan, jobs_by_key, runs, fallback, watched, timeout, j
                     module=sprog.module, paths=sprog.paths, cwd=sprog.cwd, text=text, standins=sprog.standins)
         jobs_by_key[keys[0]].watch.update(watched[id(f)][0])
         jobs_by_key[keys[1]].watch.update(watched[id(f)][1])
+        if f.code in WHILE_RECORDING:
+            jobs_by_key[keys[0]].watch_recording.update(watched[id(f)][0])
         out[(id(f), dev)] = keys
     if new:
         more, fb = _run_all(list(new.values()), timeout, jobs, progress, runner)
@@ -705,6 +711,8 @@ def _run_all(jobs_list: List[_Job], timeout: float, jobs: int, progress: Optiona
                 extra.update(relpath=job.relpath, module=job.module, paths=job.paths, cwd=job.cwd)
             if job.standins:
                 extra["standins"] = list(job.standins)
+            if job.watch_recording:
+                extra["watch_recording"] = sorted(job.watch_recording)
         result = runner(job.source, job.filename, job.frameworks, job.device, timeout, **extra)
         bar.step()
         return job, onednn, result

@@ -714,9 +714,9 @@ def _delegating_methods(text: str) -> FrozenSet[str]:
     ``callsites``, which read the same texts.)"""
     import ast
 
-    from scopelint.core.callsites import _parsed
+    from scopelint.core.callsites import parsed
 
-    tree = _parsed(text)
+    tree = parsed(text)
     if tree is None:
         return frozenset()
     out = set()

@@ -181,3 +181,13 @@ def test_a_slice_fills_a_namespace_from_the_programs_defaults():
     h = synth.plan(text, [backward], {"SL202"}, target="train", context=ARGS_SCRIPT)
     assert isinstance(h, synth.Harness)
     assert "args = types.SimpleNamespace(emb_size=12, nhid=6, tied=False)" in h.prelude
+
+
+def test_a_fixed_variant_keeps_what_its_fix_uses():
+    # The fix spells an import the function as written never used (review of 5b093ef).
+    src = "import torch\nfrom torch.autograd import no_grad\nimport sys\nsys.exit(2)\n\n\ndef evaluate(model, x):\n    model.eval()\n    return model(x)\n"
+    s = slices.slice_for(src, [9])
+    assert "no_grad" not in s.keep
+    fixed = src.replace("    return model(x)\n", "    with no_grad():\n        return model(x)\n")
+    cut = slices.cut(fixed, s)
+    assert "from torch.autograd import no_grad" in cut and "sys.exit(2)" not in cut

@@ -170,7 +170,7 @@ def _words(text: str) -> _Words:
 
 
 @functools.lru_cache(maxsize=32)
-def _parsed(text: str) -> Optional[ast.Module]:
+def parsed(text: str) -> Optional[ast.Module]:
     """``text`` parsed (None: it does not parse). Kept for a few texts: one importer is
     read for each module of the program it imports."""
     try:
@@ -206,7 +206,7 @@ def call_states(text: str, names: Dict[Tuple[str, ...], str],
     where.index(words)
     if any(where.offsets(w) for w in words) and not any(where.outside_imports(w) for w in words):
         return {}  # (named on import lines alone: neither called nor used, parsed or not)
-    tree = _parsed(text)
+    tree = parsed(text)
     if tree is None:
         return everything
     # A grad mode switched globally (``torch.set_grad_enabled(False)`` as a statement):
@@ -521,7 +521,7 @@ def names_fed_backward(text: str, wanted) -> frozenset:
     where.index(wanted)
     if not any(where.outside_imports(w) for w in wanted):
         return frozenset()
-    tree = _parsed(text)
+    tree = parsed(text)
     if tree is None:
         return frozenset()
     found: set = set()

@@ -12,7 +12,7 @@ from scopelint.core.arguments import CALL_METHODS, spelled_at_call
 from scopelint.core.flow import CONTAINER, FROZEN_PARAMS, LEAVING_METHODS, Facts, FunctionInfo, carried_tag
 from scopelint.core.interfile import NO_CONTEXT, Context, Summary
 from scopelint.core.names import RETURNS_MODULE, dotted
-from scopelint.core.roles import is_class_name, is_model_call, made_model
+from scopelint.core.roles import is_class_name, is_model_call, made_model, model_called
 from scopelint.core.syntax import block_path, finds, is_nested_scope, literal_bool, walk
 from scopelint.core.state import DATA_TAGS, FORWARD, UNKNOWN_RESULT, Mode, Origin, State, Switch, Value
 
@@ -680,9 +680,11 @@ def input_requires_grad(call) -> bool:
     attack, a Sobolev or Jacobian term computed later, maybe by another file's loss --
     so it is no inference, whatever mode its model is in."""
     for a in call.args:
-        for n, v in enumerate(a.ancestors()):
+        for n, v in enumerate(a.ancestors(stop=_detached)):
             if n > 64:
                 break
+            if _detached(v):
+                continue  # (``model(z.detach())``: no gradient reaches ``z``)
             if "leaf" in v.tags and "param" not in v.tags and not any(t.startswith("ctor:") and "Parameter" in t for t in v.tags):
                 return True
     return False
@@ -2333,12 +2335,10 @@ def params_frozen_at(call) -> bool:
     parameters' ``requires_grad`` off there (``CallFact.frozen``: frozen by a loop, by
     ``requires_grad_(False)`` or by a local helper such as stylegan2's
     ``requires_grad(generator, False)``): its output may hold no graph into it."""
-    callee = call.callee
-    if not callee or not call.frozen:
+    if not call.frozen:
         return False
-    if callee.endswith(".forward"):
-        callee = callee[: -len(".forward")]
-    return any(f == callee or callee.startswith(f + ".") for f in call.frozen)
+    callee = model_called(call)
+    return bool(callee) and any(f == callee or callee.startswith(f + ".") for f in call.frozen)
 
 
 def frozen_by_the_file(facts: Facts, name: Optional[str]) -> bool:

@@ -240,18 +240,25 @@ def model_framework(call: CallFact) -> Optional[str]:
     gluon.nn.HybridSequential()``, then ``net(x)`` in a function of a file that imports
     torch too: MXNet's), or None: unknown, or more than one.
 
-    The constructors are read through what the value was made from (a join of a
-    parameter's callers, ``net = gluon.nn.Sequential() if a else other``)."""
+    The constructors are read through joins (a parameter's callers, ``net =
+    gluon.nn.Sequential() if a else other``), not through a constructor's arguments: a
+    PyTorch module built around a Gluon block (``Wrap(gluon.nn.Dense(8))``) is no Gluon
+    model."""
     value = call.callee_value
     if value is None:
         return None
     found = set()
-    for n, v in enumerate(value.ancestors()):
+    for n, v in enumerate(value.ancestors(stop=_constructed)):
         if n > 64:
             return None
         found.update(F.framework_of(t[5:]) for t in v.tags if t.startswith("ctor:"))
     found.discard(None)
     return next(iter(found)) if len(found) == 1 else None
+
+
+def _constructed(value) -> bool:
+    tags = value.tags
+    return "model" in tags or any(t.startswith(("ctor:", "instance:")) for t in tags)
 
 
 def made_loss(value) -> bool:
