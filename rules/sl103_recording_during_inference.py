@@ -339,13 +339,13 @@ def _handed_on(facts, call) -> bool:
     return False
 
 
-# --- the fix ----------------------------------------------------------------------------
 def _torch_model(call) -> bool:
     """Not known to be another framework's model: a Gluon block called in a file that
     imports torch too records nothing outside ``autograd.record()``."""
     return model_framework(call) in (None, F.TORCH)
 
 
+# --- the fix ----------------------------------------------------------------------------
 @quiet
 def recording_during_inference_torch(ctx, call) -> Optional[NodeFix]:
     """SL103 (PyTorch): ``with torch.no_grad():`` around the statement with the model call

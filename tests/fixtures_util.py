@@ -161,3 +161,19 @@ GAN_SETUP = """
     opt_d = torch.optim.SGD(D.parameters(), lr=0.1)
     opt_g = torch.optim.SGD(G.parameters(), lr=0.1)
 """
+
+
+def verify_text(folder: Path, name: str, source: str, timeout: float = 180.0) -> list:
+    """``source`` saved as ``folder/name``, linted and verified as one file: its findings,
+    each with its ``runtime`` verdict."""
+    from scopelint.engine import lint_source
+    from scopelint.runner import FileResult
+    from scopelint.runtime_check.verify import verify
+
+    path = folder / name
+    path.write_text(source, encoding="utf-8")
+    lint = lint_source(source, str(path))
+    assert not lint.errors, lint.errors
+    result = FileResult(str(path), str(path), lint.findings, source=source)
+    verify([result], timeout=timeout)
+    return result.findings

@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from scopelint.engine import lint_source
-from scopelint.runner import FileResult
-from scopelint.runtime_check.verify import verify
+from fixtures_util import verify_text
 
 HAS_MXNET = importlib.util.find_spec("mxnet") is not None
 TIMEOUT = 180.0
@@ -70,13 +68,7 @@ TRAINS = MODEL_FILE.replace("    y = net(x)\n", "    with autograd.record():\n  
 
 
 def _verify(tmp_path: Path, source: str):
-    path = tmp_path / "dla.py"
-    path.write_text(source, encoding="utf-8")
-    lint = lint_source(source, str(path))
-    assert not lint.errors
-    result = FileResult(str(path), str(path), lint.findings, source=source)
-    verify([result], timeout=TIMEOUT)
-    return [f for f in result.findings if f.code == "SL304"]
+    return [f for f in verify_text(tmp_path, "dla.py", source, TIMEOUT) if f.code == "SL304"]
 
 
 @pytest.mark.skipif(not HAS_MXNET, reason="mxnet is not installed")

@@ -8,15 +8,12 @@ history corpus's scripts stop in the sandbox (benchmarks/history/README.md: an a
 from __future__ import annotations
 
 import importlib.util
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from scopelint.engine import lint_source
-from scopelint.runner import FileResult
 from scopelint.runtime_check import slices
-from scopelint.runtime_check.verify import verify
+from fixtures_util import verify_text
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 TIMEOUT = 180.0
@@ -93,13 +90,7 @@ def test_no_slice_says_why(source, lines, why):
 
 
 def _verify(tmp_path: Path, source: str):
-    path = tmp_path / "train.py"
-    path.write_text(source, encoding="utf-8")
-    lint = lint_source(source, str(path))
-    assert not lint.errors
-    result = FileResult(str(path), str(path), lint.findings, source=source)
-    verify([result], timeout=TIMEOUT)
-    return result.findings
+    return verify_text(tmp_path, "train.py", source, TIMEOUT)
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")

@@ -685,9 +685,16 @@ def input_requires_grad(call) -> bool:
                 break
             if _detached(v):
                 continue  # (``model(z.detach())``: no gradient reaches ``z``)
-            if "leaf" in v.tags and "param" not in v.tags and not any(t.startswith("ctor:") and "Parameter" in t for t in v.tags):
+            if made_to_require_grad(v):
                 return True
     return False
+
+
+def made_to_require_grad(v: Value) -> bool:
+    """A tensor the code made require grad that is no parameter: ``x.requires_grad =
+    True``, ``torch.zeros(..., requires_grad=True)`` (an attack's perturbation, an input
+    whose gradient is wanted), not ``nn.Parameter(...)`` nor a model's weight."""
+    return "leaf" in v.tags and "param" not in v.tags and not any(t.startswith("ctor:") and "Parameter" in t for t in v.tags)
 
 
 def _detached(v) -> bool:
@@ -781,7 +788,7 @@ def trains(facts: Facts, b) -> bool:
         return True
     held = optimized(facts)[0]
     for v in b.inputs:
-        if "leaf" not in v.tags or "param" in v.tags or any(t.startswith("ctor:") and "Parameter" in t for t in v.tags):
+        if not made_to_require_grad(v):
             return True
         if type(v.node) is not cst.Call or id(v.node) in held:
             return True
@@ -799,8 +806,7 @@ def steps_inputs_only(facts: Facts, step) -> bool:
     items = [p for p in held.parents] if type(held.node) in (cst.List, cst.Tuple) else []
     if not items:
         return False
-    return all("leaf" in v.tags and "param" not in v.tags and type(v.node) is cst.Call
-               and not any(t.startswith("ctor:") and "Parameter" in t for t in v.tags) for v in items)
+    return all(made_to_require_grad(v) and type(v.node) is cst.Call for v in items)
 
 
 def trained_nodes(facts: Facts) -> set:
